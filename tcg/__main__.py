@@ -1,0 +1,3 @@
+from tcg.cli import main
+
+raise SystemExit(main())

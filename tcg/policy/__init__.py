@@ -1,0 +1,1 @@
+"""Policy: load, layer, fingerprint, decide. Pure: no printing, no globals."""

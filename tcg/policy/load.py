@@ -1,0 +1,359 @@
+"""Load the effective policy: built-in default, then user file (or TCG_POLICY),
+then a repository's ``.tcg/policy.toml`` that may only add protection.
+
+Layering rules (docs/policy.md):
+- protect lists (e.g. ``secret_stores.basenames``) are unioned across layers;
+- allow lists (keys starting with ``allow``) are unioned from default and user
+  layers and IGNORED from the repository layer (an agent can write repo files);
+- decisions: the user layer replaces; the repository layer can only make them
+  stricter (the worse of the two wins);
+- settings (numbers, flags): the user layer replaces; repository values are ignored;
+- tables in arrays (``[[credential_dumps]]``) are keyed by ``id``: user entries
+  replace by id; the repository may only add new ids.
+Every ignored repository value becomes a notice, so `tcg policy show` says so.
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import hashlib
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tcg.errors import PolicyError
+from tcg.paths import Paths, get_paths
+from tcg.policy.model import Decision, worst
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+DEFAULT_NAME = "default.toml"
+
+# Kinds of keys. A schema key is a dotted path; "*" matches one segment.
+DECISION = "decision"
+PROTECT_LIST = "protect-list"
+ALLOW_LIST = "allow-list"
+SETTING = "setting"
+TABLE_LIST = "table-list"
+NAME = "name"
+
+SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
+    "policy.name": (NAME, str),
+    "policy.version": (NAME, int),
+    "decisions.*.*": (DECISION, str),
+    "secret_stores.basenames": (PROTECT_LIST, str),
+    "secret_stores.segments": (PROTECT_LIST, str),
+    "secret_stores.paths": (PROTECT_LIST, str),
+    "secret_stores.allow_basenames": (ALLOW_LIST, str),
+    "secret_stores.listing_is_read": (SETTING, bool),
+    "credential_dumps": (TABLE_LIST, dict),
+    "agents.known": (PROTECT_LIST, str),
+    "launch.on-findings": (DECISION, str),
+    "launch.on-partial": (DECISION, str),
+    "launch.on-error": (DECISION, str),
+    "mcp.protected_resources": (PROTECT_LIST, str),
+    "clipboard.interval": (SETTING, (int, float)),
+    "clipboard.inspect-cap": (SETTING, int),
+    "mask.terminal-hold-ms": (SETTING, int),
+    "scan.max-blob-bytes": (SETTING, int),
+    "scan.allow_paths": (ALLOW_LIST, str),
+    "detect.disabled_rules": (ALLOW_LIST, str),
+}
+
+_ACTORS = ("human", "agent")
+
+
+@dataclass(frozen=True)
+class Layer:
+    kind: str  # "default" | "user" | "env" | "repo"
+    path: str  # "<builtin>" for the default
+    data: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The effective policy. ``data`` is the merged TOML document."""
+
+    data: dict[str, Any]
+    fingerprint: str
+    sources: tuple[str, ...]
+    notices: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def name(self) -> str:
+        return str(self.data.get("policy", {}).get("name", "tcg"))
+
+    @property
+    def version(self) -> int:
+        return int(self.data.get("policy", {}).get("version", 1))
+
+    @property
+    def snapshot_id(self) -> str:
+        return f"{self.name}@v{self.version}:{self.fingerprint[:12]}"
+
+    def ref(self) -> dict[str, str]:
+        """The policy reference every event carries."""
+        return {"snapshot": self.snapshot_id, "fingerprint": self.fingerprint}
+
+    def decision_for(self, actor: str, code: str, default: Decision = Decision.BLOCK) -> Decision:
+        value = self.data.get("decisions", {}).get(actor, {}).get(code)
+        return Decision.parse(value) if isinstance(value, str) else default
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        node: Any = self.data
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+
+def fingerprint_of(data: dict[str, Any]) -> str:
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """Best-effort line number of ``key`` (last dotted segment) in TOML text."""
+    last = key.split(".")[-1]
+    pat = re.compile(r"^\s*(\"?)" + re.escape(last) + r"\1\s*=", re.M)
+    m = pat.search(text)
+    if m:
+        return text.count("\n", 0, m.start()) + 1
+    m = re.search(r"^\s*\[\[?\s*" + re.escape(key) + r"\s*\]\]?", text, re.M)
+    if m:
+        return text.count("\n", 0, m.start()) + 1
+    return None
+
+
+def parse_toml(text: str, path: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        line = None
+        m = re.search(r"line (\d+)", msg)
+        if m:
+            line = int(m.group(1))
+        raise PolicyError(
+            f"invalid TOML: {msg}",
+            hint="fix the syntax at that line (TOML reference: https://toml.io)",
+            path=path,
+            line=line,
+        ) from None
+
+
+def _schema_kind(dotted: str) -> tuple[str, type | tuple[type, ...]] | None:
+    if dotted in SCHEMA:
+        return SCHEMA[dotted]
+    parts = dotted.split(".")
+    for pattern, kind in SCHEMA.items():
+        pp = pattern.split(".")
+        if len(pp) == len(parts) and all(a == "*" or a == b for a, b in zip(pp, parts)):
+            return kind
+    return None
+
+
+def _is_prefix(dotted: str) -> bool:
+    """True when ``dotted`` is a table that contains schema keys."""
+    parts = dotted.split(".")
+    for pattern in SCHEMA:
+        pp = pattern.split(".")
+        if len(pp) > len(parts) and all(a == "*" or a == b for a, b in zip(pp, parts)):
+            return True
+    return False
+
+
+def validate(data: dict[str, Any], path: str, text: str = "") -> None:
+    """Raise PolicyError naming file, line and a hint for the first problem found."""
+
+    def fail(key: str, message: str, hint: str) -> None:
+        raise PolicyError(message, hint=hint, path=path, line=_line_of(text, key) if text else None)
+
+    def walk(node: dict[str, Any], prefix: str) -> None:
+        for key, value in node.items():
+            dotted = f"{prefix}.{key}" if prefix else key
+            kind = _schema_kind(dotted)
+            if kind is None:
+                if isinstance(value, dict) and _is_prefix(dotted):
+                    walk(value, dotted)
+                    continue
+                fail(dotted, f"unknown key {dotted!r}", "see docs/policy.md for the keys a policy may set")
+                return
+            k, typ = kind
+            if k == DECISION:
+                if dotted.startswith("decisions.") and dotted.split(".")[1] not in _ACTORS:
+                    fail(dotted, f"unknown actor in {dotted!r}", "actors are: human, agent")
+                if not isinstance(value, str):
+                    fail(dotted, f"{dotted} must be a string", "use allow, sanitize, ask or block")
+                try:
+                    Decision.parse(value)
+                except ValueError as exc:
+                    fail(dotted, f"{dotted}: {exc}", "use allow, sanitize, ask or block")
+            elif k in (PROTECT_LIST, ALLOW_LIST):
+                if not isinstance(value, list) or not all(isinstance(v, typ) for v in value):
+                    fail(dotted, f"{dotted} must be a list of strings", 'write it as ["a", "b"]')
+            elif k == TABLE_LIST:
+                if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                    fail(dotted, f"{dotted} must be an array of tables", f"write entries as [[{dotted}]]")
+                for entry in value:
+                    ident = entry.get("id")
+                    if not isinstance(ident, str) or not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", ident):
+                        fail(dotted, f"every [[{dotted}]] entry needs a kebab-case id", 'add id = "my-rule"')
+            else:
+                if isinstance(value, bool) and typ is not bool:
+                    fail(dotted, f"{dotted} has the wrong type", "see docs/policy.md")
+                if not isinstance(value, typ):
+                    fail(dotted, f"{dotted} has the wrong type ({type(value).__name__})", "see docs/policy.md")
+
+    walk(data, "")
+
+
+def read_layer(path: Path, kind: str) -> Layer:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PolicyError(
+            "policy file not found", hint="create it, or unset TCG_POLICY", path=str(path)
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(
+            f"cannot read policy: {exc}", hint="check the file's permissions and encoding", path=str(path)
+        ) from None
+    data = parse_toml(text, str(path))
+    validate(data, str(path), text)
+    return Layer(kind=kind, path=str(path), data=data)
+
+
+def default_layer() -> Layer:
+    text = resources.files("tcg.policy").joinpath(DEFAULT_NAME).read_text(encoding="utf-8")
+    data = parse_toml(text, "<builtin default>")
+    validate(data, "<builtin default>", text)
+    return Layer(kind="default", path="<builtin>", data=data)
+
+
+# ---------------------------------------------------------------- merging
+
+
+def _merge(base: dict[str, Any], layer: Layer, notices: list[str], prefix: str = "") -> None:
+    repo = layer.kind == "repo"
+    for key, value in layer.data.items():
+        dotted = f"{prefix}.{key}" if prefix else key
+        kind = _schema_kind(dotted)
+        if kind is None:  # a table containing schema keys
+            node = base.setdefault(key, {})
+            _merge(node, Layer(layer.kind, layer.path, value), notices, dotted)
+            continue
+        k = kind[0]
+        if k == NAME:
+            if not repo:
+                base[key] = value
+        elif k == DECISION:
+            if repo and key in base:
+                new = worst([Decision.parse(base[key]), Decision.parse(value)]).value
+                if new != Decision.parse(value).value:
+                    notices.append(
+                        f"{layer.path}: {dotted} = {value!r} ignored: a repository policy may only "
+                        f"tighten (effective: {new!r})"
+                    )
+                base[key] = new
+            else:
+                base[key] = Decision.parse(value).value
+        elif k == PROTECT_LIST:
+            existing = list(base.get(key, []))
+            existing += [v for v in value if v not in existing]
+            base[key] = existing
+        elif k == ALLOW_LIST:
+            if repo:
+                if value:
+                    notices.append(
+                        f"{layer.path}: {dotted} ignored: a repository policy cannot add exceptions"
+                    )
+                continue
+            existing = list(base.get(key, []))
+            existing += [v for v in value if v not in existing]
+            base[key] = existing
+        elif k == TABLE_LIST:
+            existing = {e["id"]: e for e in base.get(key, [])}
+            for entry in value:
+                if entry["id"] in existing and repo:
+                    notices.append(
+                        f"{layer.path}: [[{dotted}]] id {entry['id']!r} ignored: a repository policy "
+                        "cannot replace a rule"
+                    )
+                    continue
+                existing[entry["id"]] = entry
+            base[key] = list(existing.values())
+        else:  # SETTING
+            if repo:
+                notices.append(f"{layer.path}: {dotted} ignored: a repository policy cannot change settings")
+                continue
+            base[key] = value
+
+
+def find_repo_policy(cwd: Path) -> Path | None:
+    """``.tcg/policy.toml`` in the nearest directory (upwards) holding ``.git`` or ``.tcg``."""
+    cur = cwd.resolve()
+    for d in (cur, *cur.parents):
+        candidate = d / ".tcg" / "policy.toml"
+        if candidate.is_file():
+            return candidate
+        if (d / ".git").exists():
+            return None
+    return None
+
+
+def user_policy_path(paths: Paths | None = None, environ: dict[str, str] | None = None) -> tuple[Path, str]:
+    env = os.environ if environ is None else environ
+    override = env.get("TCG_POLICY")
+    if override:
+        return Path(override).expanduser(), "env"
+    return (paths or get_paths(env)).policy_file, "user"
+
+
+def load_policy(
+    cwd: Path | None = None,
+    paths: Paths | None = None,
+    environ: dict[str, str] | None = None,
+    include_repo: bool = True,
+) -> Policy:
+    """Build the effective policy. Raises PolicyError on any unreadable/invalid layer."""
+    layers = [default_layer()]
+    upath, ukind = user_policy_path(paths, environ)
+    if ukind == "env" or upath.exists():
+        layers.append(read_layer(upath, ukind))
+    if include_repo:
+        rpath = find_repo_policy(cwd or Path.cwd())
+        if rpath is not None:
+            layers.append(read_layer(rpath, "repo"))
+    return merge_layers(layers)
+
+
+def merge_layers(layers: list[Layer]) -> Policy:
+    data: dict[str, Any] = {}
+    notices: list[str] = []
+    for layer in layers:
+        _merge(data, Layer(layer.kind, layer.path, copy.deepcopy(layer.data)), notices)
+    return Policy(
+        data=data,
+        fingerprint=fingerprint_of(data),
+        sources=tuple(layer.path for layer in layers),
+        notices=tuple(notices),
+    )
+
+
+def basename_matches(name: str, patterns: list[str]) -> bool:
+    low = name.lower()
+    return any(fnmatch.fnmatchcase(low, p.lower()) for p in patterns)

@@ -1,0 +1,40 @@
+"""`tcg_shell`: the per-command entry point the shell hooks call.
+
+This is the hot path — every mediated command line starts a Python process
+here — so it never imports click, pexpect or anything a decision and a run do
+not need. Subcommands are dispatched by hand and imported lazily.
+"""
+
+from __future__ import annotations
+
+import sys
+
+USAGE = """usage: tcg_shell init [zsh|bash|powershell|pwsh|cmd]
+       tcg_shell run-line LINE
+       tcg_shell check [--actor human|agent] [--json] LINE
+"""
+
+SUBCOMMANDS = {
+    "init": ("tcg.shells.generator", "init_main"),
+    "run-line": ("tcg.runner.station", "run_line_main"),
+    "check": ("tcg.cli.check", "check_main"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        sys.stdout.write(USAGE)
+        return 0 if args else 2
+    target = SUBCOMMANDS.get(args[0])
+    if target is None:
+        sys.stderr.write(f"tcg_shell: unknown subcommand {args[0]!r}\n{USAGE}")
+        return 2
+    import importlib
+
+    module = importlib.import_module(target[0])
+    return int(getattr(module, target[1])(args[1:]) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

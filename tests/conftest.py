@@ -1,0 +1,68 @@
+"""Test-wide fixtures. Every test is hermetic: HOME, TCG_HOME and the XDG dirs
+point into tmp_path, and a test that writes into the real home directory (or
+the real tcg config/state/cache dirs) fails."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REAL_HOME = Path(os.path.expanduser("~"))
+
+
+def _real_tcg_dirs() -> list[Path]:
+    import platformdirs
+
+    return [
+        Path(platformdirs.user_config_dir("tcg", appauthor=False)),
+        Path(platformdirs.user_state_dir("tcg", appauthor=False)),
+        Path(platformdirs.user_cache_dir("tcg", appauthor=False)),
+    ]
+
+
+def _home_fingerprint() -> tuple:
+    try:
+        st = REAL_HOME.stat()
+        home = (st.st_mtime_ns, st.st_ino)
+    except OSError:
+        home = None
+    return (home, tuple(p.exists() for p in _real_tcg_dirs()))
+
+
+@pytest.fixture(autouse=True)
+def hermetic_home(tmp_path_factory, monkeypatch):
+    """Point HOME/TCG_HOME/XDG into a temp dir; fail on writes to the real home."""
+    base = tmp_path_factory.mktemp("hermetic")
+    home = base / "home"
+    tcg_home = base / "tcg-home"
+    home.mkdir()
+    before = _home_fingerprint()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TCG_HOME", str(tcg_home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("ZDOTDIR", str(home))
+    for var in ("TCG_POLICY", "TCG_ACTOR", "TCG_AGENT", "TCG_MEDIATED", "TCG_SESSION", "TCG_DEBUG",
+                "TCG_SHELL", "HISTFILE", "BASH_ENV", "ENV", "CLAUDE_CODE_SHELL_PREFIX"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "tcg test")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "test@tcg.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "tcg test")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@tcg.invalid")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    yield home
+    monkeypatch.undo()
+    after = _home_fingerprint()
+    assert before == after, (
+        f"test wrote into the real home directory {REAL_HOME} or the real tcg dirs"
+    )
+
+
+@pytest.fixture
+def tcg_home() -> Path:
+    """The hermetic TCG_HOME of this test."""
+    return Path(os.environ["TCG_HOME"])
