@@ -8,6 +8,7 @@ PYTEST_ARGS ?=
 .PHONY: demo test lint install clean bench
 
 $(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { echo "tcg needs Python 3.10+ (make PYTHON=python3.x)" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 

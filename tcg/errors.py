@@ -10,7 +10,6 @@ import enum
 import os
 import sys
 from collections.abc import Callable
-from typing import TypeVar
 
 
 class ExitCode(enum.IntEnum):
@@ -76,9 +75,6 @@ class EventLogError(TcgError):
 
 def debug_enabled() -> bool:
     return os.environ.get("TCG_DEBUG", "") not in ("", "0")
-
-
-T = TypeVar("T")
 
 
 def run_with_error_handler(func: Callable[[], int | None], prog: str = "tcg") -> int:

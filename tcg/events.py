@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from tcg.errors import EventLogError
 from tcg.paths import Paths, ensure_private_dir, get_paths
 
 SCHEMA_VERSION = 1
+RECORD_START = b'{"v":'
+LOCK_WAIT = 0.25  # seconds a writer waits for the append lock before writing without it
 
 EVENT_TYPES = frozenset(
     {
@@ -54,7 +57,7 @@ def build_record(
     *,
     surface: str,
     actor: str = "human",
-    decision: str | None = None,
+    decision: str | Enum | None = None,
     reason: str | None = None,
     rules: list[str] | tuple[str, ...] = (),
     policy: Mapping[str, str] | None = None,
@@ -71,7 +74,7 @@ def build_record(
         "event": event,
         "surface": surface,
         "actor": actor,
-        "decision": decision,
+        "decision": getattr(decision, "value", decision),
         "reason": reason,
         "rules": sorted(set(rules)),
         "policy": dict(policy) if policy else None,
@@ -101,13 +104,24 @@ class EventLog:
         data = encode_record(record)
         try:
             ensure_private_dir(self.path.parent)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
             raise EventLogError(
                 f"cannot open the event log {self.path}: {exc.strerror}",
                 hint="check permissions of the tcg state directory (tcg doctor)",
             ) from exc
         try:
+            st = os.fstat(fd)
+            if os.name == "posix" and st.st_mode & 0o077:
+                os.fchmod(fd, 0o600)  # created by something else: make it private again
+            if _lock(fd):
+                # A record torn by a crash (no trailing newline) must not swallow
+                # ours: start on a fresh line. The lock (held only for this check
+                # and the write, released by close) keeps a concurrent writer's
+                # half-copied record from looking torn. Readers resync anyway.
+                size = os.fstat(fd).st_size
+                if size and _last_byte(fd, size) != b"\n":
+                    data = b"\n" + data
             written = os.write(fd, data)
             if written != len(data):
                 raise EventLogError(
@@ -123,6 +137,31 @@ class EventLog:
         return record
 
 
+def _lock(fd: int) -> bool:
+    """Exclusive advisory lock on the log (POSIX); False where there is none."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: appends stay whole; readers resync torn lines
+        return False
+    # Bounded wait: a writer stopped (Ctrl-Z) while holding the lock must not hang
+    # every other mediated command. Without the lock we only skip the repair.
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.0005)
+        except OSError:  # e.g. a filesystem without flock
+            return False
+
+
+def _last_byte(fd: int, size: int) -> bytes:
+    return os.pread(fd, 1, size - 1)
+
+
 @dataclass
 class ReadStats:
     malformed: int = 0
@@ -136,12 +175,11 @@ def iter_records(path: Path, stats: ReadStats | None = None) -> Iterator[dict[st
         return
     with fh:
         for raw in fh:
-            rec = _parse_line(raw)
-            if rec is None:
-                if raw.strip() and stats is not None:
-                    stats.malformed += 1
-                continue
-            yield rec
+            garbage, rec = _split_line(raw)
+            if garbage and stats is not None:
+                stats.malformed += 1
+            if rec is not None:
+                yield rec
 
 
 def _parse_line(raw: bytes) -> dict[str, Any] | None:
@@ -152,6 +190,24 @@ def _parse_line(raw: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return obj if isinstance(obj, dict) else None
+
+
+def _split_line(raw: bytes) -> tuple[bool, dict[str, Any] | None]:
+    """Parse one physical line: (had_garbage, record).
+
+    A torn fragment glued in front of a whole record (written by an older tcg,
+    or by another tool) is reported as garbage and the record after it is kept.
+    """
+    rec = _parse_line(raw)
+    if rec is not None or not raw.strip():
+        return False, rec
+    start = raw.find(RECORD_START, 1)
+    while start != -1:
+        rec = _parse_line(raw[start:])
+        if rec is not None:
+            return True, rec
+        start = raw.find(RECORD_START, start + 1)
+    return True, None
 
 
 def follow_records(
@@ -181,11 +237,10 @@ def follow_records(
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for line in lines:
-                rec = _parse_line(line + b"\n")
-                if rec is None:
-                    if line.strip() and stats is not None:
-                        stats.malformed += 1
-                    continue
-                yield rec
+                garbage, rec = _split_line(line + b"\n")
+                if garbage and stats is not None:
+                    stats.malformed += 1
+                if rec is not None:
+                    yield rec
         else:
             time.sleep(poll)

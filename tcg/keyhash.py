@@ -14,36 +14,71 @@ import os
 import secrets
 from pathlib import Path
 
+from tcg.errors import TcgError
 from tcg.paths import Paths, ensure_private_dir, get_paths
 
 KEY_BYTES = 32
 
 
+class KeyFileError(TcgError):
+    """The per-install key cannot be read or created."""
+
+
 def load_or_create_key(paths: Paths | None = None) -> bytes:
+    """Read the install's key, creating it (0600, in a 0700 dir) on first use.
+
+    Creation is race-free: the key is written completely to a private temp file
+    and hard-linked into place, so concurrent first users all end up with the
+    one key that won the link, and nobody ever reads a half-written key.
+    """
     p = paths or get_paths()
     key_file = p.key_file
-    try:
-        data = key_file.read_bytes()
-        if len(data) >= KEY_BYTES:
-            return data[:KEY_BYTES]
-    except FileNotFoundError:
-        pass
+    key = _read_key(key_file)
+    if key is not None:
+        return key
     ensure_private_dir(key_file.parent)
-    key = secrets.token_bytes(KEY_BYTES)
-    tmp = key_file.with_name(f".key.{os.getpid()}.tmp")
+    tmp = key_file.with_name(f".key.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        os.write(fd, key)
+        os.write(fd, secrets.token_bytes(KEY_BYTES))
     finally:
         os.close(fd)
     try:
-        # First writer wins; a concurrent creator's key is read back instead of ours.
-        os.link(tmp, key_file)
-    except FileExistsError:
-        pass
+        try:
+            os.link(tmp, key_file)
+        except FileExistsError:
+            # Someone else won (keep theirs), or the file is damaged (replace it).
+            if _read_key(key_file) is None:
+                os.replace(tmp, key_file)
+        except OSError:
+            # Filesystems without hard links: rename is atomic but last-wins.
+            if _read_key(key_file) is None:
+                os.replace(tmp, key_file)
     finally:
-        os.unlink(tmp)
-    return Path(key_file).read_bytes()[:KEY_BYTES]
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+    key = _read_key(key_file)
+    if key is None:
+        raise KeyFileError(
+            f"cannot create the tcg key file {key_file}",
+            hint="check permissions of the tcg state directory (tcg doctor)",
+        )
+    return key
+
+
+def _read_key(key_file: Path) -> bytes | None:
+    try:
+        data = key_file.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise KeyFileError(
+            f"cannot read the tcg key file {key_file}: {exc.strerror}",
+            hint="check its permissions (it must be readable by you only: chmod 600)",
+        ) from exc
+    return data[:KEY_BYTES] if len(data) >= KEY_BYTES else None
 
 
 class KeyedHasher:

@@ -8,6 +8,7 @@ it costs ~20 ms and the shell hot path usually has TCG_HOME or cached paths.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,8 @@ class Paths:
         return (self.config, self.state, self.cache)
 
 
-def get_paths(environ: os._Environ[str] | dict[str, str] | None = None) -> Paths:
+def get_paths(environ: Mapping[str, str] | None = None) -> Paths:
+    """tcg's directories for ``environ`` (default: the process environment)."""
     env = os.environ if environ is None else environ
     home = env.get("TCG_HOME")
     if home:

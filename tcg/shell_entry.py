@@ -18,22 +18,43 @@ SUBCOMMANDS = {
     "init": ("tcg.shells.generator", "init_main"),
     "run-line": ("tcg.runner.station", "run_line_main"),
     "check": ("tcg.cli.check", "check_main"),
+    "hook-run": ("tcg.shells.hookrun", "hook_run_main"),
+    "run-argv": ("tcg.shells.hookrun", "run_argv_main"),
+    "classify": ("tcg.shells.classify", "classify_main"),
 }
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if not args or args[0] in ("-h", "--help"):
+    if not args:
+        sys.stderr.write(USAGE)
+        return 2
+    if args[0] in ("-h", "--help"):
         sys.stdout.write(USAGE)
-        return 0 if args else 2
+        return 0
     target = SUBCOMMANDS.get(args[0])
     if target is None:
         sys.stderr.write(f"tcg_shell: unknown subcommand {args[0]!r}\n{USAGE}")
         return 2
     import importlib
 
-    module = importlib.import_module(target[0])
-    return int(getattr(module, target[1])(args[1:]) or 0)
+    from tcg.errors import TcgError, run_with_error_handler
+
+    def invoke() -> int:
+        try:
+            module = importlib.import_module(target[0])
+        except ModuleNotFoundError as exc:
+            if exc.name != target[0]:
+                raise
+            raise TcgError(
+                f"`tcg_shell {args[0]}` is not available in this build",
+                hint="update or reinstall tcg (tcg doctor checks the install)",
+            ) from exc
+        return int(getattr(module, target[1])(args[1:]) or 0)
+
+    # Subcommands handle their own fail-closed paths; this only turns an escaped
+    # TcgError into "message + hint" (no traceback unless TCG_DEBUG=1).
+    return run_with_error_handler(invoke, prog="tcg_shell")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,26 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.hermetic import home_fingerprint, real_tcg_dirs
+
 REAL_HOME = Path(os.path.expanduser("~"))
 
 
-def _real_tcg_dirs() -> list[Path]:
-    import platformdirs
-
-    return [
-        Path(platformdirs.user_config_dir("tcg", appauthor=False)),
-        Path(platformdirs.user_state_dir("tcg", appauthor=False)),
-        Path(platformdirs.user_cache_dir("tcg", appauthor=False)),
-    ]
-
-
 def _home_fingerprint() -> tuple:
-    try:
-        st = REAL_HOME.stat()
-        home = (st.st_mtime_ns, st.st_ino)
-    except OSError:
-        home = None
-    return (home, tuple(p.exists() for p in _real_tcg_dirs()))
+    return home_fingerprint(REAL_HOME, real_tcg_dirs())
 
 
 @pytest.fixture(autouse=True)

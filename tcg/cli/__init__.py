@@ -13,26 +13,45 @@ import sys
 import click
 
 from tcg import __version__
-from tcg.errors import run_with_error_handler
+from tcg.errors import TcgError, run_with_error_handler
 
 COMMANDS: dict[str, str] = {
     "check": "tcg.cli.check:check",
     "policy": "tcg.cli.policy:policy",
     "events": "tcg.cli.events:events",
     "doctor": "tcg.cli.doctor:doctor",
+    "mask": "tcg.cli.mask:mask",
+    "scan": "tcg.cli.scan:scan",
+    "run": "tcg.cli.run:run",
+    "shell-run-line": "tcg.cli.run:shell_run_line",
 }
 
 
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        # Only commands whose module is present (parts land one issue at a time).
+        import importlib.util  # help only: keep it off the per-command path
+
+        return sorted(
+            name for name, target in COMMANDS.items()
+            if importlib.util.find_spec(target.split(":")[0]) is not None
+        )
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
         if target is None:
             return None
         module_name, attr = target.split(":")
-        return getattr(importlib.import_module(module_name), attr)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise  # a real bug inside the command: the error handler reports it
+            raise TcgError(
+                f"`tcg {cmd_name}` is not available in this build",
+                hint="update or reinstall tcg (tcg doctor checks the install)",
+            ) from exc
+        return getattr(module, attr)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -17,19 +17,21 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import functools
 import hashlib
 import json
 import os
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from tcg.errors import PolicyError
 from tcg.paths import Paths, get_paths
 from tcg.policy.model import Decision, worst
+from tcg.policy.reasons import REASONS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -56,6 +58,11 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "secret_stores.allow_basenames": (ALLOW_LIST, str),
     "secret_stores.listing_is_read": (SETTING, bool),
     "credential_dumps": (TABLE_LIST, dict),
+    "secret_vars.names": (PROTECT_LIST, str),
+    "secret_vars.allow_names": (ALLOW_LIST, str),
+    "guard.files": (PROTECT_LIST, str),
+    "guard.env": (PROTECT_LIST, str),
+    "guard.allow_env": (ALLOW_LIST, str),
     "agents.known": (PROTECT_LIST, str),
     "launch.on-findings": (DECISION, str),
     "launch.on-partial": (DECISION, str),
@@ -66,10 +73,31 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "mask.terminal-hold-ms": (SETTING, int),
     "scan.max-blob-bytes": (SETTING, int),
     "scan.allow_paths": (ALLOW_LIST, str),
+    "scan.categories": (PROTECT_LIST, str),
     "detect.disabled_rules": (ALLOW_LIST, str),
 }
 
+# Fields an entry of an array of tables may have: "str" (a string) or "strs"
+# (a string or a list of strings). A typo in a rule must be an error naming the
+# file and line, not a rule that silently matches nothing. Keep in step with
+# tcg/policy/engine.py compile_dump_rules (which re-checks without line numbers).
+TABLE_FIELDS: dict[str, dict[str, str]] = {
+    "credential_dumps": {
+        "id": "str",
+        "description": "str",
+        "command": "strs",
+        "args": "strs",
+        "flags": "strs",
+        "option": "strs",
+        "option_values": "strs",
+        "unless_first": "strs",
+    },
+}
+TABLE_REQUIRED: dict[str, tuple[str, ...]] = {"credential_dumps": ("command",)}
+
 _ACTORS = ("human", "agent")
+# Decisions a policy file may name. RELOCATE/SNAPSHOT are reserved for the delete guard.
+POLICY_DECISIONS = ("allow", "sanitize", "ask", "block")
 
 
 @dataclass(frozen=True)
@@ -87,6 +115,9 @@ class Policy:
     fingerprint: str
     sources: tuple[str, ...]
     notices: tuple[str, ...] = field(default_factory=tuple)
+
+    def __hash__(self) -> int:  # ``data`` is a dict; the fingerprint stands for it
+        return hash(self.fingerprint)
 
     @property
     def name(self) -> str:
@@ -125,17 +156,93 @@ def fingerprint_of(data: dict[str, Any]) -> str:
 # ---------------------------------------------------------------- parsing
 
 
+# Used only to point at the line of an error: patterns, compiled (and cached by re) on use.
+_HEADER = r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$"
+_KEYLINE = r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'))*)\s*="
+
+
+def _norm_key(raw: str) -> str:
+    parts = re.findall(r"[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'", raw)
+    return ".".join(p.strip("\"'") for p in parts)
+
+
 def _line_of(text: str, key: str) -> int | None:
-    """Best-effort line number of ``key`` (last dotted segment) in TOML text."""
+    """Best-effort line number of the dotted ``key`` in TOML text.
+
+    Tracks ``[table]`` headers so ``decisions.human.x`` is not reported at the
+    line of ``decisions.agent.x``; falls back to the last segment for inline tables.
+    """
+    table = ""
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        m = re.match(_HEADER, line)
+        if m:
+            table = _norm_key(m.group(1))
+            if table == key:
+                return lineno
+            continue
+        m = re.match(_KEYLINE, line)
+        if m:
+            full = f"{table}.{_norm_key(m.group(1))}" if table else _norm_key(m.group(1))
+            if full == key or key.startswith(full + "."):
+                return lineno
     last = key.split(".")[-1]
-    pat = re.compile(r"^\s*(\"?)" + re.escape(last) + r"\1\s*=", re.M)
-    m = pat.search(text)
-    if m:
-        return text.count("\n", 0, m.start()) + 1
-    m = re.search(r"^\s*\[\[?\s*" + re.escape(key) + r"\s*\]\]?", text, re.M)
+    m = re.search(r"^\s*([\"']?)" + re.escape(last) + r"\1\s*=", text, re.M)
     if m:
         return text.count("\n", 0, m.start()) + 1
     return None
+
+
+def _validate_entries(table: str, entries: list[dict[str, Any]], path: str, text: str) -> None:
+    """Each ``[[table]]`` entry: a kebab-case id, and only known fields of the right type."""
+    fields = TABLE_FIELDS.get(table)
+    for index, entry in enumerate(entries):
+
+        def bad(field: str, message: str, hint: str, index: int = index) -> PolicyError:
+            line = _entry_line(text, table, index, field) if text else None
+            return PolicyError(message, hint=hint, path=path, line=line)
+
+        ident = entry.get("id")
+        if not isinstance(ident, str) or not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", ident):
+            raise bad("id", f"every [[{table}]] entry needs a kebab-case id", 'add id = "my-rule"')
+        if fields is None:
+            continue
+        where = f"in [[{table}]] {ident!r}"
+        for name in TABLE_REQUIRED.get(table, ()):
+            if not entry.get(name):
+                raise bad("id", f"{name} is missing {where}", f'add {name} = ["…"]')
+        for name, value in entry.items():
+            kind = fields.get(name)
+            if kind is None:
+                raise bad(name, f"unknown field {name!r} {where}", "fields are: " + ", ".join(fields))
+            if kind == "strs":
+                if not (isinstance(value, str) or (
+                    isinstance(value, list) and all(isinstance(v, str) for v in value)
+                )):
+                    raise bad(name, f"{name} {where} must be a string or a list of strings",
+                              f'write it as {name} = ["a", "b"]')
+            elif not isinstance(value, str):
+                raise bad(name, f"{name} {where} must be a string", f'write it as {name} = "…"')
+
+
+def _entry_line(text: str, table: str, index: int, field: str | None) -> int | None:
+    """Line of ``field`` in the ``index``-th ``[[table]]`` entry (or of its header)."""
+    seen = -1
+    header: int | None = None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        m = re.match(_HEADER, line)
+        if m:
+            if header is not None:
+                break  # left the entry without finding the field
+            if line.lstrip().startswith("[[") and _norm_key(m.group(1)) == table:
+                seen += 1
+                if seen == index:
+                    header = lineno
+            continue
+        if header is not None and field:
+            km = re.match(_KEYLINE, line)
+            if km and _norm_key(km.group(1)) == field:
+                return lineno
+    return header if header is not None else _line_of(text, table)
 
 
 def parse_toml(text: str, path: str) -> dict[str, Any]:
@@ -143,10 +250,13 @@ def parse_toml(text: str, path: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
-        line = None
+        line: int | None = getattr(exc, "lineno", None)  # tomli >= 2.1 and Python 3.14+ have it
         m = re.search(r"line (\d+)", msg)
-        if m:
+        if line is None and m:
             line = int(m.group(1))
+        last = max(1, len(text.splitlines()))
+        if (line is None and "end of document" in msg) or (line is not None and line > last):
+            line = last  # "end of document" is the last line, not the empty one after it
         raise PolicyError(
             f"invalid TOML: {msg}",
             hint="fix the syntax at that line (TOML reference: https://toml.io)",
@@ -161,7 +271,7 @@ def _schema_kind(dotted: str) -> tuple[str, type | tuple[type, ...]] | None:
     parts = dotted.split(".")
     for pattern, kind in SCHEMA.items():
         pp = pattern.split(".")
-        if len(pp) == len(parts) and all(a == "*" or a == b for a, b in zip(pp, parts)):
+        if len(pp) == len(parts) and all(a == "*" or a == b for a, b in zip(pp, parts, strict=False)):
             return kind
     return None
 
@@ -171,7 +281,7 @@ def _is_prefix(dotted: str) -> bool:
     parts = dotted.split(".")
     for pattern in SCHEMA:
         pp = pattern.split(".")
-        if len(pp) > len(parts) and all(a == "*" or a == b for a, b in zip(pp, parts)):
+        if len(pp) > len(parts) and all(a == "*" or a == b for a, b in zip(pp, parts, strict=False)):
             return True
     return False
 
@@ -194,24 +304,29 @@ def validate(data: dict[str, Any], path: str, text: str = "") -> None:
                 return
             k, typ = kind
             if k == DECISION:
-                if dotted.startswith("decisions.") and dotted.split(".")[1] not in _ACTORS:
-                    fail(dotted, f"unknown actor in {dotted!r}", "actors are: human, agent")
-                if not isinstance(value, str):
-                    fail(dotted, f"{dotted} must be a string", "use allow, sanitize, ask or block")
-                try:
-                    Decision.parse(value)
-                except ValueError as exc:
-                    fail(dotted, f"{dotted}: {exc}", "use allow, sanitize, ask or block")
+                if dotted.startswith("decisions."):
+                    _, actor, code = dotted.split(".")
+                    if actor not in _ACTORS:
+                        fail(dotted, f"unknown actor in {dotted!r}", "actors are: human, agent")
+                    if code not in REASONS:
+                        fail(
+                            dotted,
+                            f"unknown reason code {code!r} in {dotted!r}",
+                            "the codes are listed in docs/reason-codes.md",
+                        )
+                if not isinstance(value, str) or value.lower() not in POLICY_DECISIONS:
+                    fail(
+                        dotted,
+                        f"{dotted} = {value!r} is not a decision",
+                        "use one of: " + ", ".join(POLICY_DECISIONS),
+                    )
             elif k in (PROTECT_LIST, ALLOW_LIST):
                 if not isinstance(value, list) or not all(isinstance(v, typ) for v in value):
                     fail(dotted, f"{dotted} must be a list of strings", 'write it as ["a", "b"]')
             elif k == TABLE_LIST:
                 if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                     fail(dotted, f"{dotted} must be an array of tables", f"write entries as [[{dotted}]]")
-                for entry in value:
-                    ident = entry.get("id")
-                    if not isinstance(ident, str) or not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", ident):
-                        fail(dotted, f"every [[{dotted}]] entry needs a kebab-case id", 'add id = "my-rule"')
+                _validate_entries(dotted, value, path, text)
             else:
                 if isinstance(value, bool) and typ is not bool:
                     fail(dotted, f"{dotted} has the wrong type", "see docs/policy.md")
@@ -237,8 +352,18 @@ def read_layer(path: Path, kind: str) -> Layer:
     return Layer(kind=kind, path=str(path), data=data)
 
 
+@functools.lru_cache(maxsize=1)
 def default_layer() -> Layer:
-    text = resources.files("tcg.policy").joinpath(DEFAULT_NAME).read_text(encoding="utf-8")
+    """The built-in default (parsed once per process; merge_layers deep-copies it)."""
+    # Next to this module in every install we support (wheel, editable); importlib.resources
+    # costs ~6 ms of imports on the per-command path, so it is only the fallback (zip imports).
+    here = Path(__file__).with_name(DEFAULT_NAME)
+    if here.is_file():
+        text = here.read_text(encoding="utf-8")
+    else:  # pragma: no cover
+        from importlib import resources
+
+        text = resources.files("tcg.policy").joinpath(DEFAULT_NAME).read_text(encoding="utf-8")
     data = parse_toml(text, "<builtin default>")
     validate(data, "<builtin default>", text)
     return Layer(kind="default", path="<builtin>", data=data)
@@ -258,11 +383,16 @@ def _merge(base: dict[str, Any], layer: Layer, notices: list[str], prefix: str =
             continue
         k = kind[0]
         if k == NAME:
-            if not repo:
-                base[key] = value
+            if repo:
+                notices.append(f"{layer.path}: {dotted} ignored: a repository policy cannot rename the policy")
+                continue
+            base[key] = value
         elif k == DECISION:
-            if repo and key in base:
-                new = worst([Decision.parse(base[key]), Decision.parse(value)]).value
+            if repo:
+                # A code the lower layers do not decide is BLOCK by default
+                # (Policy.decision_for), so the repository cannot loosen it either.
+                current = Decision.parse(base[key]) if key in base else Decision.BLOCK
+                new = worst([current, Decision.parse(value)]).value
                 if new != Decision.parse(value).value:
                     notices.append(
                         f"{layer.path}: {dotted} = {value!r} ignored: a repository policy may only "
@@ -315,7 +445,7 @@ def find_repo_policy(cwd: Path) -> Path | None:
     return None
 
 
-def user_policy_path(paths: Paths | None = None, environ: dict[str, str] | None = None) -> tuple[Path, str]:
+def user_policy_path(paths: Paths | None = None, environ: Mapping[str, str] | None = None) -> tuple[Path, str]:
     env = os.environ if environ is None else environ
     override = env.get("TCG_POLICY")
     if override:
@@ -326,7 +456,7 @@ def user_policy_path(paths: Paths | None = None, environ: dict[str, str] | None 
 def load_policy(
     cwd: Path | None = None,
     paths: Paths | None = None,
-    environ: dict[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
     include_repo: bool = True,
 ) -> Policy:
     """Build the effective policy. Raises PolicyError on any unreadable/invalid layer."""
@@ -335,7 +465,11 @@ def load_policy(
     if ukind == "env" or upath.exists():
         layers.append(read_layer(upath, ukind))
     if include_repo:
-        rpath = find_repo_policy(cwd or Path.cwd())
+        try:
+            here = cwd or Path.cwd()
+        except OSError:  # the working directory was removed: there is no repo to tighten
+            here = None
+        rpath = find_repo_policy(here) if here is not None else None
         if rpath is not None:
             layers.append(read_layer(rpath, "repo"))
     return merge_layers(layers)
@@ -346,12 +480,24 @@ def merge_layers(layers: list[Layer]) -> Policy:
     notices: list[str] = []
     for layer in layers:
         _merge(data, Layer(layer.kind, layer.path, copy.deepcopy(layer.data)), notices)
+    _canonicalize(data)
     return Policy(
         data=data,
         fingerprint=fingerprint_of(data),
         sources=tuple(layer.path for layer in layers),
         notices=tuple(notices),
     )
+
+
+def _canonicalize(node: dict[str, Any]) -> None:
+    """Sort list values in place: they are sets, so order must not move the fingerprint."""
+    for key, value in node.items():
+        if isinstance(value, dict):
+            _canonicalize(value)
+        elif isinstance(value, list) and all(isinstance(v, str) for v in value):
+            node[key] = sorted(set(value))
+        elif isinstance(value, list) and all(isinstance(v, dict) and "id" in v for v in value):
+            node[key] = sorted(value, key=lambda e: str(e["id"]))
 
 
 def basename_matches(name: str, patterns: list[str]) -> bool:

@@ -25,6 +25,18 @@ REASONS: dict[str, ReasonInfo] = {
         "the command prints credentials (env, printenv, gh auth token, aws configure get, …)",
         "name the single non-secret variable you need (echo $HOME), or ask the user",
     ),
+    "secret-store-write": ReasonInfo(
+        "the command writes into a protected secret store (.env*, ~/.ssh/authorized_keys, …)",
+        "ask the user to change the secret store; do not edit credentials from an agent",
+    ),
+    "guard-tamper": ReasonInfo(
+        "the command changes how tcg is wired in: shell rc files, agent settings, TCG_* variables",
+        "edit rc files and agent settings yourself, outside the agent session",
+    ),
+    "unresolved-command": ReasonInfo(
+        "the command runs code tcg cannot see before running (eval \"$X\", bash -c \"$X\", $CMD)",
+        "spell the command out literally so the policy can check it",
+    ),
     "self-protection": ReasonInfo(
         "the command writes tcg's own policy, state, key or hook files",
         "change tcg's configuration yourself with `tcg policy path` and an editor",

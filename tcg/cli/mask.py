@@ -1,0 +1,78 @@
+"""`tcg mask [FILE] [--mode strict|terminal]`: the streaming masker as a filter.
+
+Reads with os.read on the fd (never sys.stdin.read(): output must stream),
+writes with os.write, memory bounded by the masker's hold-back. Terminal mode
+runs a select loop so a held tail is released at the masker's idle deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+
+import click
+
+from tcg.errors import TcgError
+
+READ_SIZE = 65536
+
+
+class MaskInputError(TcgError):
+    """The input file cannot be read."""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def pump(in_fd: int, out_fd: int, masker: object, mode: str) -> None:
+    """Copy in_fd to out_fd through ``masker`` until EOF."""
+    feed = masker.feed  # type: ignore[attr-defined]
+    while True:
+        if mode == "terminal":
+            deadline = masker.idle_deadline()  # type: ignore[attr-defined]
+            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([in_fd], [], [], timeout)
+            if not ready:
+                _write_all(out_fd, masker.release_idle())  # type: ignore[attr-defined]
+                continue
+        try:
+            chunk = os.read(in_fd, READ_SIZE)
+        except InterruptedError:  # pragma: no cover - PEP 475 retries
+            continue
+        if not chunk:
+            break
+        out = feed(chunk)
+        if out:
+            _write_all(out_fd, out)
+    _write_all(out_fd, masker.flush())  # type: ignore[attr-defined]
+
+
+@click.command()
+@click.argument("file", required=False, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--mode", type=click.Choice(["strict", "terminal"]), default="strict", show_default=True,
+              help="strict: never release a byte that could be part of a secret until decided; "
+                   "terminal: release at once unless the tail could begin a secret (held <= hold time).")
+def mask(file: str | None, mode: str) -> int:
+    """Mask secrets in FILE (or stdin) and write the result to stdout, streaming."""
+    from tcg.mask import masker_for
+    from tcg.policy.load import load_policy
+
+    masker = masker_for(load_policy(), mode)
+    if file is None or file == "-":
+        pump(0, 1, masker, mode)
+        return 0
+    try:
+        fd = os.open(file, os.O_RDONLY)
+    except OSError as exc:
+        raise MaskInputError(f"cannot read {file}: {exc.strerror}",
+                             hint="check the path and its permissions") from None
+    try:
+        pump(fd, 1, masker, mode)
+    finally:
+        os.close(fd)
+    return 0

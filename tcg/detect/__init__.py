@@ -1,0 +1,1 @@
+"""Secret, PII and reference detection: rules as data, one engine (see docs/rules.md)."""

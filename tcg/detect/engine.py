@@ -1,0 +1,554 @@
+"""The detector: rules -> findings (span, rule id, category; never the value).
+
+Matching model (identical for both engines, see docs/rules.md "Engine semantics"):
+
+* Rules run on BYTES. For every start offset ``s`` the candidate is Python
+  ``re``'s preferred match of the rule at ``s``; it counts when one of the
+  rule's keywords (case-insensitive) occurs inside the whole match and the
+  value passes the allow-list, entropy floor and validator.
+* Engines differ only in how they find the offsets worth trying: hyperscan
+  reports every match end of every rule in one pass (the window
+  ``[end - max_len, end]`` is then confirmed with ``re``); the ``re`` engine
+  tries the windows around keyword occurrences (rules without keywords: the
+  whole input). Both cover every offset where a counted candidate can start,
+  so their findings are identical.
+* Overlaps: candidates are sorted by (start, longest first, rule order); a
+  candidate inside an earlier kept span is dropped, one that sticks out is
+  clipped to start where the earlier span ends. The result is sorted,
+  non-overlapping, and covers the union of all candidate spans.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import json
+import os
+import platform
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tcg.detect import fold as foldmod
+from tcg.detect import regex as rx
+from tcg.detect.entropy import shannon_entropy
+from tcg.detect.rule import Rule, load_rules
+from tcg.detect.validators import VALIDATORS, Validator
+
+if TYPE_CHECKING:
+    from tcg.policy.load import Policy
+
+# Bytes of right context a match decision may look at beyond the match itself
+# (\b and $ inspect the next byte). Left context: \b inspects the byte before.
+CONTEXT = 2
+ENGINE_ENV = "TCG_DETECT_ENGINE"
+# Inner categories that make an encoded run a finding.
+ENCODED_CATEGORIES = ("secret", "pii")
+# Max bytes of UTF-8 per folded character (a fold rule's byte bound is 4x its width).
+_FOLD_BYTES_PER_CHAR = 4
+_CONT = bytes(range(0x80, 0xC0))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A detected span. There is deliberately no field that could hold the value."""
+
+    start: int
+    end: int
+    rule_id: str
+    category: str
+    encoding: str = ""  # "" = direct hit; "base64" = the span is an encoded run hiding rule_id
+
+
+@dataclass
+class _Compiled:
+    index: int
+    rule: Rule
+    pat: re.Pattern[bytes]
+    width: int
+    min_len: int
+    kws: tuple[bytes, ...]
+    allow_values: frozenset[bytes]
+    allow_pats: tuple[re.Pattern[bytes], ...]
+    validator: Validator | None
+    entropy: float | None
+    block_end: re.Pattern[bytes] | None
+    spat: re.Pattern[str] | None = None  # fold rules only
+
+
+def hyperscan_available() -> bool:
+    try:
+        import hyperscan  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def default_engine() -> str:
+    """``hyperscan`` when its wheel imports, else ``re``; ``TCG_DETECT_ENGINE=re`` forces re."""
+    forced = os.environ.get(ENGINE_ENV, "").strip().lower()
+    if forced == "re":
+        return "re"
+    return "hyperscan" if hyperscan_available() else "re"
+
+
+class Detector:
+    """Compiled rule set. Build with :meth:`from_rules` or :func:`load_detector`."""
+
+    def __init__(self, rules: Sequence[Rule], engine: str | None = None,
+                 cache_dir: Path | None = None):
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self.engine = engine or default_engine()
+        if self.engine not in ("hyperscan", "re"):
+            raise ValueError(f"unknown detection engine {self.engine!r}")
+        self._compiled = [self._compile(i, r) for i, r in enumerate(self.rules)]
+        self._fold = [c for c in self._compiled if c.rule.fold]
+        widths = [c.width for c in self._compiled] or [0]
+        widths += [c.width * _FOLD_BYTES_PER_CHAR for c in self._fold]
+        #: bound (bytes) on any single finding's match, PEM blocks excluded
+        self.max_match_len: int = max(widths)
+        #: rule id -> regex (bytes) of the line that closes the block the rule opens
+        self.block_rules: dict[str, re.Pattern[bytes]] = {
+            c.rule.id: c.block_end for c in self._compiled if c.block_end is not None
+        }
+        self.hyperscan_rules: tuple[str, ...] = ()
+        self._keyword_rules = list(self._compiled)
+        self._hs_db: Any = None
+        self._lock = threading.Lock()
+        if self.engine == "hyperscan":
+            self._build_hyperscan(cache_dir)
+
+    @classmethod
+    def from_rules(cls, rules: Iterable[Rule], *, engine: str | None = None,
+                   cache_dir: Path | None = None) -> Detector:
+        """A detector over ``rules`` (rule order breaks ties between equal spans).
+
+        ``cache_dir``: keep the compiled hyperscan database there (compiling
+        ~170 rules takes >1 s, loading the cached one ~1 ms). The cached
+        database is re-verified against every rule's examples on load.
+        """
+        return cls(list(rules), engine, cache_dir)
+
+    # ------------------------------------------------------------ compile
+
+    @staticmethod
+    def _compile(index: int, rule: Rule) -> _Compiled:
+        return _Compiled(
+            index=index, rule=rule, pat=rx.compile_bytes(rule.regex), width=rule.max_len,
+            min_len=rule.min_len, kws=tuple(k.encode("utf-8") for k in rule.keywords),
+            allow_values=frozenset(v.encode("utf-8") for v in rule.allow_values),
+            allow_pats=tuple(re.compile(p.encode("utf-8")) for p in rule.allow_patterns),
+            validator=VALIDATORS[rule.validator] if rule.validator else None,
+            entropy=rule.entropy,
+            block_end=rx.compile_bytes(rule.block_end) if rule.block_end else None,
+            spat=rx.compile_str(rule.regex) if rule.fold else None,
+        )
+
+    def _build_hyperscan(self, cache_dir: Path | None) -> None:
+        import hyperscan
+
+        exprs: list[tuple[_Compiled, bytes, int]] = []
+        for c in self._compiled:
+            expr, flags = rx.hyperscan_pattern(c.rule.regex)
+            exprs.append((c, expr, flags))
+
+        def compile_set(items: list[tuple[_Compiled, bytes, int]]) -> Any:
+            if not items:
+                return None
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            db.compile(expressions=[e for _, e, _ in items], ids=[c.index for c, _, _ in items],
+                       flags=[f for _, _, f in items])
+            return db
+
+        cache_file = _hs_cache_file(cache_dir, exprs)
+        loaded = _hs_cache_load(cache_file, exprs)
+        if loaded is not None:
+            db, accepted = loaded
+            if self._hs_self_check(db, accepted):
+                loaded = None  # stale or tampered cache: rebuild (fail closed)
+        if loaded is None:
+            accepted = exprs
+            try:
+                db = compile_set(exprs)
+            except hyperscan.error:
+                accepted = []
+                for item in exprs:  # find the patterns hyperscan refuses; they use keywords + re
+                    try:
+                        compile_set([item])
+                    except hyperscan.error:
+                        continue
+                    accepted.append(item)
+                db = compile_set(accepted)
+            bad = self._hs_self_check(db, accepted)
+            if bad:
+                accepted = [item for item in accepted if item[0].index not in bad]
+                db = compile_set(accepted)
+            _hs_cache_store(cache_file, db, accepted)
+        in_hs = {c.index for c, _, _ in accepted}
+        self._hs_db = db
+        self.hyperscan_rules = tuple(c.rule.id for c, _, _ in accepted)
+        self._keyword_rules = [c for c in self._compiled if c.index not in in_hs]
+
+    def _hs_self_check(self, db: Any, items: list[tuple[_Compiled, bytes, int]]) -> set[int]:
+        """Rules whose own examples hyperscan does not reproduce (every end offset
+        ``re`` finds must be reported). hyperscan 5.4 misses e.g. some caseless
+        alternations; such rules are demoted to the keyword + re path."""
+        bad: set[int] = set()
+        if db is None:
+            return bad
+        for c, _, _ in items:
+            for ex in c.rule.examples_match + c.rule.examples_no_match:
+                raw = ex.encode("utf-8")
+                for text in (raw, b"padding; " * 7 + raw + b" ;trailing context"):
+                    want = {m.end() for m in _all_starts(c.pat, text)}
+                    if not want:
+                        continue
+                    got: set[int] = set()
+
+                    def on_match(rid: int, _f: int, to: int, _fl: int, _ctx: Any,
+                                 got: set[int] = got, idx: int = c.index) -> None:
+                        if rid == idx:
+                            got.add(to)
+
+                    db.scan(text, match_event_handler=on_match)
+                    if not want <= got:
+                        bad.add(c.index)
+        return bad
+
+    # ------------------------------------------------------------ public API
+
+    def find_bytes(self, data: bytes, *, decode: bool = False,
+                   overlapping: bool = False) -> list[Finding]:
+        """Findings in ``data`` with byte offsets. Invalid UTF-8 is fine.
+
+        ``decode=True`` also decodes base64/base64url runs (tcg.detect.encoded)
+        and reports a run whose decoded text holds a secret/PII as one finding
+        spanning the whole run, with ``encoding="base64"``.
+        ``overlapping=True`` returns every candidate (sorted, may overlap)
+        instead of the resolved, non-overlapping list.
+        """
+        data = bytes(data)
+        cands = self._scan(data)
+        if self._fold and not data.isascii():
+            cands.extend(self._scan_folded(data))
+        if decode:
+            cands.extend(self._scan_encoded(data))
+        return _unresolved(cands) if overlapping else _resolve(cands)
+
+    def find(self, text: str, *, decode: bool = False, overlapping: bool = False) -> list[Finding]:
+        """Findings in ``text`` with str offsets (a span is widened to whole characters)."""
+        if text.isascii():
+            return self.find_bytes(text.encode("ascii"), decode=decode, overlapping=overlapping)
+        data = text.encode("utf-8", "surrogatepass")
+        out = []
+        for f in self.find_bytes(data, decode=decode, overlapping=overlapping):
+            s, e = _char_index(data, f.start, ceil=False), _char_index(data, f.end, ceil=True)
+            out.append(Finding(s, e, f.rule_id, f.category, f.encoding))
+        return out
+
+    # ------------------------------------------------------------ scanning
+
+    def _scan(self, data: bytes) -> list[tuple[int, int, int, Finding]]:
+        n = len(data)
+        windows: dict[int, list[tuple[int, int]]] = {}
+        if self._hs_db is not None and n:
+            hits: list[tuple[int, int]] = []
+
+            def on_match(rid: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
+                hits.append((rid, to))
+
+            with self._lock:
+                self._hs_db.scan(data, match_event_handler=on_match)
+            comp = self._compiled
+            for rid, to in hits:
+                c = comp[rid]
+                windows.setdefault(rid, []).append((to - c.width, to - c.min_len))
+        if self._keyword_rules and n:
+            lower: bytes | None = None
+            occurrences: dict[bytes, list[int]] = {}
+            for c in self._keyword_rules:
+                if not c.kws:
+                    windows.setdefault(c.index, []).append((0, n))
+                    continue
+                if lower is None:
+                    lower = data.lower()
+                wins = windows.setdefault(c.index, [])
+                for kw in c.kws:
+                    occ = occurrences.get(kw)
+                    if occ is None:
+                        occ = occurrences[kw] = _find_all(lower, kw)
+                    k_len = len(kw)
+                    wins.extend((k + k_len - c.width, k) for k in occ)
+        out: list[tuple[int, int, int, Finding]] = []
+        for idx, wins in windows.items():
+            if wins:
+                self._confirm(self._compiled[idx], data, wins, out)
+        return out
+
+    def _confirm(self, c: _Compiled, data: bytes, wins: list[tuple[int, int]],
+                 out: list[tuple[int, int, int, Finding]]) -> None:
+        n = len(data)
+        span = c.width + CONTEXT
+        search = c.pat.search
+        for lo, hi in _merge(wins):
+            pos = max(lo, 0)
+            endpos = min(n, hi + span)
+            while pos <= hi:
+                m = search(data, pos, endpos)
+                if m is None or m.start() > hi:
+                    break
+                pos = m.start() + 1
+                f = self._accept(c, data, m)
+                if f is not None:
+                    out.append((f.start, f.start - f.end, c.index, f))
+
+    def _accept(self, c: _Compiled, data: bytes, m: re.Match[bytes]) -> Finding | None:
+        s, e = m.span()
+        if c.kws:
+            seg = data[s:e].lower()
+            if not any(k in seg for k in c.kws):
+                return None
+        vs, ve = s, e
+        if c.rule.has_value_group:
+            gs, ge = m.span("value")
+            if gs >= 0:
+                vs, ve = gs, ge
+        if not self._value_ok(c, data[vs:ve]):
+            return None
+        if c.block_end is not None:
+            end = c.block_end.search(data, ve)
+            ve = end.end() if end is not None else len(data)  # no END line: fail closed
+        return Finding(vs, ve, c.rule.id, c.rule.category)
+
+    @staticmethod
+    def _value_ok(c: _Compiled, value: bytes) -> bool:
+        if not value or value in c.allow_values:
+            return False
+        if any(p.search(value) for p in c.allow_pats):
+            return False
+        if c.entropy is not None and shannon_entropy(value) < c.entropy:
+            return False
+        return c.validator is None or c.validator(value)
+
+    def _scan_folded(self, data: bytes) -> list[tuple[int, int, int, Finding]]:
+        """Fold rules on homoglyph/width-folded text; spans map back to original bytes."""
+        text = data.decode("utf-8", "surrogateescape")
+        width = max(c.width for c in self._fold)
+        regions = foldmod.fold_regions(text, width + CONTEXT + 1)
+        if not regions:
+            return []
+        folded = foldmod.fold(text)
+        out: list[tuple[int, int, int, Finding]] = []
+        n = len(folded)
+        for c in self._fold:
+            if c.spat is None:
+                continue
+            for lo, hi in regions:
+                pos, endpos = lo, min(n, hi + c.width + CONTEXT)
+                while pos <= hi:
+                    m = c.spat.search(folded, pos, endpos)
+                    if m is None or m.start() > hi:
+                        break
+                    pos = m.start() + 1
+                    s, e = m.span()
+                    if text[s:e] == folded[s:e]:
+                        continue  # nothing folded here: the direct scan owns this match
+                    if c.kws and not any(k.decode() in folded[s:e].lower() for k in c.kws):
+                        continue
+                    vs, ve = s, e
+                    if c.rule.has_value_group and m.span("value")[0] >= 0:
+                        vs, ve = m.span("value")
+                    value = folded[vs:ve].encode("utf-8", "surrogateescape")
+                    if not self._value_ok(c, value):
+                        continue
+                    bs = len(text[:vs].encode("utf-8", "surrogateescape"))
+                    be = bs + len(text[vs:ve].encode("utf-8", "surrogateescape"))
+                    f = Finding(bs, be, c.rule.id, c.rule.category)
+                    out.append((bs, bs - be, c.index, f))
+        return out
+
+    def _scan_encoded(self, data: bytes) -> list[tuple[int, int, int, Finding]]:
+        from tcg.detect.encoded import encoded_runs
+
+        out: list[tuple[int, int, int, Finding]] = []
+        for s, e, decoded in encoded_runs(data):
+            inner = [t for t in self._scan(decoded) if t[3].category in ENCODED_CATEGORIES]
+            if not inner:
+                continue
+            # secrets before PII, then rule order: deterministic choice of the reported id
+            _, _, idx, f = min(inner, key=lambda t: (t[3].category != "secret", t[2], t[0]))
+            out.append((s, s - e, idx, Finding(s, e, f.rule_id, f.category, "base64")))
+        return out
+
+
+_HS_CACHE_FORMAT = b"tcg-hsdb-1"
+
+
+def _hs_cache_file(cache_dir: Path | None, exprs: list[tuple[_Compiled, bytes, int]]) -> Path | None:
+    if cache_dir is None:
+        return None
+    import hyperscan
+
+    h = hashlib.sha256(_HS_CACHE_FORMAT)
+    h.update(str(getattr(hyperscan, "__version__", "")).encode())
+    h.update(platform.machine().encode())
+    for c, expr, flags in exprs:
+        h.update(b"\0%d\0%d\0" % (c.index, flags) + expr)
+    return cache_dir / f"hs-{h.hexdigest()[:32]}.db"
+
+
+def _hs_cache_load(path: Path | None, exprs: list[tuple[_Compiled, bytes, int]]
+                   ) -> tuple[Any, list[tuple[_Compiled, bytes, int]]] | None:
+    if path is None:
+        return None
+    import hyperscan
+
+    try:
+        raw = path.read_bytes()
+        head, _, blob = raw.partition(b"\n")
+        indices = set(json.loads(head.decode("ascii")))
+        accepted = [item for item in exprs if item[0].index in indices]
+        if not blob:
+            return (None, accepted) if not accepted else None
+        db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
+        db.scratch = hyperscan.Scratch(db)
+        return db, accepted
+    except (OSError, ValueError, TypeError, hyperscan.error):
+        return None
+
+
+def _hs_cache_store(path: Path | None, db: Any, accepted: list[tuple[_Compiled, bytes, int]]) -> None:
+    """Best effort: a cache that cannot be written only costs compile time."""
+    if path is None:
+        return
+    import hyperscan
+
+    from tcg.paths import ensure_private_dir
+
+    try:
+        ensure_private_dir(path.parent)
+        head = json.dumps(sorted(c.index for c, _, _ in accepted)).encode("ascii")
+        blob = bytes(hyperscan.dumpb(db)) if db is not None else b""
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(head + b"\n" + blob)
+        os.replace(tmp, path)
+    except (OSError, hyperscan.error):
+        return
+
+
+def _all_starts(pat: re.Pattern[bytes], data: bytes) -> list[re.Match[bytes]]:
+    out = []
+    pos = 0
+    while True:
+        m = pat.search(data, pos)
+        if m is None:
+            return out
+        out.append(m)
+        pos = m.start() + 1
+
+
+def _find_all(haystack: bytes, needle: bytes) -> list[int]:
+    out = []
+    find = haystack.find
+    i = find(needle)
+    while i >= 0:
+        out.append(i)
+        i = find(needle, i + 1)
+    return out
+
+
+def _merge(wins: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    wins.sort()
+    merged: list[tuple[int, int]] = []
+    for lo, hi in wins:
+        if merged and lo <= merged[-1][1] + 1:
+            if hi > merged[-1][1]:
+                merged[-1] = (merged[-1][0], hi)
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+_CATEGORY_ORDER = ("secret", "pii", "reference")
+
+
+def _resolve(cands: list[tuple[int, int, int, Finding]]) -> list[Finding]:
+    """Sorted, non-overlapping findings.
+
+    Categories are resolved in the order secret, pii, reference: a candidate
+    that overlaps a kept finding of an earlier category is dropped (an e-mail
+    regex swallowing ``token@host`` must not hide the token). Within a category
+    the leftmost, then longest, then first rule wins; a candidate sticking out
+    of a kept span is clipped, so the union of the category's candidates stays
+    covered.
+    """
+    cands.sort(key=lambda t: (t[0], t[1], t[2]))
+    kept: list[Finding] = []
+    for cat in _CATEGORY_ORDER:
+        starts = [f.start for f in kept]
+        ends = [f.end for f in kept]
+        added: list[Finding] = []
+        last_end = -1
+        for _s, _neg, _idx, f in cands:
+            if f.category != cat or f.end <= last_end:
+                continue
+            i = bisect.bisect_left(starts, f.end) - 1
+            if i >= 0 and ends[i] > f.start:
+                continue  # overlaps a finding of a more important category
+            if f.start < last_end:
+                f = Finding(last_end, f.end, f.rule_id, f.category, f.encoding)
+            added.append(f)
+            last_end = f.end
+        kept = sorted(kept + added, key=lambda f: f.start)
+    return kept
+
+
+def _unresolved(cands: list[tuple[int, int, int, Finding]]) -> list[Finding]:
+    cands.sort(key=lambda t: (t[0], t[1], t[2]))
+    seen: set[Finding] = set()
+    out = []
+    for t in cands:
+        if t[3] not in seen:
+            seen.add(t[3])
+            out.append(t[3])
+    return out
+
+
+def _char_index(data: bytes, b: int, *, ceil: bool) -> int:
+    """str index of byte offset ``b`` in UTF-8 ``data`` (rounded to a whole character)."""
+    count = len(data[:b].translate(None, _CONT))
+    mid = b < len(data) and data[b] in _CONT
+    return count if (ceil or not mid) else count - 1
+
+
+# ---------------------------------------------------------------- loading
+
+
+def disabled_rules(policy: Policy | None) -> frozenset[str]:
+    if policy is None:
+        return frozenset()
+    value = policy.get("detect.disabled_rules", []) or []
+    return frozenset(str(v) for v in value)
+
+
+@lru_cache(maxsize=8)
+def _cached_detector(disabled: frozenset[str], engine: str) -> Detector:
+    from tcg.paths import get_paths
+
+    rules = [r for r in load_rules() if r.id not in disabled]
+    return Detector.from_rules(rules, engine=engine, cache_dir=get_paths().cache / "detect")
+
+
+def load_detector(policy: Policy | None = None, *, engine: str | None = None) -> Detector:
+    """The detector for the packaged rules minus the policy's ``detect.disabled_rules``.
+
+    Compiled once per process for each distinct (disabled set, engine): the
+    part of the policy fingerprint that matters to detection.
+    """
+    return _cached_detector(disabled_rules(policy), engine or default_engine())

@@ -1,0 +1,199 @@
+"""Detection rules as data: parse and validate ``tcg/detect/rules/*.toml``.
+
+Every problem is a RuleError that names the file and the rule id, raised at
+load time, so a broken rule never reaches a scan (gitleaks ``Rule.Validate``).
+The schema is docs/rules.md.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from tcg.detect import regex as rx
+from tcg.detect.validators import VALIDATORS
+from tcg.errors import TcgError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CATEGORIES = ("secret", "pii", "reference")
+RESERVED_CATEGORIES = ("entity",)
+_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_KEYS = {
+    "id", "category", "description", "regex", "keywords", "entropy", "validator", "fold",
+    "max_len", "allow", "examples", "block_end",
+}
+_ALLOW_KEYS = {"values", "patterns"}
+_EXAMPLE_KEYS = {"match", "no_match"}
+MIN_EXAMPLES = 2
+
+
+class RuleError(TcgError):
+    """A rule file is invalid. The message names the file and the rule id."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    category: str
+    description: str
+    regex: str
+    keywords: tuple[str, ...] = ()
+    entropy: float | None = None
+    validator: str | None = None
+    fold: bool = False
+    max_len: int = 0  # bytes; computed from the regex (or a larger override)
+    min_len: int = 1
+    allow_values: tuple[str, ...] = ()
+    allow_patterns: tuple[str, ...] = ()
+    examples_match: tuple[str, ...] = ()
+    examples_no_match: tuple[str, ...] = ()
+    block_end: str | None = None  # regex of the line that closes a block (PEM keys)
+    has_value_group: bool = False
+    source: str = ""
+
+    def __repr__(self) -> str:  # examples hold fake secrets; keep reprs short and value-free
+        return f"Rule(id={self.id!r}, category={self.category!r}, source={self.source!r})"
+
+
+def _fail(source: str, rid: str, msg: str, hint: str | None = None) -> RuleError:
+    return RuleError(f"{source}: rule {rid!r}: {msg}", hint=hint or "see docs/rules.md for the rule schema")
+
+
+def _str_list(value: Any, source: str, rid: str, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(source, rid, f"{key} must be a list of strings")
+    return tuple(value)
+
+
+def parse_rule(raw: Any, source: str) -> Rule:
+    """Validate one ``[[rule]]`` table and return the Rule."""
+    if not isinstance(raw, dict):
+        raise RuleError(f"{source}: every [[rule]] must be a table")
+    rid = raw.get("id")
+    if not isinstance(rid, str) or not _ID.fullmatch(rid):
+        raise _fail(source, str(rid), "id must be kebab-case ([a-z0-9] words joined by '-')")
+    unknown = set(raw) - _KEYS
+    if unknown:
+        raise _fail(source, rid, f"unknown key(s) {sorted(unknown)}")
+    category = raw.get("category")
+    if category in RESERVED_CATEGORIES:
+        raise _fail(source, rid, f"category {category!r} is reserved for a later release")
+    if category not in CATEGORIES:
+        raise _fail(source, rid, f"category must be one of {list(CATEGORIES)}")
+    description = raw.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise _fail(source, rid, "description is required")
+    pattern = raw.get("regex")
+    try:
+        analysis = rx.analyse(pattern)  # type: ignore[arg-type]
+    except rx.PatternError as exc:
+        raise _fail(source, rid, f"regex: {exc}") from None
+    keywords = _str_list(raw.get("keywords", []), source, rid, "keywords")
+    if any(not k for k in keywords):
+        raise _fail(source, rid, "keywords must not be empty strings")
+    entropy = raw.get("entropy")
+    if entropy is not None and (isinstance(entropy, bool) or not isinstance(entropy, (int, float))
+                                or not 0 <= entropy <= 8):
+        raise _fail(source, rid, "entropy must be a number of bits per char between 0 and 8")
+    validator = raw.get("validator")
+    if validator is not None and validator not in VALIDATORS:
+        raise _fail(source, rid, f"unknown validator {validator!r}",
+                    hint=f"known validators: {', '.join(sorted(VALIDATORS))}")
+    fold = raw.get("fold", False)
+    if not isinstance(fold, bool):
+        raise _fail(source, rid, "fold must be true or false")
+    max_len = raw.get("max_len", 0)
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 0:
+        raise _fail(source, rid, "max_len must be a non-negative integer")
+    if max_len and max_len < analysis.max_width:
+        raise _fail(source, rid, f"max_len {max_len} is below the regex's maximum width "
+                                 f"{analysis.max_width}; it may only raise the bound")
+    max_len = max(max_len, analysis.max_width)
+    block_end = raw.get("block_end")
+    if block_end is not None:
+        if not isinstance(block_end, str):
+            raise _fail(source, rid, "block_end must be a regex string")
+        try:
+            rx.analyse(block_end)
+        except rx.PatternError as exc:
+            raise _fail(source, rid, f"block_end: {exc}") from None
+    allow = raw.get("allow", {})
+    if not isinstance(allow, dict) or set(allow) - _ALLOW_KEYS:
+        raise _fail(source, rid, "allow may only hold 'values' and 'patterns'")
+    allow_values = _str_list(allow.get("values", []), source, rid, "allow.values")
+    allow_patterns = _str_list(allow.get("patterns", []), source, rid, "allow.patterns")
+    for ap in allow_patterns:
+        try:
+            re.compile(ap)
+        except re.error as exc:
+            raise _fail(source, rid, f"allow pattern does not compile: {exc}") from None
+    examples = raw.get("examples", {})
+    if not isinstance(examples, dict) or set(examples) - _EXAMPLE_KEYS:
+        raise _fail(source, rid, "examples may only hold 'match' and 'no_match'")
+    ex_match = _str_list(examples.get("match", []), source, rid, "examples.match")
+    ex_no = _str_list(examples.get("no_match", []), source, rid, "examples.no_match")
+    if len(ex_match) < MIN_EXAMPLES or len(ex_no) < MIN_EXAMPLES:
+        raise _fail(source, rid, f"needs at least {MIN_EXAMPLES} examples.match and "
+                                 f"{MIN_EXAMPLES} examples.no_match")
+    return Rule(
+        id=rid, category=category, description=description.strip(), regex=pattern,  # type: ignore[arg-type]
+        keywords=tuple(k.lower() for k in keywords),
+        entropy=float(entropy) if entropy is not None else None, validator=validator, fold=fold,
+        max_len=max_len, min_len=analysis.min_width, allow_values=allow_values,
+        allow_patterns=allow_patterns, examples_match=ex_match, examples_no_match=ex_no,
+        block_end=block_end, has_value_group=analysis.has_value_group, source=source,
+    )
+
+
+def parse_rules_text(text: str, source: str) -> list[Rule]:
+    """Parse one rules file's TOML text."""
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleError(f"{source}: invalid TOML: {exc}", hint="fix the TOML syntax") from None
+    if set(doc) - {"rule"}:
+        raise RuleError(f"{source}: only [[rule]] tables are allowed, found {sorted(set(doc) - {'rule'})}")
+    raw_rules = doc.get("rule", [])
+    if not isinstance(raw_rules, list):
+        raise RuleError(f"{source}: 'rule' must be an array of tables ([[rule]])")
+    return [parse_rule(r, source) for r in raw_rules]
+
+
+def check_unique(rules: Iterable[Rule]) -> list[Rule]:
+    seen: dict[str, str] = {}
+    out = []
+    for r in rules:
+        if r.id in seen:
+            raise _fail(r.source, r.id, f"duplicate id (also defined in {seen[r.id]})",
+                        hint="rule ids are unique across all rule files")
+        seen[r.id] = r.source
+        out.append(r)
+    return out
+
+
+def builtin_rule_files() -> list[tuple[str, str]]:
+    """(file name, text) of the packaged rule files, sorted by name (that order is rule order)."""
+    root = resources.files("tcg.detect") / "rules"
+    files = sorted((p for p in root.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name)
+    return [(p.name, p.read_text(encoding="utf-8")) for p in files]
+
+
+def load_rules(paths: Iterable[str | Path] | None = None) -> list[Rule]:
+    """Load and validate rules: the packaged files, or the given files (tests, custom sets)."""
+    if paths is None:
+        items = builtin_rule_files()
+    else:
+        items = [(Path(p).name, Path(p).read_text(encoding="utf-8")) for p in paths]
+    rules: list[Rule] = []
+    for name, text in items:
+        rules.extend(parse_rules_text(text, name))
+    return check_unique(rules)

@@ -1,0 +1,44 @@
+"""Streaming secret masking (DESIGN §6): ``Masker``, ``masker_for``, ``mask_text``.
+
+Placeholders are ``<SECRET:rule-id:h8>`` / ``<PII:type:h8>`` with h8 the
+install-keyed HMAC of the value; reference findings (names of variables or
+files, no value) are left as they are. docs/masking.md has the guarantees.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tcg.mask.masker import DEFAULT_HOLD_MS, MODES, Masker, placeholder
+
+if TYPE_CHECKING:
+    from tcg.keyhash import KeyedHasher
+    from tcg.policy.load import Policy
+
+__all__ = ["DEFAULT_HOLD_MS", "MODES", "Masker", "mask_text", "masker_for", "placeholder"]
+
+
+def hold_ms_of(policy: Policy | None) -> int:
+    """The policy's ``mask.terminal-hold-ms`` (default 500)."""
+    value = policy.get("mask.terminal-hold-ms", DEFAULT_HOLD_MS) if policy is not None else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else DEFAULT_HOLD_MS
+
+
+def masker_for(policy: Policy | None, mode: str, *, hasher: KeyedHasher | None = None) -> Masker:
+    """A Masker for ``policy``'s detector, the install's keyed hasher and its hold time."""
+    from tcg.detect.engine import load_detector
+    from tcg.keyhash import KeyedHasher
+
+    return Masker(
+        load_detector(policy),
+        hasher if hasher is not None else KeyedHasher.for_install(),
+        mode,
+        hold_ms_of(policy),
+    )
+
+
+def mask_text(text: str, policy: Policy | None = None) -> str:
+    """Mask a whole string (e.g. a command line going into an event)."""
+    m = masker_for(policy, "strict")
+    data = text.encode("utf-8", "surrogateescape")
+    return (m.feed(data) + m.flush()).decode("utf-8", "surrogateescape")

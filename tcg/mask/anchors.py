@@ -1,0 +1,228 @@
+"""Terminal mode's cheap "could this tail begin a secret?" test.
+
+Derived from the rule data, not hand-written: for each rule the literal
+strings every match starts with (``AKIA``/``A3T``, ``ghp_``, ``sk-``,
+``-----BEGIN``, ``xox``…), computed from the regex parse tree; a rule whose
+matches have no literal start of >= MIN_ANCHOR bytes (generic shapes, e-mail,
+card numbers) contributes its keywords instead, and a rule with neither
+contributes nothing (terminal mode never holds for it: see docs/masking.md).
+
+A tail is held when it contains an anchor occurrence on its last line, or ends
+with the first MIN_PARTIAL+ bytes of an anchor. Anchors that come from a rule
+starting with ``\\b`` must sit on a word boundary, so ``disk-`` does not hold
+for ``sk-``. Typing ``ls`` or ``hello`` matches nothing here.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+try:  # Python >= 3.11
+    import re._parser as _p  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - Python 3.10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import sre_parse as _p  # type: ignore[no-redef]
+
+MIN_ANCHOR = 3
+MIN_PARTIAL = 3
+_MAX_PREFIX = 12
+_MAX_SET = 64
+_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _prefixes(items: object, depth: int = 0) -> set[tuple[bytes, bool]]:
+    """{(literal prefix, covers-all-of-items)} over all paths through ``items``."""
+    result: set[tuple[bytes, bool]] = {(b"", True)}
+    for op, av in items:  # type: ignore[attr-defined]
+        nxt: set[tuple[bytes, bool]] = set()
+        item = _item(str(op), av, depth)
+        for p, done in result:
+            if not done or len(p) >= _MAX_PREFIX:
+                nxt.add((p, False))
+                continue
+            for q, d2 in item:
+                nxt.add(((p + q)[:_MAX_PREFIX], d2))
+        if len(nxt) > _MAX_SET:
+            return {(b"", False)}
+        result = nxt
+        if not any(done for _, done in result):
+            break
+    return result
+
+
+def _item(name: str, av: object, depth: int) -> set[tuple[bytes, bool]]:
+    if depth > 20:
+        return {(b"", False)}
+    if name == "LITERAL":
+        return {(bytes([av]), True)}  # type: ignore[list-item]
+    if name == "AT":
+        return {(b"", True)}
+    if name == "SUBPATTERN":
+        return _prefixes(av[3], depth + 1)  # type: ignore[index]
+    if name == "BRANCH":
+        out: set[tuple[bytes, bool]] = set()
+        for sub in av[1]:  # type: ignore[index]
+            out |= _prefixes(sub, depth + 1)
+        return out
+    if name == "IN":
+        chars: list[int] = []
+        for iop, iav in av:  # type: ignore[attr-defined]
+            iname = str(iop)
+            if iname == "LITERAL":
+                chars.append(iav)
+            elif iname == "RANGE" and iav[1] - iav[0] < 4:
+                chars.extend(range(iav[0], iav[1] + 1))
+            else:
+                return {(b"", False)}
+        if 0 < len(chars) <= 4:
+            return {(bytes([c]), True) for c in chars}
+        return {(b"", False)}
+    if name in ("MAX_REPEAT", "MIN_REPEAT"):
+        lo, _hi, sub = av  # type: ignore[misc]
+        if lo == 0:
+            return {(b"", False)}
+        return {(p, False) for p, _ in _prefixes(sub, depth + 1)}
+    return {(b"", False)}
+
+
+def _starts_with_boundary(tree: object) -> bool:
+    for op, av in tree:  # type: ignore[attr-defined]
+        name = str(op)
+        if name == "AT":
+            return "BOUNDARY" in str(av) and "NON" not in str(av)
+        if name == "SUBPATTERN":
+            return _starts_with_boundary(av[3])  # type: ignore[index]
+        return False
+    return False
+
+
+@dataclass(frozen=True)
+class AnchorSet:
+    """Literal anchors of a rule set; ``hold_from`` is the terminal-mode test."""
+
+    exact: dict[bytes, bool]  # anchor -> needs a word boundary before it
+    folded: dict[bytes, bool]  # lower-cased anchors of (?i) rules / keywords
+    unanchored: tuple[str, ...]  # rule ids terminal mode never holds for
+
+    def __post_init__(self) -> None:
+        def alt(words: Iterable[bytes], flags: int) -> re.Pattern[bytes] | None:
+            ws = sorted(set(words), key=len, reverse=True)
+            return re.compile(b"|".join(re.escape(w) for w in ws), flags) if ws else None
+
+        object.__setattr__(self, "_re_exact", alt(self.exact, 0))
+        object.__setattr__(self, "_re_folded", alt(self.folded, re.IGNORECASE))
+        parts: set[bytes] = set()
+        for a in self.exact:
+            parts.update(a[:k] for k in range(MIN_PARTIAL, len(a)))
+        fparts: set[bytes] = set()
+        for a in self.folded:
+            fparts.update(a[:k] for k in range(MIN_PARTIAL, len(a)))
+        object.__setattr__(self, "_partial", frozenset(parts))
+        object.__setattr__(self, "_fpartial", frozenset(fparts))
+        longest = max((len(a) for a in (*self.exact, *self.folded)), default=0)
+        object.__setattr__(self, "_longest", longest)
+
+    def hold_from(self, view: bytes | bytearray, lo: int) -> int | None:
+        """Earliest offset >= ``lo`` from which the tail of ``view`` could begin a secret.
+
+        An anchor that started before ``lo`` (its first bytes already released)
+        but completes after it still holds from ``lo``: releasing ``sk`` and
+        then holding ``-proj-…`` leaks two harmless bytes, not the key.
+        """
+        n = len(view)
+        longest: int = self._longest  # type: ignore[attr-defined]
+        start = max(_last_line_start(view, lo - longest + 1), lo - longest + 1, 0)
+        best: int | None = None
+        for rx, table in ((self._re_exact, self.exact), (self._re_folded, self.folded)):  # type: ignore[attr-defined]
+            if rx is None:
+                continue
+            for m in rx.finditer(view, start):
+                s = max(m.start(), lo)
+                if best is not None and s >= best:
+                    break
+                if m.end() <= lo:
+                    continue
+                key = m.group() if table is self.exact else m.group().lower()
+                if _boundary_ok(view, m.start(), table.get(key, False)):
+                    best = s
+                    break
+        # a partial anchor at the very end ("AKI", "-----BEG")
+        for k in range(MIN_PARTIAL, min(longest, n - start + 1)):
+            s = n - k
+            if best is not None and max(s, lo) >= best:
+                continue
+            tail = bytes(view[s:])
+            if tail in self._partial or tail.lower() in self._fpartial:  # type: ignore[attr-defined]
+                if _boundary_ok(view, s, self._needs_boundary(tail)):
+                    best = max(s, lo)
+        return best if best is None or best < n else None
+
+    def _needs_boundary(self, partial: bytes) -> bool:
+        low = partial.lower()
+        flags = [b for a, b in self.exact.items() if a.startswith(partial)]
+        flags += [b for a, b in self.folded.items() if a.startswith(low)]
+        return bool(flags) and all(flags)
+
+
+def _last_line_start(view: bytes | bytearray, lo: int) -> int:
+    """Start of the last line of view[lo:] (or of the line running into ``lo``)."""
+    lo = max(lo, 0)
+    i = max(view.rfind(b"\n", lo), view.rfind(b"\r", lo))
+    if i >= 0:
+        return i + 1
+    i = max(view.rfind(b"\n", 0, lo), view.rfind(b"\r", 0, lo))
+    return i + 1
+
+
+def _boundary_ok(view: bytes | bytearray, s: int, needs: bool) -> bool:
+    if not needs or s == 0:
+        return True
+    if view[s] not in _WORD:
+        return True
+    return view[s - 1] not in _WORD
+
+
+def build_anchors(rules: Iterable[object]) -> AnchorSet:
+    """Anchors for the rules of a Detector (``Detector.rules``)."""
+    exact: dict[bytes, bool] = {}
+    folded: dict[bytes, bool] = {}
+    unanchored: list[str] = []
+
+    def put(table: dict[bytes, bool], a: bytes, boundary: bool) -> None:
+        table[a] = table.get(a, True) and boundary
+
+    for rule in rules:
+        if getattr(rule, "category", "") == "reference":
+            continue
+        pattern: str = rule.regex  # type: ignore[attr-defined]
+        try:
+            tree = _p.parse(pattern.encode("utf-8"))
+        except Exception:  # noqa: BLE001 - the engine already validated it; be safe
+            tree = None
+        ci = bool(tree is not None and tree.state.flags & re.IGNORECASE)
+        anchors: set[bytes] = set()
+        boundary = False
+        if tree is not None:
+            boundary = _starts_with_boundary(tree)
+            pre = {p for p, _ in _prefixes(tree)}
+            if pre and all(len(p) >= MIN_ANCHOR for p in pre):
+                anchors = pre
+        if anchors:
+            for a in anchors:
+                first_word = a[:1] in (bytes([c]) for c in _WORD)
+                if ci:
+                    put(folded, a.lower(), boundary and first_word)
+                else:
+                    put(exact, a, boundary and first_word)
+            continue
+        kws = [k.encode("utf-8").lower() for k in getattr(rule, "keywords", ())]
+        if kws and all(len(k) >= MIN_ANCHOR for k in kws):
+            for k in kws:
+                put(folded, k, False)
+        else:
+            unanchored.append(rule.id)  # type: ignore[attr-defined]
+    return AnchorSet(exact, folded, tuple(unanchored))

@@ -1,0 +1,301 @@
+"""The streaming masker: bytes in, bytes out, secrets replaced by placeholders.
+
+One Masker per output stream; pure (no I/O, no clock except the terminal-mode
+hold timer). See docs/masking.md for the guarantees and their limits.
+
+How strict mode stays chunk-invariant (``feed(c1)+…+flush() == mask(whole)``):
+detection runs on the clean view (tcg.mask.view) of a window; a view position
+``p`` is *decided* once ``p + W`` bytes of immutable view exist, where
+``W = max_match_len + CONTEXT (+ the base64 run bound)`` — the engine's
+candidate at ``p`` looks at no byte beyond that, and at one byte before ``p``.
+Output is cut at the decided point, or earlier at the start of a finding that
+crosses it, so a finding is never split. The next window starts ``W`` bytes
+before the cut, so every candidate that could reach past the cut is seen again
+with its full left context; findings before the cut are dropped and one that
+starts before it is clipped at it, exactly as the engine's own overlap
+resolution does on the whole stream.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tcg.mask.anchors import AnchorSet, build_anchors
+from tcg.mask.view import BS_REACH, SGR, View
+
+if TYPE_CHECKING:
+    from tcg.detect.engine import Detector, Finding
+    from tcg.keyhash import KeyedHasher
+
+try:  # Python >= 3.11
+    import re._parser as _p  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - Python 3.10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import sre_parse as _p  # type: ignore[no-redef]
+
+MODES = ("strict", "terminal")
+DEFAULT_HOLD_MS = 500
+CONTEXT = 2  # the engine's right context (\b, $); left context is 1 byte
+_BLOCK_END_MAX = 512
+STRICT_STEP = 1024
+MASKED_CATEGORIES = {"secret": "SECRET", "pii": "PII"}
+
+
+def placeholder(category: str, rule_id: str, h8: str) -> bytes:
+    """``<SECRET:rule-id:h8>`` / ``<PII:type:h8>``."""
+    tag = MASKED_CATEGORIES.get(category, "SECRET")
+    return f"<{tag}:{rule_id}:{h8}>".encode("ascii")
+
+
+def _width(pattern: re.Pattern[bytes]) -> int:
+    try:
+        hi = _p.parse(pattern.pattern).getwidth()[1]
+    except Exception:  # noqa: BLE001
+        return _BLOCK_END_MAX
+    return min(int(hi), _BLOCK_END_MAX)
+
+
+@dataclass
+class _Block:
+    """State while inside a key block whose END line has not been seen."""
+
+    rule_id: str
+    category: str
+    end_re: re.Pattern[bytes]
+    start: int  # view offset of the block start
+    hashed: int  # view offset up to which ``digest`` has been fed
+    search_from: int  # view offset where the END search resumes
+    digest: Any
+
+
+class Masker:
+    """Streaming masker. ``mode`` is "strict" (pipes, agents) or "terminal" (a human's TTY)."""
+
+    def __init__(self, detector: Detector, hasher: KeyedHasher, mode: str = "strict",
+                 hold_ms: int = DEFAULT_HOLD_MS, *, decode: bool = True):
+        if mode not in MODES:
+            raise ValueError(f"unknown masking mode {mode!r} (strict or terminal)")
+        self.detector = detector
+        self.hasher = hasher
+        self.mode = mode
+        self.hold_ms = max(0, int(hold_ms))
+        self.decode = decode
+        look = detector.max_match_len
+        if decode:
+            from tcg.detect.encoded import MAX_RUN
+
+            look = max(look, MAX_RUN + 2)
+        #: view bytes held back beyond the decided point (the hold-back bound)
+        self.window = look + CONTEXT
+        self._ctx = look + CONTEXT + 1
+        # strict mode rescans its window only after this many newly decided bytes
+        self._step = STRICT_STEP
+        self._v = View()
+        self._cut = 0  # view offset: everything before it is emitted (or swallowed)
+        self._emitted = 0  # raw offset up to which output has been produced
+        self._block: _Block | None = None
+        self._block_ends = dict(getattr(detector, "block_rules", {}) or {})
+        self._end_width = max((_width(p) for p in self._block_ends.values()), default=0)
+        self._anchors: AnchorSet | None = None
+        self._held_since: float | None = None
+        self.count = 0  # spans masked so far (for events: counts, never values)
+        self.rules_seen: set[str] = set()
+
+    # ------------------------------------------------------------ public API
+
+    def feed(self, data: bytes) -> bytes:
+        """Mask the next chunk; returns what can be released now."""
+        if not data:
+            return b""
+        self._v.append(bytes(data))
+        out = bytearray()
+        self._advance(out, final=False)
+        self._update_hold()
+        return bytes(out)
+
+    def flush(self) -> bytes:
+        """End of stream: release everything (an open key block is masked to the end)."""
+        self._v.finish()
+        out = bytearray()
+        self._advance(out, final=True)
+        self._held_since = None
+        return bytes(out)
+
+    def release_idle(self) -> bytes:
+        """Terminal mode: release what is held (called when idle_deadline() has passed)."""
+        if self.mode != "terminal":
+            return b""
+        self._v.finish()
+        out = bytearray()
+        if self._block is not None:
+            self._close_block(out, self._v.view_end)
+        self._advance(out, final=True)
+        self._held_since = None
+        return bytes(out)
+
+    def idle_deadline(self) -> float | None:
+        """time.monotonic() at which release_idle() should run; None if nothing is held."""
+        if self.mode != "terminal" or self._held_since is None:
+            return None
+        return self._held_since + self.hold_ms / 1000.0
+
+    # ------------------------------------------------------------ internals
+
+    def _update_hold(self) -> None:
+        held = self._emitted < self._v.raw_end
+        if self.mode != "terminal" or not held:
+            self._held_since = None
+        elif self._held_since is None:
+            self._held_since = time.monotonic()
+
+    def _advance(self, out: bytearray, final: bool) -> None:
+        v = self._v
+        terminal = self.mode == "terminal" and not final
+        while True:
+            if self._block is not None:
+                if not self._block_step(out, final):
+                    break
+                continue
+            # strict: released up to the decided point; terminal: unless an anchor holds it
+            decided = v.view_end if (final or terminal) else self._decided()
+            if not final and decided - self._cut < (1 if terminal else self._step):
+                break
+            ws = max(v.view_base, self._cut - self._ctx)
+            window = v.view_bytes(ws, v.view_end)
+            found = [
+                _shift(f, f.start + ws, f.end + ws)
+                for f in (self.detector.find_bytes(window, decode=self.decode) if window else [])
+                if f.end + ws > self._cut
+            ]
+            cut_to = decided
+            block: Finding | None = None
+            if terminal:
+                cut_to = self._terminal_cut(window, ws, found, cut_to)
+                for f in found:  # a key block opens as soon as its BEGIN is seen
+                    if f.rule_id in self._block_ends and f.end >= v.view_end:
+                        block = f
+                        cut_to = max(f.start, self._cut)
+                        break
+            spans: list[Finding] = []
+            for f in found:
+                s = max(f.start, self._cut)
+                if s >= cut_to:
+                    break
+                if f.rule_id in self._block_ends and f.end >= v.view_end and not final:
+                    block = f  # BEGIN seen, END not yet: stream the block
+                    cut_to = s
+                    break
+                if f.end > cut_to:
+                    cut_to = s  # never split a finding: hold it whole
+                    break
+                spans.append(_shift(f, s, f.end))
+            self._emit(out, spans, cut_to)
+            if block is not None:
+                self._open_block(block)
+                continue
+            break
+        self._trim()
+
+    def _decided(self) -> int:
+        v = self._v
+        return min(v.view_end, v.hwm - BS_REACH) - self.window
+
+    def _terminal_cut(self, window: bytes, ws: int, found: list[Finding], cut_to: int) -> int:
+        """Terminal mode: hold only a tail that could begin a secret (or a finding at the end)."""
+        v = self._v
+        if self._anchors is None:
+            self._anchors = build_anchors(self.detector.rules)
+        lo = max(self._cut, v.view_end - self.window) - ws
+        h = self._anchors.hold_from(window, max(lo, 0))
+        if h is not None:
+            cut_to = min(cut_to, h + ws)
+        for f in found:  # a finding touching the end may still grow
+            if f.end + CONTEXT >= v.view_end and f.start < cut_to:
+                cut_to = max(f.start, self._cut)
+        return cut_to
+
+    def _emit(self, out: bytearray, spans: list[Finding], cut_to: int) -> None:
+        v = self._v
+        for f in spans:
+            if f.category not in MASKED_CATEGORIES:
+                continue  # references name a variable/file; there is no value to hide
+            rs = v.rawpos(f.start)
+            re_ = v.rawpos(f.end - 1) + 1
+            out += v.raw_bytes(self._emitted, rs)
+            value = v.view_bytes(f.start, f.end)
+            if f.rule_id in self._block_ends:  # same hash as a streamed block
+                value = hashlib.sha256(value).digest()
+            out += placeholder(f.category, f.rule_id, self.hasher.h8(value))
+            out += b"".join(SGR.findall(v.raw_bytes(rs, re_)))
+            self._emitted = re_
+            self.count += 1
+            self.rules_seen.add(f.rule_id)
+        target = v.rawpos(cut_to)
+        if target > self._emitted:
+            out += v.raw_bytes(self._emitted, target)
+            self._emitted = target
+        self._cut = max(self._cut, cut_to)
+        v.floor = self._cut
+
+    # ------------------------------------------------------------ key blocks
+
+    def _open_block(self, f: Finding) -> None:
+        s = max(f.start, self._cut)
+        self._block = _Block(f.rule_id, f.category, self._block_ends[f.rule_id], s, s, s,
+                             hashlib.sha256())
+
+    def _block_step(self, out: bytearray, final: bool) -> bool:
+        """Advance inside a key block; True if the block closed (continue scanning)."""
+        b = self._block
+        assert b is not None
+        v = self._v
+        limit = v.view_end if final else min(v.view_end, v.hwm - BS_REACH)
+        start = max(b.search_from, v.view_base)
+        m = b.end_re.search(v.view_bytes(start, limit)) if limit > start else None
+        if m is not None:
+            self._close_block(out, start + m.end())
+            return True
+        if final:
+            self._close_block(out, v.view_end)  # no END line: masked to the end
+            return False
+        b.search_from = max(b.search_from, limit - self._end_width - CONTEXT)
+        # hash and forget what the END search no longer needs (bounded memory)
+        upto = b.search_from
+        if upto > b.hashed:
+            b.digest.update(v.view_bytes(b.hashed, upto))
+            b.hashed = upto
+            self._cut = upto
+            v.floor = upto
+            self._emitted = max(self._emitted, v.rawpos(upto))
+        return False
+
+    def _close_block(self, out: bytearray, end: int) -> None:
+        b = self._block
+        assert b is not None
+        v = self._v
+        if end > b.hashed:
+            b.digest.update(v.view_bytes(b.hashed, end))
+        h8 = self.hasher.h8(b.digest.digest())
+        out += placeholder(b.category, b.rule_id, h8)
+        self._emitted = max(self._emitted, v.rawpos(end - 1) + 1 if end > b.start else self._emitted)
+        self._cut = max(self._cut, end)
+        v.floor = self._cut
+        self.count += 1
+        self.rules_seen.add(b.rule_id)
+        self._block = None
+
+    def _trim(self) -> None:
+        v = self._v
+        v.trim(max(v.view_base, self._cut - self._ctx), self._emitted)
+
+
+def _shift(f: Finding, s: int, e: int) -> Finding:
+    from tcg.detect.engine import Finding
+
+    return Finding(s, e, f.rule_id, f.category, getattr(f, "encoding", ""))

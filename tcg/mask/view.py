@@ -1,0 +1,229 @@
+"""The "clean view" of terminal bytes that detection runs on.
+
+What a terminal *shows* is not the byte stream: ``grep --color`` and ``ls
+--color`` put CSI sequences inside words, ``less``/``man`` overstrike with
+backspace, and NUL/BEL and friends are invisible. A secret split by any of
+these is still on screen, so the detector must see the bytes joined. The view
+is built incrementally and deterministically (the same stream gives the same
+view whatever the read sizes), and every view byte remembers its raw offset so
+a finding can be mapped back and the raw span, escapes included, replaced.
+
+View rules:
+- CSI (``ESC [ … final``) and short escapes (``ESC ( B``, ``ESC 7``) vanish;
+- well-formed string sequences (OSC ``ESC ] Ps ;``, DCS, SOS, PM, APC, with a
+  printable payload ended by BEL or ST) keep their payload in the view between
+  two ``\\n`` separators (a token in a hyperlink URL or a window title is still
+  detected, but does not glue onto the visible text); a malformed one loses
+  only its ESC, so its text is scanned as ordinary text;
+- C0 controls other than TAB, LF, VT, FF, CR vanish; ESC without a valid
+  sequence vanishes; DEL vanishes;
+- BS removes the previous view character (as the screen does) unless that is
+  a newline, already emitted, or more than BS_REACH bytes below the highest
+  view length reached so far: that cap keeps everything below
+  ``hwm - BS_REACH`` immutable, which is what makes streaming decisions final.
+- An incomplete escape at the end of the data is *pending*: it is not in the
+  view and its bytes are not released until it completes (or the stream ends,
+  or it exceeds its cap, and then its ESC is simply dropped).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+CSI_MAX = 64  # parameter + intermediate bytes of one CSI
+STRING_MAX = 4096  # payload bytes of one OSC/DCS/... sequence
+BS_REACH = 16
+
+_SPECIAL = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")
+_CSI = re.compile(rb"\x1b\[[\x30-\x3f]{0,%d}[\x20-\x2f]{0,8}[\x40-\x7e]" % CSI_MAX)
+_CSI_PREFIX = re.compile(rb"\x1b\[[\x30-\x3f]{0,%d}[\x20-\x2f]{0,8}\Z" % CSI_MAX)
+_ESC_OTHER = re.compile(rb"\x1b[\x20-\x2f]{0,4}[\x30-\x7e]")
+_ESC_OTHER_PREFIX = re.compile(rb"\x1b[\x20-\x2f]{0,4}\Z")
+_STRING_INTRO = frozenset(b"]PX^_")
+_STRING_END = re.compile(rb"[\x00-\x1f\x7f]")  # BEL/ESC end it; any other control = malformed
+_OSC_HEAD = re.compile(rb"\x1b\][0-9]{1,4}(?:;|\x07|\x1b)")
+SGR = re.compile(rb"\x1b\[[0-9;:]{0,%d}m" % CSI_MAX)
+
+
+class View:
+    """Raw stream buffer + its clean view, with a view->raw offset map.
+
+    All offsets in the public methods are absolute stream offsets.
+    """
+
+    def __init__(self) -> None:
+        self.raw = bytearray()
+        self.raw_base = 0  # absolute offset of raw[0]
+        self.parsed = 0  # absolute raw offset up to which raw has been parsed
+        self.view = bytearray()
+        self.view_base = 0  # absolute offset of view[0]
+        self.hwm = 0  # highest view end ever reached
+        self.floor = 0  # view bytes below this are emitted: BS may not remove them
+        # contiguous runs: view [vs[i], next vs) <-> raw [rs[i], ...)
+        self._vs: list[int] = []
+        self._rs: list[int] = []
+
+    # ------------------------------------------------------------ properties
+
+    @property
+    def view_end(self) -> int:
+        return self.view_base + len(self.view)
+
+    @property
+    def raw_end(self) -> int:
+        return self.raw_base + len(self.raw)
+
+    def pending(self) -> bool:
+        """True when raw bytes are waiting for an escape sequence to complete."""
+        return self.parsed < self.raw_end
+
+    # ------------------------------------------------------------ building
+
+    def append(self, data: bytes, final: bool = False) -> None:
+        self.raw += data
+        self._parse(final)
+
+    def finish(self) -> None:
+        """End of stream (or forced release): resolve a pending escape."""
+        self._parse(final=True)
+
+    def _add(self, a: int, b: int) -> None:
+        """Append raw[a:b] (relative offsets) to the view."""
+        if a >= b:
+            return
+        ra = self.raw_base + a
+        ve = self.view_end
+        if self._rs and self._rs[-1] + (ve - self._vs[-1]) == ra:
+            pass  # contiguous with the last run
+        else:
+            self._vs.append(ve)
+            self._rs.append(ra)
+        self.view += self.raw[a:b]
+        if self.view_end > self.hwm:
+            self.hwm = self.view_end
+
+    def _add_sep(self, rel: int) -> None:
+        self._vs.append(self.view_end)
+        self._rs.append(self.raw_base + rel)
+        self.view.append(0x0A)
+        if self.view_end > self.hwm:
+            self.hwm = self.view_end
+
+    def _backspace(self) -> None:
+        for _ in range(4):  # one character: up to 3 continuation bytes + lead
+            ve = self.view_end
+            if ve <= max(self.view_base, self.floor) or ve <= self.hwm - BS_REACH:
+                return
+            last = self.view[-1]
+            if last in (0x0A, 0x0D):
+                return
+            self.view.pop()
+            if self._vs[-1] >= self.view_end:
+                self._vs.pop()
+                self._rs.pop()
+            if not 0x80 <= last < 0xC0:
+                return
+
+    def _parse(self, final: bool) -> None:
+        raw = self.raw
+        n = len(raw)
+        pos = self.parsed - self.raw_base
+        search = _SPECIAL.search
+        while pos < n:
+            m = search(raw, pos)
+            if m is None:
+                self._add(pos, n)
+                pos = n
+                break
+            i = m.start()
+            self._add(pos, i)
+            b = raw[i]
+            if b == 0x1B:
+                nxt = self._escape(i, final)
+                if nxt < 0:
+                    pos = i  # pending
+                    break
+                pos = nxt
+            elif b == 0x08:
+                self._backspace()
+                pos = i + 1
+            else:
+                pos = i + 1
+        self.parsed = self.raw_base + pos
+
+    def _escape(self, i: int, final: bool) -> int:
+        """Consume the escape at raw[i]; return the next offset, or -1 if pending."""
+        raw = self.raw
+        n = len(raw)
+        if i + 1 >= n:
+            return i + 1 if final else -1
+        c = raw[i + 1]
+        if c == 0x5B:  # '['
+            m = _CSI.match(raw, i)
+            if m:
+                return m.end()
+            if not final and _CSI_PREFIX.match(raw, i):
+                return -1
+            return i + 1
+        if c in _STRING_INTRO:
+            limit = min(n, i + 2 + STRING_MAX)
+            m = _STRING_END.search(raw, i + 2, limit)
+            if m is None:
+                if not final and limit == n and n < i + 2 + STRING_MAX:
+                    return -1
+                return i + 1
+            j = m.start()
+            if raw[j] not in (0x07, 0x1B) or (c == 0x5D and not _OSC_HEAD.match(raw, i)):
+                return i + 1  # not a well-formed string sequence: its text stays visible
+            if raw[j] == 0x1B:
+                if j + 1 >= n and not final:
+                    return -1
+                end = j + 2 if j + 1 < n and raw[j + 1] == 0x5C else j
+            else:
+                end = j + 1
+            self._add_sep(i)
+            self._add(i + 2, j)
+            self._add_sep(j)
+            return end
+        m = _ESC_OTHER.match(raw, i)
+        if m:
+            return m.end()
+        if not final and _ESC_OTHER_PREFIX.match(raw, i):
+            return -1
+        return i + 1
+
+    # ------------------------------------------------------------ mapping
+
+    def rawpos(self, v: int) -> int:
+        """Raw offset of view byte ``v`` (``v == view_end`` maps to ``parsed``)."""
+        if v >= self.view_end:
+            return self.parsed
+        k = bisect.bisect_right(self._vs, v) - 1
+        return self._rs[k] + (v - self._vs[k])
+
+    def view_bytes(self, a: int, b: int) -> bytes:
+        return bytes(self.view[a - self.view_base : b - self.view_base])
+
+    def raw_bytes(self, a: int, b: int) -> bytes:
+        return bytes(self.raw[a - self.raw_base : b - self.raw_base])
+
+    # ------------------------------------------------------------ trimming
+
+    def trim(self, view_keep: int, raw_keep: int) -> None:
+        """Forget view bytes below ``view_keep`` and raw bytes below ``raw_keep``."""
+        cut = view_keep - self.view_base
+        if cut > 0:
+            del self.view[:cut]
+            self.view_base = view_keep
+            k = bisect.bisect_right(self._vs, view_keep) - 1
+            if k > 0:
+                del self._vs[:k]
+                del self._rs[:k]
+            if self._vs and self._vs[0] < view_keep:
+                self._rs[0] += view_keep - self._vs[0]
+                self._vs[0] = view_keep
+        rcut = raw_keep - self.raw_base
+        if rcut > 0:
+            del self.raw[:rcut]
+            self.raw_base = raw_keep

@@ -1,0 +1,869 @@
+"""Evaluate a command line against the policy for an actor.
+
+The line is parsed into every command it would run (tcg.policy.cmdline), then
+each command is classified — which of its words are files it reads, writes,
+merely lists or only uses as a credential — and checked for:
+
+- ``secret-store-read`` / ``secret-store-write``: a protected secret store
+  (``[secret_stores]``) read, or its contents written;
+- ``credential-dump``: a command that prints credentials (``env``, ``printenv``,
+  ``/proc/*/environ``, ``[[credential_dumps]]`` rules, ``echo $API_TOKEN``);
+- ``self-protection``: writes into tcg's own config/state/cache, the policy
+  file, or any access to the install key;
+- ``guard-tamper``: changes to how tcg is wired in (shell rc files, agent
+  settings, ``TCG_*`` variables);
+- ``unresolved-path`` / ``unresolved-command`` / ``unparsable-line``: what
+  cannot be known before running, where it matters.
+
+Every reason's decision comes from ``policy.decision_for(actor, code)``. Any
+exception while deciding becomes BLOCK ``internal-error`` (fail closed). The
+model of which commands read is documented in docs/parser.md.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tcg.errors import PolicyError
+from tcg.policy.cmdline import DYN, ParsedLine, Redirect, SimpleCommand, Word, parse_line
+from tcg.policy.model import Decision, Reason, Verdict
+
+# --------------------------------------------------------------- access model
+
+READ = "read"  # contents reach the command (and maybe its output)
+WRITE = "write"  # contents are replaced or appended
+RW = "read-write"  # both (sed -i, mv source, ln source)
+MODIFY = "modify"  # metadata or removal, contents untouched (rm, chmod, touch)
+USE = "use"  # a credential handed to a tool that does not print it (ssh -i)
+LIST = "list"  # names only (ls, find)
+NONE = "none"  # the word is not a file (echo's text, a remote path)
+
+LISTING = frozenset({"ls", "dir", "vdir", "tree", "exa", "eza", "lsd", "find", "fd", "fdfind", "du"})
+NON_READING = frozenset(
+    {
+        "stat", "file", "test", "[", "realpath", "readlink", "basename", "dirname", "which", "type",
+        "whereis", "cd", "pushd", "popd", "echo", "printf", "print", "wc", "md5sum", "sha1sum",
+        "sha256sum", "sha512sum", "b2sum", "cksum", "lsattr", "getfacl", "namei", ":", "true",
+        "false", "export", "declare", "typeset", "local", "readonly", "unset", "alias", "set",
+        "shopt", "umask", "sleep", "kill", "pwd", "date", "whoami", "id", "hostname", "uname",
+        "ssh", "mosh", "exit", "return", "hash", "history", "jobs", "wait", "trap", "ulimit",
+    }
+)
+MODIFYING = frozenset(
+    {"rm", "rmdir", "unlink", "shred", "touch", "chmod", "chown", "chgrp", "chattr", "setfacl",
+     "mkdir", "mkfifo", "mknod", "srm"}
+)
+# Commands whose file arguments are routinely read: a dynamic argument here is
+# "unresolved" (for other commands a dynamic word is assumed not to be a file).
+FILE_READERS = frozenset(
+    {
+        "cat", "tac", "nl", "less", "more", "most", "head", "tail", "bat", "batcat", "view", "vi",
+        "vim", "nvim", "nano", "emacs", "ed", "grep", "egrep", "fgrep", "rg", "ag", "ack", "awk",
+        "gawk", "mawk", "sed", "cut", "sort", "uniq", "strings", "od", "xxd", "hexdump", "hd",
+        "base64", "base32", "basenc", "cp", "mv", "ln", "scp", "rsync", "tar", "zip", "7z", "gzip",
+        "bzip2", "xz", "zstd", "openssl", "gpg", "source", ".", "diff", "cmp", "comm", "paste",
+        "join", "jq", "yq", "iconv", "dd", "tee", "split", "fold", "fmt", "pr", "column", "look",
+        "xclip", "xsel", "wl-copy", "pbcopy", "nc", "ncat", "socat", "install", "code", "open",
+        "xdg-open", "python", "python3", "node", "perl", "ruby", "php", "bash", "sh", "zsh",
+    }
+)
+PATTERN_FIRST = frozenset(
+    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk", "mawk", "sed", "jq", "yq"}
+)
+GIT_READING = frozenset(
+    {"show", "diff", "log", "blame", "annotate", "cat-file", "grep", "archive", "format-patch",
+     "difftool", "whatchanged", "apply", "am"}
+)
+INTERPRETERS = {
+    "python": ("-c",), "python3": ("-c",), "python2": ("-c",), "pypy": ("-c",), "pypy3": ("-c",),
+    "node": ("-e", "--eval", "-p", "--print"), "deno": ("eval",), "bun": ("-e", "--eval"),
+    "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "osascript": ("-e",),
+    "pwsh": ("-c", "-Command"), "powershell": ("-c", "-Command"),
+}
+# Options whose value is a credential the tool uses without printing it.
+USE_OPTIONS: dict[str, frozenset[str]] = {
+    "ssh": frozenset({"-i", "-F", "-S"}),
+    "scp": frozenset({"-i", "-F", "-S"}),
+    "sftp": frozenset({"-i", "-F"}),
+    "curl": frozenset({"--cert", "-E", "--key", "--cacert", "--capath", "--netrc-file", "--proxy-cert",
+                       "--proxy-key"}),
+    "docker": frozenset({"--env-file", "--tlscert", "--tlskey", "--tlscacert", "--config"}),
+    "podman": frozenset({"--env-file"}),
+    "docker-compose": frozenset({"--env-file"}),
+    "node": frozenset({"--env-file", "--env-file-if-exists"}),
+    "bun": frozenset({"--env-file"}),
+    "deno": frozenset({"--env-file", "--env"}),
+    "kubectl": frozenset({"--kubeconfig", "--client-key", "--client-certificate", "--certificate-authority"}),
+    "helm": frozenset({"--kubeconfig", "--key-file", "--cert-file", "--ca-file"}),
+    "oc": frozenset({"--kubeconfig"}),
+    "gcloud": frozenset({"--key-file", "--cred-file"}),
+    "terraform": frozenset({"-var-file", "--var-file"}),
+    "tofu": frozenset({"-var-file", "--var-file"}),
+    "openssl": frozenset({"-cert", "-key", "-CAfile", "-passin", "-inkey"}),
+    "ansible": frozenset({"--private-key", "--key-file", "--vault-password-file"}),
+    "ansible-playbook": frozenset({"--private-key", "--key-file", "--vault-password-file"}),
+    "git": frozenset({"--git-dir"}),
+    "uv": frozenset({"--env-file"}),
+    "dotenv": frozenset({"-f", "-e"}),
+    "psql": frozenset({"--passfile"}),
+    "mysql": frozenset({"--defaults-file", "--defaults-extra-file"}),
+}
+USE_COMMANDS = frozenset({"ssh-add", "ssh-keygen", "ssh-copy-id", "ssh-keyscan"})
+PRINTING = frozenset({"echo", "printf", "print"})
+SHELL_RC = (
+    "~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.profile", "~/.zshrc", "~/.zshenv",
+    "~/.zprofile", "~/.zlogin", "~/.config/fish/config.fish", "~/.inputrc",
+    "~/.config/powershell/Microsoft.PowerShell_profile.ps1", "~/.config/powershell/profile.ps1",
+)
+_PROC_ENVIRON = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?environ$")
+_WHOLE_ENV = re.compile(
+    r"os\.environ(?!\s*(?:\[|\.get\b|\.setdefault\b|\.pop\b|\.__getitem__))"
+    r"|process\.env(?!\s*(?:\.\w|\[))|\benviron\(\)|%ENV\b|\bENV\.(?:to_h|each|inspect|keys)"
+)
+_PATHISH = re.compile(r"[A-Za-z0-9_.~/@+%-][A-Za-z0-9_.~/@+%:-]*")
+_MAX_DETAIL = 120
+
+
+# ------------------------------------------------------------ compiled policy
+
+
+@dataclass(frozen=True)
+class DumpRule:
+    """One ``[[credential_dumps]]`` entry (fields documented in docs/policy.md)."""
+
+    id: str
+    commands: tuple[str, ...]
+    args: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    option: tuple[str, ...] = ()
+    option_values: tuple[str, ...] = ()
+    unless_first: tuple[str, ...] = ()
+    description: str = ""
+
+
+_DUMP_FIELDS = {"id", "command", "args", "flags", "option", "option_values", "unless_first", "description"}
+
+
+def _str_list(entry: dict[str, Any], key: str, rule_id: str) -> tuple[str, ...]:
+    value = entry.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PolicyError(
+            f"[[credential_dumps]] {rule_id!r}: {key} must be a string or a list of strings",
+            hint=f'write it as {key} = ["a", "b"]',
+        )
+    return tuple(value)
+
+
+def compile_dump_rules(entries: Iterable[dict[str, Any]]) -> tuple[DumpRule, ...]:
+    rules: list[DumpRule] = []
+    for entry in entries:
+        rid = str(entry.get("id", "?"))
+        unknown = set(entry) - _DUMP_FIELDS
+        if unknown:
+            raise PolicyError(
+                f"[[credential_dumps]] {rid!r}: unknown field {sorted(unknown)[0]!r}",
+                hint="fields are: " + ", ".join(sorted(_DUMP_FIELDS)),
+            )
+        commands = _str_list(entry, "command", rid)
+        if not commands:
+            raise PolicyError(f"[[credential_dumps]] {rid!r} needs a command", hint='add command = ["tool"]')
+        rules.append(
+            DumpRule(
+                id=rid,
+                commands=commands,
+                args=_str_list(entry, "args", rid),
+                flags=_str_list(entry, "flags", rid),
+                option=_str_list(entry, "option", rid),
+                option_values=_str_list(entry, "option_values", rid),
+                unless_first=_str_list(entry, "unless_first", rid),
+                description=str(entry.get("description", "")),
+            )
+        )
+    return tuple(rules)
+
+
+def _lower(items: Any) -> tuple[str, ...]:
+    return tuple(str(i).lower() for i in (items or []))
+
+
+class _Rules:
+    """The policy's protection lists in the shape the checks need."""
+
+    def __init__(self, policy: Any, env: Mapping[str, str], home: str | None) -> None:
+        get = policy.get
+        # literal names first, so `.env` is reported as `.env`, not as `*.env`
+        self.basenames = tuple(
+            sorted(_lower(get("secret_stores.basenames", [])), key=lambda p: any(c in p for c in "*?["))
+        )
+        self.segments = _lower(get("secret_stores.segments", []))
+        self.allow_basenames = _lower(get("secret_stores.allow_basenames", []))
+        self.paths = tuple(_expand_home(str(p), home) for p in get("secret_stores.paths", []) or [])
+        self.listing_is_read = bool(get("secret_stores.listing_is_read", False))
+        self.dumps = compile_dump_rules(get("credential_dumps", []) or [])
+        self.dump_commands = {c for r in self.dumps for c in r.commands}
+        self.secret_vars = tuple(str(v).upper() for v in get("secret_vars.names", []) or [])
+        self.secret_vars_allow = tuple(str(v).upper() for v in get("secret_vars.allow_names", []) or [])
+        self.guard_env = tuple(str(v).upper() for v in get("guard.env", []) or [])
+        self.guard_env_allow = tuple(str(v).upper() for v in get("guard.allow_env", []) or [])
+        files = list(get("guard.files", []) or []) or list(SHELL_RC)
+        self.guard_files = tuple(posixpath.normpath(_expand_home(f, home)) for f in files)
+        self.env = env
+        self._tcg: tuple[tuple[str, ...], str, tuple[str, ...]] | None = None
+        self.representatives = tuple(_representative(p) for p in self.basenames) + self.segments
+
+    def tcg_files(self) -> tuple[tuple[str, ...], str, tuple[str, ...]]:
+        """(tcg roots, key file, policy files) — computed on first need (platformdirs is slow)."""
+        if self._tcg is None:
+            from tcg.paths import get_paths
+
+            p = get_paths(dict(self.env))
+            roots = tuple(_norm(str(r)) for r in p.all_roots())
+            policies = [_norm(str(p.policy_file))]
+            if self.env.get("TCG_POLICY"):
+                policies.append(_norm(os.path.expanduser(self.env["TCG_POLICY"])))
+            self._tcg = (roots, _norm(str(p.key_file)), tuple(policies))
+        return self._tcg
+
+    # ------------------------------------------------------------- matching
+
+    def store_match(self, path: str) -> str | None:
+        """The protection ``path`` falls under (basename or whole segment), or None."""
+        parts = [p for p in path.split("/") if p not in ("", ".")]
+        if not parts:
+            return None
+        base = parts[-1].lower()
+        if any(c.isspace() for c in base):
+            return None  # prose ("update .env"), not a file name
+        if any(fnmatch.fnmatchcase(base, p) for p in self.allow_basenames):
+            return None
+        for pat in self.basenames:
+            if fnmatch.fnmatchcase(base, pat):
+                return f"basename {pat}"
+        for seg in parts:
+            if seg.lower() in self.segments:
+                return f"directory {seg}"
+        for pat in self.paths:
+            if fnmatch.fnmatchcase(path, pat):
+                return f"path {pat}"
+        return None
+
+    def glob_may_match(self, pattern: str) -> str | None:
+        """Could this glob expand to a protected file? (used when cwd is unknown)."""
+        parts = [p for p in pattern.split("/") if p not in ("", ".")]
+        for comp in parts:
+            if not any(c in comp for c in "*?["):
+                continue
+            for rep in self.representatives:
+                if rep.startswith(".") and not comp.startswith((".", "[.]")):
+                    continue  # a leading * does not match dotfiles
+                if fnmatch.fnmatchcase(rep, comp.lower()) and not any(
+                    fnmatch.fnmatchcase(rep, a) for a in self.allow_basenames
+                ):
+                    return rep
+        return None
+
+    def secret_var(self, name: str) -> bool:
+        up = name.upper()
+        if any(fnmatch.fnmatchcase(up, p) for p in self.secret_vars_allow):
+            return False
+        return any(fnmatch.fnmatchcase(up, p) for p in self.secret_vars)
+
+    def guarded_env(self, name: str) -> bool:
+        up = name.upper()
+        if any(fnmatch.fnmatchcase(up, p) for p in self.guard_env_allow):
+            return False
+        return any(fnmatch.fnmatchcase(up, p) for p in self.guard_env)
+
+
+def _representative(pattern: str) -> str:
+    """A concrete file name a basename glob matches (``.env.*`` → ``.env.x``)."""
+    out = re.sub(r"\[([^\]]+)\]", lambda m: m.group(1)[0], pattern)
+    return out.replace("*", "x").replace("?", "x")
+
+
+def _expand_home(path: str, home: str | None) -> str:
+    if home and (path == "~" or path.startswith("~/")):
+        return home + path[1:]
+    return path
+
+
+def _norm(path: str) -> str:
+    return posixpath.normpath(path.replace("\\", "/"))
+
+
+# ------------------------------------------------------------------ evaluation
+
+
+def evaluate_line(
+    policy: Any,
+    line: str,
+    actor: str,
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    on_error: Callable[[BaseException], None] | None = None,
+) -> Verdict:
+    """Decide ``line`` for ``actor`` ("human" or "agent"). Never raises.
+
+    ``cwd`` resolves relative paths and expands globs against the real directory
+    (None: no filesystem access; globs are judged by what they could match).
+    ``env`` defaults to ``os.environ`` and is used only for ``HOME`` and other
+    path variables (never to read a secret). Any internal failure is BLOCK
+    ``internal-error``; ``on_error`` receives the exception (to log it).
+    """
+    try:
+        return _evaluate(policy, line, actor, cwd=cwd, env=os.environ if env is None else env)
+    except PolicyError as exc:
+        if on_error is not None:
+            on_error(exc)
+        return Verdict.combine([Reason("policy-invalid", Decision.BLOCK, _clip(exc.message))])
+    except Exception as exc:  # noqa: BLE001 - fail closed: an error must never become ALLOW
+        if on_error is not None:
+            on_error(exc)
+        return Verdict.combine(
+            [Reason("internal-error", Decision.BLOCK, f"tcg failed while deciding ({type(exc).__name__})")]
+        )
+
+
+evaluate_line_safe = evaluate_line  # the name other surfaces were told to expect
+
+
+def _evaluate(policy: Any, line: str, actor: str, *, cwd: str | None, env: Mapping[str, str]) -> Verdict:
+    home = env.get("HOME") or None
+    rules = _Rules(policy, env, home)
+    parsed = parse_line(line, home=home, env=env)
+    ev = _Evaluator(policy, actor, rules, cwd, home)
+    ev.run(parsed)
+    return Verdict.combine(ev.reasons)
+
+
+class _Evaluator:
+    def __init__(self, policy: Any, actor: str, rules: _Rules, cwd: str | None, home: str | None) -> None:
+        self.policy = policy
+        self.actor = actor
+        self.rules = rules
+        self.cwd = cwd
+        self.start_cwd = cwd
+        self.home = home
+        self.reasons: list[Reason] = []
+        self._seen: set[tuple[str, str]] = set()
+
+    def add(self, code: str, detail: str, rule: str | None = None) -> None:
+        detail = _clip(detail)
+        if (code, detail) in self._seen:
+            return
+        self._seen.add((code, detail))
+        self.reasons.append(Reason(code, self.policy.decision_for(self.actor, code), detail, rule))
+
+    def run(self, parsed: ParsedLine) -> None:
+        if parsed.unparsable:
+            why = parsed.problems[0] if parsed.problems else "syntax error"
+            self.add("unparsable-line", f"the line cannot be parsed ({why})", "parse")
+        attached: set[int] = set()
+        for cmd in parsed.commands:
+            attached.update(id(r) for r in cmd.redirects)
+            self.command(cmd)
+        self.cwd = self.start_cwd
+        for red in parsed.redirects:
+            if id(red) not in attached:  # redirections of lists, loops, groups
+                self.redirect(red, None)
+
+    # ---------------------------------------------------------------- commands
+
+    def command(self, cmd: SimpleCommand) -> None:
+        for a in cmd.assignments:
+            if self.rules.guarded_env(a.name):
+                self.add("guard-tamper", f"sets {a.name}, a variable tcg relies on", "guard-env")
+        for red in cmd.redirects:
+            self.redirect(red, cmd)
+        if not cmd.argv:
+            return
+        if cmd.opaque:
+            self.add("unresolved-command", f"{cmd.opaque}", "opaque-code")
+            return
+        name = cmd.name
+        if name is None:
+            self.add("unresolved-command", "the command name is only known at run time", "dynamic-command")
+            return
+        if name == "cd":
+            self.track_cd(cmd)
+        if name == "unset":
+            for w in cmd.args:
+                if self.rules.guarded_env(w.value):
+                    self.add("guard-tamper", f"unsets {w.value}, a variable tcg relies on", "guard-env")
+        self.dumps(cmd, name)
+        for word, access in classify(cmd, name):
+            self.file_access(cmd, name, word, access)
+        if name in INTERPRETERS:
+            self.interpreter_code(cmd, name)
+
+    def track_cd(self, cmd: SimpleCommand) -> None:
+        args = [w for w in cmd.args if not (w.is_literal and w.value.startswith("-") and w.value != "-")]
+        if not args:
+            self.cwd = self.home
+            return
+        w = args[0]
+        if not w.is_literal or w.value == "-":
+            self.cwd = None
+            return
+        if posixpath.isabs(w.value):
+            self.cwd = _norm(w.value)
+        elif self.cwd is not None:
+            self.cwd = _norm(posixpath.join(self.cwd, w.value))
+
+    def redirect(self, red: Redirect, cmd: SimpleCommand | None) -> None:
+        for body in (red.body,):
+            if body is not None:
+                for var in body.vars:
+                    if self.rules.secret_var(var):
+                        self.add("credential-dump", f"expands ${var} into a here-document or here-string",
+                                 "secret-var-expansion")
+        if red.target is None or red.is_fd_dup:
+            return
+        who = cmd.name if cmd is not None and cmd.name else "a redirection"
+        if red.reads and red.writes:
+            access = RW
+        elif red.reads:
+            access = READ
+        elif red.writes:
+            access = WRITE
+        else:
+            return
+        self.check_path(who, red.target, access, reader=red.reads, via=f"{red.op} ")
+
+    # ------------------------------------------------------------------ files
+
+    def file_access(self, cmd: SimpleCommand, name: str, word: Word, access: str) -> None:
+        if access == NONE:
+            return
+        self.check_path(name, word, access, reader=name in FILE_READERS)
+
+    def check_path(self, who: str, word: Word, access: str, reader: bool, via: str = "") -> None:
+        if word.glob and not word.recursive and self.cwd is not None and word.static:
+            matches = _expand_glob(word.pattern or word.value, self.cwd)
+            for m in matches:
+                self.check_literal(who, m, access, via)
+            return
+        if word.glob:
+            self.check_literal(who, word.value, access, via, dynamic=not word.static)
+            if access in (READ, RW) or (access == LIST and self.rules.listing_is_read):
+                rep = self.rules.glob_may_match(word.pattern or word.value)
+                if rep is not None:
+                    self.add(
+                        "unresolved-path",
+                        f"{who} {via}{_show(word.value)}: the pattern may match a protected file ({rep})",
+                        "glob",
+                    )
+            return
+        if word.static:
+            self.check_literal(who, word.value, access, via)
+            return
+        # Partly known: a protected name is still recognisable ("$DIR/.env").
+        if self.check_literal(who, word.value, access, via, dynamic=True):
+            return
+        if _PROC_ENVIRON.match(word.value.replace(DYN, "x")):
+            return
+        if access in (READ, RW) and reader:
+            self.add(
+                "unresolved-path",
+                f"{who} {via}reads {_show(word.value)}{_from(word)}, a path only known at run time",
+                "dynamic-path",
+            )
+
+    def check_literal(self, who: str, value: str, access: str, via: str, dynamic: bool = False) -> bool:
+        """Check one concrete (or partly concrete) path; True when something matched."""
+        path = self.resolve(value)
+        hit = False
+        if _PROC_ENVIRON.match(path.replace(DYN, "x")) and access not in (LIST, USE, MODIFY, NONE):
+            self.add("credential-dump", f"{who} {via}reads {_show(path)} (a process environment)",
+                     "proc-environ")
+            hit = True
+        if not dynamic:
+            hit = self.check_tcg(who, path, access, via) or hit
+        store = self.rules.store_match(path)
+        if store is not None:
+            if access in (READ, RW) or (access == LIST and self.rules.listing_is_read):
+                self.add("secret-store-read", f"{who} {via}reads {_show(value)} (protected {store})",
+                         "secret-store")
+                hit = True
+            if access in (WRITE, RW):
+                self.add("secret-store-write", f"{who} {via}writes {_show(value)} (protected {store})",
+                         "secret-store")
+                hit = True
+        return hit
+
+    def check_tcg(self, who: str, path: str, access: str, via: str) -> bool:
+        writes = access in (WRITE, RW, MODIFY)
+        if writes and (_is_claude_settings(path) or any(
+            path == rc or _is_under(path, rc) for rc in self.rules.guard_files
+        )):
+            self.add("guard-tamper", f"{who} {via}changes {_show(path)}, where tcg is wired in", "guard-file")
+            return True
+        # tcg's own files: only compute their locations when the path could be one
+        # (platformdirs costs ~20 ms; without TCG_HOME every tcg dir contains "tcg").
+        env = self.rules.env
+        if not posixpath.isabs(path) or not (
+            "tcg" in path.lower() or env.get("TCG_HOME") or env.get("TCG_POLICY")
+        ):
+            return False
+        roots, key, policies = self.rules.tcg_files()
+        if access not in (NONE, LIST) and path == key:
+            self.add("self-protection", f"{who} {via}touches tcg's install key {_show(path)}", "tcg-key")
+            return True
+        if writes and (
+            path in policies or any(path == r or _is_under(path, r) or _is_under(r, path) for r in roots)
+        ):
+            self.add("self-protection", f"{who} {via}writes tcg's own files ({_show(path)})", "tcg-files")
+            return True
+        return False
+
+    def resolve(self, value: str) -> str:
+        path = value
+        if not posixpath.isabs(path) and self.cwd is not None and not path.startswith(DYN):
+            path = posixpath.join(self.cwd, path)
+        return _norm(path) if path else path
+
+    # ---------------------------------------------------------------- dumps
+
+    def dumps(self, cmd: SimpleCommand, name: str) -> None:
+        args = cmd.args
+        vals = [w.value for w in args]
+        if name == "env":  # only reached when env runs nothing (see cmdline._peel_env)
+            if not any(v in ("--help", "--version") for v in vals):
+                self.add("credential-dump", "env with no command prints the whole environment", "env-dump")
+        elif name == "printenv":
+            names = [w for w in args if not w.value.startswith("-")]
+            if not names:
+                self.add("credential-dump", "printenv prints the whole environment", "env-dump")
+            for w in names:
+                if not w.static or self.rules.secret_var(w.value):
+                    self.add("credential-dump", f"printenv prints {_show(w.value)}", "secret-var-expansion")
+        elif name == "set" and not args:
+            self.add("credential-dump", "set with no arguments prints every variable", "env-dump")
+        elif name in ("export", "declare", "typeset", "readonly"):
+            flags = "".join(v[1:] for v in vals if v.startswith("-"))
+            names = [v for v in vals if not v.startswith(("-", "+"))]
+            if not cmd.assignments and not names and ("f" not in flags and "F" not in flags):
+                if name != "readonly" or "p" in flags:
+                    self.add("credential-dump", f"{name} {' '.join(vals)}".strip() + " prints exported variables",
+                             "env-dump")
+            if "p" in flags:
+                for n in names:
+                    if self.rules.secret_var(n):
+                        self.add("credential-dump", f"{name} -p prints {n}", "secret-var-expansion")
+        if name in PRINTING:
+            for w in args:
+                for var in w.vars:
+                    if self.rules.secret_var(var):
+                        self.add("credential-dump", f"{name} prints ${var}", "secret-var-expansion")
+        if name in self.rules.dump_commands:
+            for rule in self.rules.dumps:
+                if name in rule.commands and _dump_matches(rule, args):
+                    what = rule.description or "prints credentials"
+                    shown = " ".join([name, *rule.args]) if rule.args else name
+                    self.add("credential-dump", f"{shown}: {what}", rule.id)
+
+    def interpreter_code(self, cmd: SimpleCommand, name: str) -> None:
+        opts = INTERPRETERS[name]
+        codes: list[Word] = []
+        args = cmd.args
+        for i, w in enumerate(args):
+            if w.value in opts and i + 1 < len(args):
+                codes.append(args[i + 1])
+            elif any(w.value.startswith(o) and len(w.value) > len(o) and o.startswith("-") and len(o) == 2
+                     for o in opts):
+                codes.append(Word(w.value[2:], static=w.static))
+        for r in cmd.redirects:
+            if r.op in ("<<", "<<-", "<<<") and r.body is not None:
+                codes.append(r.body)
+        for code in codes:
+            text = code.value
+            for token in _PATHISH.findall(text):
+                if ("/" in token or token.startswith((".", "~"))) and token not in (".", ".."):
+                    tok = _expand_home(token, self.home)
+                    store = self.rules.store_match(self.resolve(tok))
+                    if store is not None:
+                        self.add("secret-store-read", f"{name} code opens {_show(token)} (protected {store})",
+                                 "secret-store")
+                    elif _PROC_ENVIRON.match(tok):
+                        self.add("credential-dump", f"{name} code reads {_show(tok)}", "proc-environ")
+            for ident in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
+                if self.rules.secret_var(ident) and ident.isupper():
+                    self.add("credential-dump", f"{name} code reads ${ident}", "secret-var-expansion")
+                    break
+            if _WHOLE_ENV.search(text):
+                self.add("credential-dump", f"{name} code prints the whole environment", "env-dump")
+            for var in code.vars:
+                if self.rules.secret_var(var):
+                    self.add("credential-dump", f"{name} code expands ${var}", "secret-var-expansion")
+
+
+# --------------------------------------------------------------- classification
+
+
+def classify(cmd: SimpleCommand, name: str) -> list[tuple[Word, str]]:
+    """Each argument word with what the command does to it as a file."""
+    args = list(cmd.args)
+    out: list[tuple[Word, str]] = []
+    if name in PRINTING or name in NON_READING:
+        return []
+    if name in LISTING:
+        return [(w, LIST) for w in _positionals(args)]
+    if name in MODIFYING:
+        return [(w, MODIFY) for w in _positionals(args)]
+    if name in USE_COMMANDS:
+        return [(w, USE) for w in args]
+    if name == "git":
+        return _classify_git(args)
+    if name in ("curl", "wget"):
+        return _classify_fetch(name, args)
+    if name == "dd":
+        for w in args:
+            key, eq, val = w.value.partition("=")
+            if eq and key in ("if", "of"):
+                out.append((Word(val, w.static, w.glob, w.pattern, w.vars, w.source), READ if key == "if" else WRITE))
+        return out
+    use = USE_OPTIONS.get(name, frozenset())
+    pos: list[Word] = []
+    i = 0
+    pattern_given = False
+    in_place = False
+    target_dir: Word | None = None
+    while i < len(args):
+        w = args[i]
+        v = w.value
+        if w.is_literal and v.startswith("-") and len(v) > 1:
+            opt, eq, val = v.partition("=")
+            if opt in use:
+                if eq:
+                    out.append((Word(val, w.static, w.glob, w.pattern, w.vars, w.source), USE))
+                elif i + 1 < len(args):
+                    out.append((args[i + 1], USE))
+                    i += 1
+                i += 1
+                continue
+            if name in PATTERN_FIRST and opt in ("-e", "--regexp", "--expression", "-f", "--file"):
+                pattern_given = True
+                if opt in ("-f", "--file"):
+                    target = Word(val, w.static) if eq else (args[i + 1] if i + 1 < len(args) else None)
+                    if target is not None:
+                        out.append((target, READ))
+                if not eq:
+                    i += 1
+                i += 1
+                continue
+            if name in ("sed", "perl") and (opt in ("-i", "--in-place") or (opt.startswith("-i") and name == "sed")
+                                            or (name == "perl" and opt.startswith("-") and "i" in opt[1:3])):
+                in_place = True
+            if name in ("cp", "mv", "install", "ln") and opt in ("-t", "--target-directory"):
+                if eq:
+                    target_dir = Word(val, w.static)
+                elif i + 1 < len(args):
+                    target_dir = args[i + 1]
+                    i += 1
+                i += 1
+                continue
+            if name in ("docker", "podman") and opt in ("-v", "--volume", "--mount") :
+                src = val if eq else (args[i + 1].value if i + 1 < len(args) else "")
+                src = src.split(",")[0].replace("source=", "").replace("src=", "").split(":")[0]
+                out.append((Word(src), READ))
+                if not eq:
+                    i += 1
+                i += 1
+                continue
+            if eq:  # --file=PATH: the value may be a path
+                out.append((Word(val, w.static, w.glob, w.pattern, w.vars, w.source), READ))
+            i += 1
+            continue
+        if v == "--" and w.is_literal:
+            pos.extend(args[i + 1 :])
+            break
+        pos.append(w)
+        i += 1
+    if name in PATTERN_FIRST and not pattern_given and pos:
+        pos = pos[1:]  # grep PATTERN FILE…: the pattern is not a file
+    if name in ("tee",):
+        return out + [(w, WRITE) for w in pos]
+    if name == "truncate":
+        return out + [(w, WRITE) for w in pos]
+    if name in ("cp", "install", "rsync", "scp", "mv", "ln"):
+        src_access = RW if name in ("mv", "ln") else READ
+        if target_dir is not None:
+            return out + [(w, src_access) for w in pos] + [(target_dir, WRITE)]
+        if len(pos) >= 2:
+            return out + [(w, src_access) for w in pos[:-1]] + [(pos[-1], WRITE)]
+        return out + [(w, src_access) for w in pos]
+    if in_place:
+        return out + [(w, RW) for w in pos]
+    if name in INTERPRETERS:
+        # skip the code string after -c/-e: it is checked as code
+        opts = INTERPRETERS[name]
+        keep: list[Word] = []
+        skip = False
+        for w in args:
+            if skip:
+                skip = False
+                continue
+            if w.value in opts:
+                skip = True
+                continue
+            if not w.value.startswith("-"):
+                keep.append(w)
+        return out + [(w, READ) for w in keep]
+    # key=value arguments (make VAR=x, dd-style) may carry a path after '='
+    extra: list[tuple[Word, str]] = []
+    for w in pos:
+        if "=" in w.value and w.static and not w.value.startswith("="):
+            val = w.value.split("=", 1)[1]
+            extra.append((Word(val, w.static, False, None, w.vars, w.source), READ))
+    return out + [(w, READ) for w in pos] + extra
+
+
+def _positionals(args: list[Word]) -> list[Word]:
+    return [w for w in args if not (w.is_literal and w.value.startswith("-") and len(w.value) > 1)]
+
+
+def _classify_git(args: list[Word]) -> list[tuple[Word, str]]:
+    i = 0
+    while i < len(args) and args[i].value.startswith("-"):
+        if args[i].value in ("-C", "-c", "--git-dir", "--work-tree", "--namespace"):
+            i += 1
+        i += 1
+    if i >= len(args):
+        return []
+    sub = args[i].value
+    if sub not in GIT_READING:
+        return []
+    out: list[tuple[Word, str]] = []
+    for w in _positionals(args[i + 1 :]):
+        out.append((w, READ))
+        if ":" in w.value:  # HEAD:.env
+            out.append((Word(w.value.split(":", 1)[1], w.static, w.glob, w.pattern, w.vars, w.source), READ))
+    return out
+
+
+def _classify_fetch(name: str, args: list[Word]) -> list[tuple[Word, str]]:
+    """curl/wget: URLs are not files; uploads (-d @f, -F x=@f, -T f) read, -o writes."""
+    out: list[tuple[Word, str]] = []
+    reads_at = {"-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "--json", "-F", "--form"}
+    reads = {"-T", "--upload-file", "-K", "--config", "--post-file", "--body-file", "-i", "--input-file"}
+    writes = {"-o", "--output", "-O", "--output-document", "-c", "--cookie-jar"}
+    use = USE_OPTIONS.get(name, frozenset())
+    for i, w in enumerate(args):
+        opt, eq, val = w.value.partition("=") if w.value.startswith("--") else (w.value, "", "")
+        nxt = Word(val, w.static) if eq else (args[i + 1] if i + 1 < len(args) else None)
+        if nxt is None:
+            continue
+        if opt in reads_at and "@" in nxt.value:
+            path = nxt.value.split("@", 1)[1].split(";", 1)[0]
+            out.append((Word(path, nxt.static, vars=nxt.vars), READ))
+        elif opt in reads:
+            out.append((nxt, READ))
+        elif opt in writes and not (name == "wget" and opt == "-O" and nxt.value == "-"):
+            if not (name == "curl" and opt == "-O"):
+                out.append((nxt, WRITE))
+        elif opt in use:
+            out.append((nxt, USE))
+    return out
+
+
+def _dump_matches(rule: DumpRule, args: tuple[Word, ...]) -> bool:
+    vals = [w.value for w in args]
+    positional = [v for v in vals if not v.startswith("-")]
+    if rule.unless_first:
+        if not positional or positional[0] in rule.unless_first:
+            return False
+    if rule.args:
+        it = iter(v.lower() for v in positional)
+        for want in rule.args:
+            if not any(_glob(v, want.lower()) for v in it):
+                return False
+    if rule.flags and not any(_has_flag(vals, f) for f in rule.flags):
+        return False
+    if rule.option:
+        found = False
+        for i, v in enumerate(vals):
+            for opt in rule.option:
+                value: str | None = None
+                if v == opt and i + 1 < len(vals):
+                    value = vals[i + 1]
+                elif v.startswith(opt + "="):
+                    value = v[len(opt) + 1 :]
+                elif len(opt) == 2 and v.startswith(opt) and len(v) > 2 and not opt.startswith("--"):
+                    value = v[2:].lstrip("=")
+                if value is not None and (
+                    not rule.option_values
+                    or any(fnmatch.fnmatchcase(value.lower(), p.lower()) for p in rule.option_values)
+                ):
+                    found = True
+        if not found:
+            return False
+    return True
+
+
+def _glob(value: str, pattern: str) -> bool:
+    """fnmatch plus one level of ``{a,b}`` alternatives (policy data uses them)."""
+    m = re.search(r"\{([^{}]*)\}", pattern)
+    if m is None:
+        return fnmatch.fnmatchcase(value, pattern)
+    return any(
+        fnmatch.fnmatchcase(value, pattern[: m.start()] + alt + pattern[m.end() :])
+        for alt in m.group(1).split(",")
+    )
+
+
+def _has_flag(vals: list[str], flag: str) -> bool:
+    for v in vals:
+        if v == flag or v.startswith(flag + "="):
+            return True
+        if len(flag) == 2 and flag[0] == "-" and flag[1] != "-" and v.startswith("-") and not v.startswith("--"):
+            if flag[1] in v[1:] and v[1:].isalpha():
+                return True
+    return False
+
+
+def _expand_glob(pattern: str, cwd: str) -> list[str]:
+    import glob
+
+    try:
+        found = glob.glob(pattern, root_dir=cwd)[:1000]
+    except (OSError, ValueError):
+        return []
+    return found
+
+
+def _is_under(path: str, root: str) -> bool:
+    return path.startswith(root.rstrip("/") + "/")
+
+
+def _is_claude_settings(path: str) -> bool:
+    parts = path.split("/")
+    return len(parts) >= 2 and parts[-2] == ".claude" and parts[-1] in ("settings.json", "settings.local.json")
+
+
+def _from(word: Word) -> str:
+    """Which variables made a word dynamic (names only, never values)."""
+    if word.vars:
+        return " (from " + ", ".join("$" + v for v in word.vars[:3]) + ")"
+    if word.source == "<stdin>":
+        return " (from stdin)"
+    return ""
+
+
+def _show(value: str) -> str:
+    text = value.replace(DYN, "…")
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _clip(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_DETAIL else text[: _MAX_DETAIL - 3] + "..."

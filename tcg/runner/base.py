@@ -1,0 +1,132 @@
+"""The runner's platform interface: bytes in, bytes out, an exit code at the end.
+
+Platform adapters (``posix.py``, ``windows.py``) implement :class:`PtyChild`;
+neither ptyprocess-style nor pywinpty objects escape their adapter. The copy
+loop only sees file descriptors / bytes and an :class:`OutputFilter`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+# Exit codes of the station agent (DESIGN §3): the child's own, 128+N for a
+# signal, 126 when policy blocks, 127 when the command cannot be started.
+EXIT_BLOCKED = 126
+EXIT_NOT_FOUND = 127
+EXIT_USAGE = 2
+SIGNAL_BASE = 128
+
+
+class OutputFilter(Protocol):
+    """What the runner needs from the masker (``tcg.mask.Masker``).
+
+    ``feed`` returns the bytes that are safe to show now; ``flush`` releases
+    everything at end of stream. Terminal mode may hold a possible-secret tail
+    until ``idle_deadline()`` (monotonic seconds; None when nothing is held),
+    at which point the loop calls ``release_idle``.
+    """
+
+    def feed(self, data: bytes) -> bytes: ...
+
+    def flush(self) -> bytes: ...
+
+    def release_idle(self) -> bytes: ...
+
+    def idle_deadline(self) -> float | None: ...
+
+
+class IdentityFilter:
+    """Pass-through filter, used only while the masker module is absent."""
+
+    def feed(self, data: bytes) -> bytes:
+        return data
+
+    def flush(self) -> bytes:
+        return b""
+
+    def release_idle(self) -> bytes:
+        return b""
+
+    def idle_deadline(self) -> float | None:
+        return None
+
+
+class PtyChild(Protocol):
+    """A child process attached to a pseudo-terminal (one per platform adapter)."""
+
+    pid: int
+
+    @property
+    def fd(self) -> int:
+        """The master side, readable/writable, selectable on POSIX."""
+        ...
+
+    def set_size(self, rows: int, cols: int) -> None:
+        """Propagate a window size change (the child gets SIGWINCH)."""
+        ...
+
+    def poll(self) -> int | None:
+        """Reap without blocking: the exit code (128+N for a signal), else None."""
+        ...
+
+    def wait(self) -> int:
+        """Block until the child exits; return its exit code."""
+        ...
+
+    def send_signal(self, sig: int) -> None:
+        """Deliver ``sig`` to the child's process group (best effort)."""
+        ...
+
+    def close(self) -> None:
+        """Release the master side."""
+        ...
+
+
+class SpawnError(Exception):
+    """The command could not be started; ``exit_code`` is what a shell would return."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_NOT_FOUND):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def exit_code_from_status(status: int) -> int:
+    """waitpid status → shell-style exit code (signal N → 128+N)."""
+    code = os.waitstatus_to_exitcode(status)
+    return SIGNAL_BASE - code if code < 0 else code
+
+
+def which(name: str, path: str | None) -> str | None:
+    """PATH lookup without importing shutil (hot path)."""
+    if os.sep in name or (os.altsep and os.altsep in name):
+        return name if os.access(name, os.X_OK) and not os.path.isdir(name) else None
+    for d in (path or os.defpath).split(os.pathsep):
+        candidate = os.path.join(d or ".", name)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return None
+
+
+def write_all(fd: int, data: bytes | memoryview) -> None:
+    """Write every byte, waiting on a non-blocking fd instead of failing."""
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:
+            import select
+
+            select.select([], [fd], [])
+            continue
+        view = view[n:]
+
+
+def fd_identity(fd: int) -> str:
+    """A stable id for what ``fd`` is connected to: a pipe's inode or a tty's rdev."""
+    import stat
+
+    st = os.fstat(fd)
+    if stat.S_ISCHR(st.st_mode):
+        return f"c{st.st_rdev}"
+    return f"i{st.st_dev}:{st.st_ino}"

@@ -1,0 +1,392 @@
+"""The station agent: `tcg_shell run-line LINE` (and `tcg run -- CMD ARG…`).
+
+Decide first, run second: the line is evaluated against the effective policy
+and either refused with exit 126 (nothing executed) or run with the user's
+shell in a PTY (stdin and stdout are terminals) or through pipes (the agent
+case), its output streamed through the masker. One ``command_decision`` event
+is recorded per line: right away for a refusal, after the child exits
+otherwise (so it carries the exit code), before exec for a nested pass-through.
+
+Hot path: this module imports only ``os`` and ``sys`` at the top; everything
+else is imported when needed.
+
+Failure policy (DESIGN §4, STYLE §4): any exception while *deciding* (loading
+the policy, evaluating, building the masker) refuses the line with 126
+(``policy-invalid`` / ``internal-error``). A failure to *record* the event is
+not a decision error: the decision stands (a refusal is still refused, an
+allowed line still runs) and one warning goes to stderr — an unwritable state
+dir must not turn every command on the machine into a 126.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+USAGE = "usage: tcg_shell run-line [--shell PATH] [--] LINE\n"
+
+# Basenames accepted as "the parent shell" (the process that called us).
+KNOWN_SHELLS = frozenset(
+    {"bash", "zsh", "sh", "dash", "ksh", "ksh93", "mksh", "oksh", "yash", "fish", "ash"}
+)
+MEDIATED = "TCG_MEDIATED"
+MEDIATED_FDS = "TCG_MEDIATED_FDS"
+EXIT_BLOCKED = 126
+EXIT_USAGE = 2
+
+
+class _Usage(Exception):
+    pass
+
+
+def run_line_main(argv: list[str]) -> int:
+    """Entry point of `tcg_shell run-line`: ``argv`` is everything after ``run-line``."""
+    try:
+        shell, line = parse_args(argv)
+    except _Usage as exc:
+        sys.stderr.write(f"tcg_shell run-line: {exc}\n{USAGE}")
+        return EXIT_USAGE
+    return Station().run_line(line, shell=shell)
+
+
+def parse_args(argv: list[str]) -> tuple[str | None, str]:
+    """``[--shell PATH] [--] LINE`` — LINE must be exactly one argument."""
+    shell = None
+    args = list(argv)
+    while args and args[0].startswith("--"):
+        opt = args.pop(0)
+        if opt == "--":
+            break
+        if opt == "--shell":
+            if not args:
+                raise _Usage("--shell needs a value")
+            shell = args.pop(0)
+        elif opt.startswith("--shell="):
+            shell = opt.split("=", 1)[1]
+        else:
+            raise _Usage(f"unknown option {opt!r}")
+    if not args:
+        raise _Usage("missing LINE")
+    if len(args) > 1:
+        raise _Usage(
+            f"LINE must be ONE argument, got {len(args)} (quote the whole command line)"
+        )
+    if shell == "":
+        raise _Usage("--shell needs a value")
+    return shell, args[0]
+
+
+def actor_from_env(env: Any) -> str:
+    """``agent`` when the environment says so (TCG_ACTOR, or the launcher's mark)."""
+    if env.get("TCG_ACTOR", "").strip().lower() == "agent" or env.get("TCG_AGENT"):
+        return "agent"
+    return "human"
+
+
+def detect_shell(option: str | None, env: Any) -> str:
+    """``--shell``, else $TCG_SHELL, else the shell that called us, else $SHELL.
+
+    The parent is read from /proc (one readlink) instead of shellingham, which
+    costs import time on every command.
+    """
+    from tcg.runner.base import which
+
+    for candidate in (option, env.get("TCG_SHELL")):
+        if candidate:
+            found = which(candidate, env.get("PATH"))
+            return found or candidate
+    parent = _parent_shell()
+    if parent:
+        return parent
+    user_shell = env.get("SHELL", "")
+    if user_shell and os.path.basename(user_shell) in KNOWN_SHELLS and os.access(user_shell, os.X_OK):
+        return user_shell
+    for name in ("bash", "zsh"):
+        found = which(name, env.get("PATH"))
+        if found:
+            return found
+    return "/bin/sh"
+
+
+def _parent_shell() -> str | None:
+    try:
+        exe = os.readlink(f"/proc/{os.getppid()}/exe")
+    except OSError:
+        return None
+    if exe.endswith(" (deleted)"):
+        return None
+    return exe if os.path.basename(exe) in KNOWN_SHELLS else None
+
+
+def is_nested(env: Any) -> bool:
+    """True when a mediating tcg already masks our stdout and stderr.
+
+    TCG_MEDIATED alone is not trusted (anyone can set it): fds 1 and 2 must be
+    the very PTY or pipes the outer station reads (TCG_MEDIATED_FDS). Then
+    everything we print passes the outer masker anyway, and a second PTY or
+    masker would only cost time.
+    """
+    if not env.get(MEDIATED):
+        return False
+    ids = set(env.get(MEDIATED_FDS, "").split(","))
+    from tcg.runner.base import fd_identity
+
+    try:
+        return fd_identity(1) in ids and fd_identity(2) in ids
+    except OSError:
+        return False
+
+
+class Station:
+    """One mediated command: decide, record, run. Holds per-run state only."""
+
+    def __init__(self, env: Any = None):
+        self.env = os.environ if env is None else env
+        self.actor = actor_from_env(self.env)
+        self.session = self.env.get("TCG_SESSION") or os.urandom(8).hex()
+        self.policy: Any = None
+        self._warned = False
+
+    # ------------------------------------------------------------ decide
+
+    def decide(self, line: str) -> Any:
+        """The Verdict for ``line``; never raises (fails closed to BLOCK)."""
+        from tcg.policy.model import Decision, Reason, Verdict
+
+        def refuse(code: str, detail: str) -> Verdict:
+            return Verdict(Decision.BLOCK, (Reason(code, Decision.BLOCK, detail),))
+
+        try:
+            from tcg.errors import PolicyError
+        except Exception:  # noqa: BLE001 - broken install: still fail closed
+            return refuse("internal-error", "tcg could not import its own modules")
+        try:
+            from pathlib import Path
+
+            from tcg.policy.load import load_policy
+
+            cwd = os.getcwd()
+            self.policy = load_policy(cwd=Path(cwd))
+        except PolicyError as exc:
+            detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
+            return refuse("policy-invalid", detail)
+        except Exception as exc:  # noqa: BLE001 - fail closed on any decision error
+            self._debug()
+            return refuse("internal-error", f"loading the policy failed ({type(exc).__name__})")
+        try:
+            from tcg.policy.engine import evaluate_line
+
+            verdict = evaluate_line(self.policy, line, self.actor, cwd=cwd, env=dict(self.env))
+            verdict.decision  # noqa: B018 - a malformed verdict must fail here, not later
+        except Exception as exc:  # noqa: BLE001 - fail closed on any decision error
+            self._debug()
+            return refuse("internal-error", f"evaluating the line failed ({type(exc).__name__})")
+        return verdict
+
+    def _debug(self) -> None:
+        if self.env.get("TCG_DEBUG", "") not in ("", "0"):
+            import traceback
+
+            traceback.print_exc()
+
+    def allowed(self, verdict: Any) -> bool:
+        from tcg.policy.model import Decision
+
+        if verdict.decision in (Decision.ALLOW, Decision.SANITIZE):
+            return True
+        if verdict.decision == Decision.ASK and self.actor == "human":
+            return _confirm_on_tty(verdict)
+        return False  # ASK for an agent, BLOCK, and anything newer: refuse
+
+    # ------------------------------------------------------------ masking
+
+    def make_filter(self, mode: str) -> Any:
+        """The masker for ``mode`` ("strict"|"terminal"); identity until tcg.mask exists.
+
+        Raises when the masker exists but cannot be built (the caller refuses).
+        """
+        factory = _masker_factory()
+        if factory is None:
+            from tcg.runner.base import IdentityFilter
+
+            return IdentityFilter()
+        return factory(self.policy, mode)
+
+    def masked_line(self, line: str) -> str | None:
+        """The command line as the strict masker prints it; None without a masker."""
+        if _masker_factory() is None:
+            return None
+        m = self.make_filter("strict")
+        data = line.encode("utf-8", "surrogateescape")
+        return (m.feed(data) + m.flush()).decode("utf-8", "replace")
+
+    # ------------------------------------------------------------ events
+
+    def record(self, line: str, verdict: Any, **fields: Any) -> None:
+        """Append the command_decision event; on failure warn once, never raise."""
+        try:
+            from tcg.events import EventLog
+            from tcg.keyhash import KeyedHasher
+
+            try:
+                command = self.masked_line(line)
+            except Exception:  # noqa: BLE001 - a masker failure must not put the raw line in the log
+                command = None
+            EventLog().emit(
+                "command_decision",
+                surface="shell",
+                actor=self.actor,
+                decision=verdict.decision.value,
+                reason=verdict.reason,
+                rules=list(verdict.rules),
+                policy=self.policy.ref() if self.policy is not None else None,
+                session=self.session,
+                command=command,
+                command_len=len(line),
+                command_hash=KeyedHasher.for_install().h16(line),
+                **fields,
+            )
+        except Exception as exc:  # noqa: BLE001 - logging must not change the outcome
+            self._debug()
+            if not self._warned:
+                self._warned = True
+                what = getattr(exc, "message", None) or type(exc).__name__
+                sys.stderr.write(
+                    f"tcg: warning: the security event was not recorded: {what}\n"
+                    "hint: run `tcg doctor` to check the event log\n"
+                )
+
+    # ------------------------------------------------------------ run
+
+    def run_line(self, line: str, *, shell: str | None = None) -> int:
+        """Mediate one shell command line; return the exit code to exit with."""
+        return self.mediate(line, lambda: [detect_shell(shell, self.env), "-c", line])
+
+    def run_argv(self, argv: list[str]) -> int:
+        """Mediate an argv (no shell): the policy sees it as a quoted line."""
+        import shlex
+
+        return self.mediate(shlex.join(argv), lambda: list(argv), shell_field=None)
+
+    def mediate(self, line: str, make_argv: Any, shell_field: Any = True) -> int:
+        verdict = self.decide(line)
+        if not self.allowed(verdict):
+            self.record(line, verdict, exit_code=EXIT_BLOCKED, mode=None, nested=False)
+            _print_refusal(verdict)
+            return EXIT_BLOCKED
+
+        argv = make_argv()
+        shell = argv[0] if shell_field else None
+        nested = is_nested(self.env)
+        if nested:
+            self.record(line, verdict, exit_code=None, mode="nested", nested=True, shell=shell)
+            return _exec_direct(argv, self.env)
+
+        mode = "pty" if os.isatty(0) and os.isatty(1) else "pipe"
+        try:
+            if mode == "pty":
+                filters = [self.make_filter("terminal")]
+            else:
+                filters = [self.make_filter("strict"), self.make_filter("strict")]
+        except Exception as exc:  # noqa: BLE001 - cannot mask: do not run unmasked
+            self._debug()
+            from tcg.policy.model import Decision, Reason, Verdict
+
+            refusal = Verdict(
+                Decision.BLOCK,
+                (Reason("internal-error", Decision.BLOCK, f"the masker failed ({type(exc).__name__})"),),
+            )
+            self.record(line, refusal, exit_code=EXIT_BLOCKED, mode=mode, nested=False, shell=shell)
+            _print_refusal(refusal)
+            return EXIT_BLOCKED
+
+        child_env = dict(self.env)
+        child_env["TCG_SESSION"] = self.session
+        child_env[MEDIATED] = self.session
+        from tcg.runner.base import SpawnError
+
+        try:
+            if mode == "pty":
+                from tcg.runner.loop import run_pty
+
+                code = run_pty(argv, child_env, filters[0], channel_var=MEDIATED_FDS)
+            else:
+                from tcg.runner.pipes import run_pipes
+
+                code = run_pipes(argv, child_env, filters[0], filters[1], channel_var=MEDIATED_FDS)
+        except SpawnError as exc:
+            sys.stderr.write(f"tcg: {exc}\n")
+            code = exc.exit_code
+        self.record(line, verdict, exit_code=code, mode=mode, nested=False, shell=shell)
+        return code
+
+
+def _masker_factory() -> Any:
+    """``tcg.mask.masker_for``, or None while the masker (issue 3) has not landed.
+
+    Transitional: tcg.mask is being built in parallel; until it exports
+    masker_for, output passes unmasked (IdentityFilter). Any other import
+    error propagates, so a broken masker refuses the line instead.
+    """
+    try:
+        import tcg.mask as mask
+    except ModuleNotFoundError as exc:
+        if exc.name != "tcg.mask":
+            raise
+        return None
+    return getattr(mask, "masker_for", None)
+
+
+def _print_refusal(verdict: Any) -> None:
+    from tcg.policy.reasons import REASONS
+
+    code = verdict.reason
+    deciding = verdict.deciding
+    detail = deciding.detail if deciding is not None else ""
+    info = REASONS.get(code)
+    fix = info.fix if info else "run `tcg check LINE` to see why"
+    detail = " ".join(detail.split())  # one line, whatever the engine said
+    sys.stderr.write(f"tcg: blocked ({code}): {detail}\nhint: {fix}\n")
+    sys.stderr.flush()
+
+
+def _confirm_on_tty(verdict: Any) -> bool:
+    """ASK for a human: one y/N question on the controlling terminal."""
+    deciding = verdict.deciding
+    detail = " ".join((deciding.detail if deciding is not None else verdict.reason).split())
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return False
+    try:
+        os.write(fd, f"tcg: {detail} — run it anyway? [y/N] ".encode())
+        answer = os.read(fd, 64).decode(errors="replace").strip().lower()
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return answer in ("y", "yes")
+
+
+def _exec_direct(argv: list[str], env: Any) -> int:
+    """Nested pass-through: become the command (no second PTY or masker)."""
+    import signal
+
+    from tcg.runner.base import which
+
+    path = which(argv[0], env.get("PATH"))
+    if path is None:
+        sys.stderr.write(f"tcg: {argv[0]}: command not found\n")
+        return 127
+    for name in ("SIGPIPE", "SIGXFSZ"):  # ignored dispositions survive exec
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execve(path, argv, env)
+    except OSError as exc:
+        sys.stderr.write(f"tcg: {argv[0]}: {exc.strerror}\n")
+        return 126 if exc.errno == 13 else 127
+    return 127  # pragma: no cover - execve does not return

@@ -1,0 +1,245 @@
+"""Git object access for the scanner: enumerate reachable blobs, stream them.
+
+Why plain git and not a library: one `git rev-list --objects --all` piped into
+`git cat-file --batch-check` lists every blob reachable from every ref
+(branches, tags, remotes, stash, notes) exactly once, with a path, its size and
+the commit that reached it first; `git cat-file --batch` then streams contents
+without checking anything out. Both are C loops over the pack files; Python
+only parses one short line per object. (pygit2 was measured against this in
+bench/; see docs/scan.md.)
+
+Commit attribution: rev-list runs with ``--reverse --in-commit-order``, so
+commits come oldest first and every tree/blob is listed right after the first
+commit whose tree reaches it. The commit reported for a blob is therefore the
+earliest commit in rev-list's (date/topological) order that contains it — the
+one that introduced it on a linear history.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tcg.errors import TcgError
+
+GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
+
+
+class GitError(TcgError):
+    """A git command failed on a repository being scanned."""
+
+
+@dataclass(frozen=True)
+class BlobRef:
+    """One unique blob of a repository and where it was first seen."""
+
+    oid: str
+    size: int
+    path: str
+    commit: str | None  # None: only in the index (staged, never committed)
+
+
+def git_env() -> dict[str, str]:
+    """Environment for git children: no inherited repo overrides, no pager, C locale."""
+    env = {k: v for k, v in os.environ.items() if k not in GIT_ENV_DROP}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["LC_ALL"] = "C"
+    env.setdefault("GIT_CONFIG_NOSYSTEM", "1")
+    # A scanned repository's own config must not run programs: core.fsmonitor
+    # names a command that `git ls-files` would execute. Command-line level
+    # config (GIT_CONFIG_COUNT) overrides the repository's.
+    for k in [k for k in env if k.startswith("GIT_CONFIG_KEY_") or k.startswith("GIT_CONFIG_VALUE_")]:
+        del env[k]
+    env["GIT_CONFIG_COUNT"] = "1"
+    env["GIT_CONFIG_KEY_0"] = "core.fsmonitor"
+    env["GIT_CONFIG_VALUE_0"] = "false"
+    return env
+
+
+def git(repo: Path | str, *args: str, check: bool = True) -> bytes:
+    """Run a read-only git command in ``repo`` and return stdout."""
+    proc = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
+    if check and proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise GitError(
+            f"git {args[0]} failed in {repo}: {err[-1] if err else proc.returncode}",
+            hint="is it a readable git repository? (`git -C PATH status`)",
+        )
+    return proc.stdout
+
+
+def repo_toplevel(path: Path) -> Path | None:
+    """The work tree root (or git dir of a bare repository) containing ``path``, else None."""
+    proc = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--show-toplevel", "--absolute-git-dir"],
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
+    if proc.returncode != 0:
+        return None
+    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if lines and lines[0] == "true":
+        return Path(lines[-1])
+    return Path(lines[1]) if len(lines) >= 2 else None
+
+
+def is_bare(repo: Path) -> bool:
+    return git(repo, "rev-parse", "--is-bare-repository").strip() == b"true"
+
+
+def iter_reachable_blobs(repo: Path) -> Iterator[BlobRef]:
+    """Yield every blob reachable from any ref, once, oldest introducing commit first."""
+    env = git_env()
+    rev = subprocess.Popen(
+        ["git", "-C", str(repo), "rev-list", "--objects", "--all", "--reverse", "--in-commit-order"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    check = subprocess.Popen(
+        [
+            "git", "-C", str(repo), "cat-file",
+            "--batch-check=%(objecttype) %(objectname) %(objectsize) %(rest)", "--buffer",
+        ],
+        stdin=rev.stdout,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert rev.stdout is not None and check.stdout is not None
+    rev.stdout.close()  # the pipe now belongs to cat-file
+    commit: str | None = None
+    try:
+        for raw in check.stdout:
+            kind, _, rest = raw.partition(b" ")
+            if kind == b"blob":
+                oid, _, rest = rest.partition(b" ")
+                size, _, path = rest.partition(b" ")
+                yield BlobRef(
+                    oid.decode("ascii"),
+                    int(size),
+                    path.rstrip(b"\n").decode("utf-8", "surrogateescape"),
+                    commit,
+                )
+            elif kind == b"commit":
+                commit = rest.partition(b" ")[0].decode("ascii")
+    finally:
+        check.stdout.close()
+        check.wait()
+        rev.wait()
+        rev_err = rev.stderr.read() if rev.stderr else b""
+        check_err = check.stderr.read() if check.stderr else b""
+        for p in (rev, check):
+            if p.stderr:
+                p.stderr.close()
+    if rev.returncode != 0 or check.returncode != 0:
+        lines = (rev_err or check_err).decode("utf-8", "replace").strip().splitlines()
+        if rev.returncode != 0 and _empty_repo(repo):
+            return
+        raise GitError(
+            f"cannot list the history of {repo}: {lines[-1] if lines else 'git failed'}",
+            hint="is the repository complete (not a shallow or damaged clone)? `git fsck` tells",
+        )
+
+
+def _empty_repo(repo: Path) -> bool:
+    """A fresh repository without commits makes rev-list fail; that is not an error."""
+    return git(repo, "rev-parse", "--verify", "-q", "HEAD", check=False) == b"" and not git(
+        repo, "for-each-ref", "--count=1", check=False
+    ).strip()
+
+
+def index_blobs(repo: Path) -> list[tuple[str, str]]:
+    """(oid, path) of every regular file staged in the index (stage entries included)."""
+    out = git(repo, "ls-files", "--stage", "-z", check=False)
+    result = []
+    for entry in out.split(b"\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition(b"\t")
+        mode, oid, _stage = meta.split(b" ")
+        if mode.startswith(b"160"):  # gitlink (submodule)
+            continue
+        result.append((oid.decode("ascii"), path.decode("utf-8", "surrogateescape")))
+    return result
+
+
+def _grow_pipe(stream: Any) -> None:
+    """Ask Linux for a 1 MiB pipe so git can run ahead of the scanner (fewer wake-ups)."""
+    if stream is None or not sys.platform.startswith("linux"):
+        return
+    try:
+        import fcntl
+
+        fcntl.fcntl(stream.fileno(), 1031, 1 << 20)  # F_SETPIPE_SZ
+    except OSError:
+        pass
+
+
+class BlobReader:
+    """A persistent ``git cat-file --batch`` for one repository.
+
+    Requests go in chunks small enough to fit the pipe, and every answer is read
+    before the next chunk is written, so neither side can block on a full pipe.
+    """
+
+    CHUNK = 256  # oids per write: 256 * 41 bytes < even a default 64 KiB pipe buffer
+
+    def __init__(self, repo: Path | str):
+        self.repo = str(repo)
+        self._proc = subprocess.Popen(
+            ["git", "-C", self.repo, "cat-file", "--batch"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=git_env(),
+            bufsize=1 << 20,
+        )
+        _grow_pipe(self._proc.stdout)
+        _grow_pipe(self._proc.stdin)
+
+    def read_many(self, oids: list[str]) -> Iterator[tuple[str, bytes | None]]:
+        """Yield (oid, content) in request order; content None when the object is missing."""
+        stdin, stdout = self._proc.stdin, self._proc.stdout
+        assert stdin is not None and stdout is not None
+        for i in range(0, len(oids), self.CHUNK):
+            chunk = oids[i : i + self.CHUNK]
+            stdin.write(("\n".join(chunk) + "\n").encode("ascii"))
+            stdin.flush()
+            for oid in chunk:
+                header = stdout.readline()
+                if not header:
+                    raise GitError(f"git cat-file ended early in {self.repo}")
+                parts = header.split()
+                if len(parts) < 3 or parts[1] == b"missing":
+                    yield oid, None
+                    continue
+                size = int(parts[2])
+                data = stdout.read(size + 1)
+                yield oid, data[:size]
+
+    def close(self) -> None:
+        proc = self._proc
+        try:
+            if proc.stdin:
+                proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout:
+            proc.stdout.close()

@@ -1,0 +1,145 @@
+"""One class per supported shell: which hook file, how to quote, how to install.
+
+The hook files are real shell files in this package (valid at rest, linted by
+shellcheck/zsh -n); a class only fills the TEMPLATE placeholders with values
+escaped for its shell (direnv's per-shell ``Hook`` classes, click's
+``ShellComplete.source()``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+
+from tcg.shells import quoting
+
+BEGIN_MARK = "# >>> tcg shell hook >>>"
+END_MARK = "# <<< tcg shell hook <<<"
+# The fixed content-reader list of issue 5 item 4 (also hard-coded in the hook files).
+READERS = (
+    "cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "bat", "nl", "od",
+    "xxd", "strings",
+)
+_AGENT_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the rendered hook wires up, decided once at `init` time (no Python at load)."""
+
+    python: str  # absolute interpreter path (sys.executable: never a pyenv/asdf shim)
+    mediate: bool  # station agent importable: interactive mediation + reader aliases
+    launch: bool  # `tcg launch` exists: agent functions go through the gate
+    agents: tuple[str, ...]
+
+
+def valid_agents(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Agent names usable as function/macro names; anything else is refused."""
+    out = []
+    for name in names:
+        if not _AGENT_RE.match(name):
+            raise quoting.QuotingError(
+                f"agent name {name!r} in agents.known is not a plain word",
+                hint="agent names may use letters, digits and _ . - only",
+            )
+        out.append(name)
+    return tuple(out)
+
+
+def _template(name: str) -> str:
+    return (resources.files("tcg") / "shells" / name).read_text(encoding="utf-8")
+
+
+class ShellHook:
+    name = ""
+    template = ""
+    install = ""
+    uninstall = ""
+
+    def quote(self, value: str) -> str:
+        raise NotImplementedError
+
+    def values(self, f: Features) -> dict[str, str]:
+        return {
+            "@TCG_PY@": f.python,
+            "@TCG_LAUNCH@": "1" if f.launch else "0",
+            "@TCG_MEDIATE@": "1" if f.mediate else "0",
+            "@TCG_AGENTS@": " ".join(valid_agents(f.agents)),
+        }
+
+    def render(self, f: Features) -> str:
+        """The hook text with every placeholder replaced by its quoted value."""
+        text = _template(self.template)
+        for key, value in self.values(f).items():
+            text = text.replace(self.quote(key), self.quote(value))
+        return self.wrap(text)
+
+    def wrap(self, text: str) -> str:
+        return f"{BEGIN_MARK}\n{text.rstrip()}\n{END_MARK}\n"
+
+
+class Bash(ShellHook):
+    name = "bash"
+    template = "hook.bash"
+    install = 'eval "$(tcg_shell init bash)"   # in ~/.bashrc'
+    uninstall = "delete the `eval \"$(tcg_shell init bash)\"` line (or the marked block) from ~/.bashrc"
+
+    def quote(self, value: str) -> str:
+        return quoting.posix_quote(value)
+
+
+class Zsh(Bash):
+    name = "zsh"
+    template = "hook.zsh"
+    install = 'eval "$(tcg_shell init zsh)"   # in ~/.zshrc'
+    uninstall = "delete the `eval \"$(tcg_shell init zsh)\"` line (or the marked block) from ~/.zshrc"
+
+
+class PowerShell(ShellHook):
+    name = "powershell"
+    template = "hook.ps1"
+    install = "Invoke-Expression (& tcg_shell init powershell | Out-String)   # in $PROFILE"
+    uninstall = "delete the `Invoke-Expression (& tcg_shell init powershell ...)` line from $PROFILE"
+
+    def quote(self, value: str) -> str:
+        return quoting.powershell_quote(value)
+
+
+class Cmd(ShellHook):
+    """DOSKEY macro file: fixed macro text, data only after cmd_check()."""
+
+    name = "cmd"
+    template = "macros.doskey"
+    install = (
+        "tcg_shell init cmd > \"%LOCALAPPDATA%\\tcg\\macros.doskey\" then run "
+        "doskey /macrofile=\"%LOCALAPPDATA%\\tcg\\macros.doskey\" (docs/shells.md)"
+    )
+    uninstall = "doskey /reinstall (or open a new console) and delete macros.doskey"
+
+    def render(self, f: Features) -> str:
+        py = quoting.cmd_quote(f.python, what="interpreter path")
+        lines = [
+            ln for ln in _template(self.template).splitlines()
+            if ln.startswith(";") and not ln.startswith(";@")
+        ]
+        if f.mediate:
+            for name in READERS:
+                lines.append(f"{quoting.cmd_name(name)}={py} -I -m tcg.shell_entry run-argv {name} $*")
+        for name in valid_agents(f.agents):
+            name = quoting.cmd_name(name)
+            if f.launch:
+                lines.append(f"{name}={py} -I -m tcg launch {name} $*")
+        for line in lines:
+            quoting.cmd_check(line.replace('"', "").replace("$*", ""), what="macro line")
+        return "\r\n".join(lines) + "\r\n"
+
+
+SHELLS: dict[str, type[ShellHook]] = {
+    "zsh": Zsh,
+    "bash": Bash,
+    "powershell": PowerShell,
+    "pwsh": PowerShell,
+    "cmd": Cmd,
+}
+SUPPORTED = tuple(SHELLS)

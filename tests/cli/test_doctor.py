@@ -1,0 +1,173 @@
+"""`tcg doctor`: one line per check, exit 1 with a list when something is wrong."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tcg.cli import main
+from tcg.cli.doctor import FAIL, OK, WARN, run_checks
+from tcg.events import EventLog
+from tcg.keyhash import load_or_create_key
+from tcg.paths import get_paths
+
+VENV_BIN = Path(sys.executable).parent
+needs_posix = pytest.mark.skipif(os.name != "posix", reason="POSIX modes and PATH layout")
+
+
+def fake_path(tmp_path: Path, tools: list[str]) -> str:
+    """A PATH holding only ``tools`` (symlinked to the real ones)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    for name in tools:
+        real = shutil.which(name, path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+        if real is None:
+            pytest.skip(f"{name} not installed")
+        (bindir / name).symlink_to(real)
+    return str(bindir)
+
+
+def doctor(capsys) -> tuple[int, str, str]:
+    rc = main(["doctor"])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def line_for(out: str, name: str) -> str:
+    hits = [ln for ln in out.splitlines() if ln[6:].startswith(name + ":")]
+    assert hits, f"no {name!r} line in:\n{out}"
+    return hits[0]
+
+
+@pytest.fixture
+def full_path(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", fake_path(tmp_path, ["tcg", "tcg_shell", "git", "bash", "xclip"]))
+
+
+@needs_posix
+def test_healthy_install_exits_0(capsys, full_path, hermetic_home):
+    (hermetic_home / ".bashrc").write_text('# mine\neval "$(tcg_shell init bash)"\n')
+    EventLog().emit("policy_error", surface="cli")
+    load_or_create_key()
+    rc, out, err = doctor(capsys)
+    assert rc == 0, out + err
+    for name in ("python", "tcg", "tcg_shell", "policy", "event log", "key", "tool git", "hook bash"):
+        assert line_for(out, name).startswith("ok  "), name
+    assert "looks healthy" in out
+    assert FAIL not in out
+
+
+@needs_posix
+def test_missing_optional_tools_and_hooks_only_warn(capsys, full_path, hermetic_home):
+    (hermetic_home / ".bashrc").write_text('# eval "$(tcg_shell init bash)"\n')  # commented out
+    rc, out, _ = doctor(capsys)
+    assert rc == 0
+    assert line_for(out, "hook bash").startswith("warn")
+    assert "hint: echo 'eval \"$(tcg_shell init bash)\"' >> " in out
+    assert line_for(out, "tool shellcheck").startswith("warn")
+    assert line_for(out, "tool zsh").startswith("warn")
+    assert "(with warnings)" in out
+
+
+@needs_posix
+def test_appended_hook_block_counts_as_installed(full_path, hermetic_home):
+    (hermetic_home / ".bashrc").write_text("# >>> tcg shell hook >>>\n: hook body\n# <<< tcg shell hook <<<\n")
+    checks = {c.name: c for c in run_checks()}
+    assert checks["hook bash"].status == OK
+
+
+@needs_posix
+def test_zsh_hook_is_looked_for_under_zdotdir(tmp_path, monkeypatch, hermetic_home):
+    zdot = tmp_path / "zdot"
+    zdot.mkdir()
+    (zdot / ".zshrc").write_text('eval "$(tcg_shell init zsh)"\n')
+    monkeypatch.setenv("ZDOTDIR", str(zdot))
+    checks = {c.name: c for c in run_checks()}
+    assert checks["hook zsh"].status == OK and str(zdot) in checks["hook zsh"].detail
+
+
+@needs_posix
+def test_invalid_policy_fails_with_file_and_line(capsys, full_path):
+    p = get_paths().policy_file
+    p.parent.mkdir(parents=True)
+    p.write_text('[decisions.agent]\nsecret-store-read = "perhaps"\n')
+    rc, out, err = doctor(capsys)
+    assert rc == 1
+    assert line_for(out, "policy").startswith("FAIL")
+    assert f"{p}:2:" in out
+    assert "1 problem(s):" in err and "- policy:" in err
+
+
+@needs_posix
+def test_loose_modes_fail(capsys, full_path):
+    EventLog().emit("policy_error", surface="cli")
+    load_or_create_key()
+    paths = get_paths()
+    os.chmod(paths.events_file, 0o644)
+    os.chmod(paths.key_file, 0o640)
+    rc, out, err = doctor(capsys)
+    assert rc == 1
+    assert "0644" in line_for(out, "event log") and line_for(out, "event log").startswith("FAIL")
+    assert "0640" in line_for(out, "key") and line_for(out, "key").startswith("FAIL")
+    assert f"hint: chmod 600 {paths.key_file}" in out
+    assert "2 problem(s):" in err
+
+
+@needs_posix
+def test_damaged_key_fails(capsys, full_path):
+    kf = get_paths().key_file
+    kf.parent.mkdir(parents=True, mode=0o700)
+    kf.write_bytes(b"abc")
+    os.chmod(kf, 0o600)
+    rc, out, _ = doctor(capsys)
+    assert rc == 1 and "damaged" in line_for(out, "key")
+
+
+@needs_posix
+def test_missing_git_and_entry_points_fail(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", fake_path(tmp_path, ["bash"]))
+    rc, out, err = doctor(capsys)
+    assert rc == 1
+    assert line_for(out, "tool git").startswith("FAIL")
+    assert "not on PATH" in line_for(out, "tcg")
+    assert "not on PATH" in line_for(out, "tcg_shell")
+    assert "3 problem(s):" in err
+
+
+@needs_posix
+@pytest.mark.skipif(os.name == "posix" and os.geteuid() == 0, reason="root can write anywhere")
+def test_unwritable_state_dir_fails(capsys, full_path, tcg_home):
+    tcg_home.mkdir()
+    os.chmod(tcg_home, 0o500)
+    try:
+        rc, out, _ = doctor(capsys)
+    finally:
+        os.chmod(tcg_home, 0o700)
+    assert rc == 1 and line_for(out, "event log").startswith("FAIL")
+
+
+def test_doctor_does_not_write(full_path, tcg_home):
+    run_checks()
+    assert not tcg_home.exists()
+
+
+def test_statuses_are_known(full_path):
+    assert {c.status for c in run_checks()} <= {OK, WARN, FAIL}
+
+
+@needs_posix
+def test_real_entry_point(tmp_path, hermetic_home):
+    (hermetic_home / ".bashrc").write_text('eval "$(tcg_shell init bash)"\n')
+    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(
+        [str(VENV_BIN / "tcg"), "doctor"], capture_output=True, text=True, timeout=60, env=env
+    )
+    if shutil.which("git", path=env["PATH"]) is None:
+        pytest.skip("git not installed")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[0].startswith("ok    python: Python 3.")

@@ -1,0 +1,205 @@
+"""Detector behaviour: spans, overlap resolution, blocks, engines, locality, loading."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from tcg.detect import engine as eng
+from tcg.detect.engine import CONTEXT, Detector, Finding, load_detector
+from tcg.policy.load import Policy
+from tests.detect.conftest import ENGINES
+from tests.detect.rulesets import engine_rules
+
+TOKEN = "tst_Q8wE2rT5yU7iO9pA3sD6fG"
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def det(request):
+    return Detector.from_rules(engine_rules(), engine=request.param)
+
+
+def _spans(findings):
+    return [(f.start, f.end, f.rule_id) for f in findings]
+
+
+def test_finding_has_no_value_field():
+    names = [f.name for f in dataclasses.fields(Finding)]
+    assert names == ["start", "end", "rule_id", "category", "encoding"]
+
+
+def test_value_group_span_and_bytes_offsets(det):
+    text = f"export X={TOKEN}; passwd = Hx9!kq2Lm#"
+    fs = det.find(text)
+    assert [text[f.start:f.end] for f in fs] == [TOKEN, "Hx9!kq2Lm#"]
+    assert [f.category for f in fs] == ["secret", "secret"]
+    assert det.find_bytes(text.encode()) == fs
+
+
+def test_str_offsets_with_non_ascii_text(det):
+    text = f"ключ — {TOKEN} — почта иван@x ivan@corp.ru ✓"
+    fs = det.find(text)
+    assert [text[f.start:f.end] for f in fs] == [TOKEN, "ivan@corp.ru"]
+    data = text.encode()
+    assert [data[f.start:f.end] for f in det.find_bytes(data)] == [TOKEN.encode(), b"ivan@corp.ru"]
+
+
+def test_invalid_utf8_is_tolerated(det):
+    data = b"\xff\xfe\x80garbage " + TOKEN.encode() + b" \xc3(\xa0\xa1 passwd=q1w2e3r4t5\xed\xa0\x80"
+    fs = det.find_bytes(data)
+    assert [data[f.start:f.end] for f in fs] == [TOKEN.encode(), b"q1w2e3r4t5"]
+    # a str holding lone surrogates (surrogateescape-decoded bytes) works too
+    text = data.decode("utf-8", "surrogateescape")
+    assert [text[f.start:f.end] for f in det.find(text)] == [TOKEN, "q1w2e3r4t5"]
+
+
+def test_allow_list_entropy_and_validator(det):
+    assert det.find("tst_AAAAbbbbCCCCddddEEEEffff") == []  # allow.values
+    assert det.find("tst_ExAmPlE0123456789abcdef") == []  # allow.patterns
+    assert det.find("tst_aaaaaaaaaaaaaaaaaaaaaaaa") == []  # entropy floor
+    assert det.find("4111111111111112") == []  # Luhn fails
+    assert _spans(det.find("4111111111111111")) == [(0, 16, "tst-card")]
+
+
+def test_keyword_must_be_inside_the_match(det):
+    # the keyword "@" nowhere in the match: nothing, even with "@" elsewhere in the text
+    assert det.find("tst_ plain 4111111111111112 @ passwd") == []
+
+
+def test_secret_beats_overlapping_pii(det):
+    text = f"https://u:{TOKEN}@host.io/x"
+    fs = det.find(text, overlapping=True)
+    assert {f.rule_id for f in fs} == {"tst-token", "tst-mail"}
+    (only,) = det.find(text)
+    assert (text[only.start:only.end], only.rule_id) == (TOKEN, "tst-token")
+
+
+def test_same_category_overlap_is_clipped_and_covers_union():
+    rules = engine_rules()
+    d = Detector.from_rules(rules, engine="re")
+    text = "passwd=abcdefghijklmnopqrstuvwxyz0123!" + TOKEN  # assign value ends inside the token
+    fs = d.find(text)
+    assert [(f.start, f.end, f.rule_id) for f in fs] == [(7, 47, "tst-assign"), (47, 64, "tst-token")]
+    covered = {i for f in fs for i in range(f.start, f.end)}
+    cands = d.find(text, overlapping=True)
+    assert covered == {i for f in cands for i in range(f.start, f.end)}
+    assert all(a.end <= b.start for a, b in zip(fs, fs[1:], strict=False))
+    assert fs[0].rule_id == "tst-assign"  # leftmost wins
+
+
+def test_pem_block_reported_begin_to_end(det):
+    body = "MIIEowIBAAKCAQEAq7Bd0xQ2v9nRk3mZ\nZm9vYmFy\n"
+    text = f"key:\n-----BEGIN RSA PRIVATE KEY-----\n{body}-----END RSA PRIVATE KEY-----\nafter"
+    (f,) = det.find(text)
+    assert text[f.start:f.end].startswith("-----BEGIN RSA")
+    assert text[f.start:f.end].endswith("-----END RSA PRIVATE KEY-----")
+    cut = text[: text.index("-----END")]
+    (g,) = det.find(cut)
+    assert (g.start, g.end) == (f.start, len(cut))  # no END line: to the end (fail closed)
+    assert set(det.block_rules) == {"tst-pem"}
+    assert det.block_rules["tst-pem"].search(b"-----END OPENSSH PRIVATE KEY-----")
+
+
+def test_max_match_len(det):
+    widths = {r.id: r.max_len for r in det.rules}
+    assert widths["tst-token"] == 34
+    assert det.max_match_len == max(max(widths.values()), 4 * widths["tst-akia"])
+
+
+def _corpus(rules, seed=11, size=60_000):
+    rnd = random.Random(seed)
+    noise = [
+        "def handler(event, context):\n    return {'statusCode': 200}\n",
+        "2026-11-29T10:00:00Z INFO request id=9f8e7d6c user@ latency=12ms\n",
+        "Ошибка соединения: таймаут 30 с; повтор через 5 с\n",
+        "sha512-2Q0xZ9h6V7rJ3v1k9b8Yw0P4n5m6l7k8j9h0g1f2e3d4c5b6a7Z8Y9X0W1V2U3T4==\n",
+        "passwd = ${DB_PASSWORD}\n", "\x00\x01binary\xff\n", "SELECT * FROM t WHERE id = 4111;\n",
+    ]
+    parts = []
+    examples = [ex for r in rules for ex in r.examples_match + r.examples_no_match]
+    while sum(map(len, parts)) < size:
+        parts.append(rnd.choice(noise) if rnd.random() < 0.7 else rnd.choice(examples) + rnd.choice(" \n;,\"'"))
+    return "".join(parts)
+
+
+@pytest.mark.skipif(len(ENGINES) < 2, reason="hyperscan wheel not installed")
+def test_engines_identical_on_mixed_corpus(all_rules, detectors):
+    for rules, hs, plain in (
+        (engine_rules(), Detector.from_rules(engine_rules(), engine="hyperscan"),
+         Detector.from_rules(engine_rules(), engine="re")),
+        (all_rules, detectors["hyperscan"], detectors["re"]),
+    ):
+        text = _corpus(rules)
+        data = text.encode("utf-8", "surrogateescape")
+        for kw in ({}, {"overlapping": True}, {"decode": True}):
+            a, b = hs.find_bytes(data, **kw), plain.find_bytes(data, **kw)
+            assert a == b, kw
+            assert len(a) > 10
+        assert hs.find(text) == plain.find(text)
+
+
+def test_candidates_are_position_local(det, all_rules, detectors):
+    """The candidates found in a slice equal those of the whole input away from the
+    slice edges: a finding [s, e) depends only on bytes [e - L - 1, s + L + CONTEXT)
+    where L = max_match_len (its match starts at most L before e). The streaming
+    masker relies on this."""
+    for d, rules in ((det, engine_rules()), (detectors[det.engine], all_rules)):
+        data = _corpus(rules, seed=5, size=40_000).encode()
+        whole = [f for f in d.find_bytes(data, overlapping=True) if f.rule_id not in d.block_rules]
+        rnd = random.Random(3)
+        for _ in range(10):
+            a = rnd.randrange(0, len(data) // 2)
+            b = rnd.randrange(a + 1, len(data) + 1)
+            part = [dataclasses.replace(f, start=f.start + a, end=f.end + a)
+                    for f in d.find_bytes(data[a:b], overlapping=True) if f.rule_id not in d.block_rules]
+
+            def inner(fs, a=a, b=b, L=d.max_match_len):
+                return [f for f in fs if f.end - L - 1 >= a and f.start + L + CONTEXT <= b]
+
+            assert inner(part) == inner(whole)
+
+
+def test_engine_env_forces_re(monkeypatch):
+    monkeypatch.setenv("TCG_DETECT_ENGINE", "re")
+    assert eng.default_engine() == "re"
+    assert Detector.from_rules(engine_rules()).engine == "re"
+    with pytest.raises(ValueError):
+        Detector.from_rules(engine_rules(), engine="pcre")
+
+
+def _policy(disabled):
+    return Policy(data={"detect": {"disabled_rules": disabled}}, fingerprint="f" * 64, sources=())
+
+
+def test_load_detector_caches_and_honours_disabled_rules(all_rules):
+    a = load_detector(engine="re")  # hyperscan compile time is spent in the leak test
+    assert load_detector(engine="re") is a
+    assert {r.id for r in a.rules} == {r.id for r in all_rules}
+    victim = all_rules[0].id
+    b = load_detector(_policy([victim]), engine="re")
+    assert b is load_detector(_policy([victim]), engine="re")
+    assert victim not in {r.id for r in b.rules}
+    assert len(b.rules) == len(all_rules) - 1
+
+
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan wheel not installed")
+def test_hyperscan_cache_on_disk_is_verified(tmp_path):
+    rules = engine_rules()
+    d1 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path)
+    (db_file,) = tmp_path.glob("hs-*.db")
+    d2 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path)
+    text = f"a {TOKEN} passwd=q1w2e3r4t5 ivan@corp.ru"
+    assert d1.find(text) == d2.find(text) and len(d1.find(text)) == 3
+    # a cache from an empty database (or garbage) must not be trusted: rebuilt, still finds
+    Detector.from_rules(rules[:1], engine="hyperscan", cache_dir=tmp_path / "o")
+    (other_file,) = (tmp_path / "o").glob("hs-*.db")
+    head = db_file.read_bytes().split(b"\n", 1)[0]
+    db_file.write_bytes(head + b"\n" + other_file.read_bytes().split(b"\n", 1)[1])
+    d3 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path)
+    assert d3.find(text) == d1.find(text)
+    db_file.write_bytes(b"garbage")
+    d4 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path)
+    assert d4.find(text) == d1.find(text)
+    assert (db_file.stat().st_mode & 0o777) == 0o600

@@ -1,0 +1,63 @@
+"""Homoglyph/width folding: only for rules with fold = true; spans stay on the original text."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcg.detect.engine import Detector
+from tcg.detect.fold import fold, fold_regions
+from tests.detect.conftest import ENGINES
+from tests.detect.rulesets import engine_rules
+
+KEY = "AKIAUJZDEGXDNCF32EPF"
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def det(request):
+    return Detector.from_rules(engine_rules(), engine=request.param)
+
+
+def test_fold_is_one_to_one():
+    s = "АКІА ＡＫＩＡ１２３ 𝐀𝐁 ½ аРТ"
+    assert len(fold(s)) == len(s)
+    assert fold("АКІА") == "AKIA"  # Cyrillic
+    assert fold("ΑΚΙΑ") == "AKIA"  # Greek
+    assert fold("ＡＫＩＡ１２３") == "AKIA123"  # full width
+    assert fold("𝐀𝐁𝟏") == "AB1"  # mathematical bold
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "АKIA" + KEY[4:],  # Cyrillic А
+        "AKΙA" + KEY[4:],  # Greek Iota
+        "ＡＫＩＡ" + KEY[4:],  # full-width letters
+        "AKIA" + "ＵＪＺＤＥＧＸＤＮＣＦ３２ＥＰＦ",  # full-width body
+        KEY[:10] + "Х" + KEY[11:],  # Cyrillic Х inside
+    ],
+)
+def test_folded_key_is_found_with_original_span(det, variant):
+    text = f"creds: {variant} end"
+    (f,) = det.find(text)
+    assert f.rule_id == "tst-akia"
+    assert text[f.start:f.end] == variant
+    data = text.encode()
+    (g,) = det.find_bytes(data)
+    assert data[g.start:g.end] == variant.encode()
+    assert g.end - g.start <= det.max_match_len
+
+
+def test_rules_without_fold_do_not_see_homoglyphs(det):
+    # tst-token has fold = false: a Cyrillic "т" hides it (by design: folding costs, opt-in)
+    assert det.find("tѕt_Q8wE2rT5yU7iO9pA3sD6fG") == []
+
+
+def test_folded_values_still_validated(det):
+    assert det.find("АKIAUJZDEGXDNCF32EP1") == []  # 1 is not base32 -> aws-key-id fails
+    assert det.find("АKIAUJZDEGXDNCF32EP") == []
+
+
+def test_plain_russian_text_triggers_no_fold_work():
+    text = "Пароль от сервера хранится в сейфе, а не в чате. Ключ: см. выше.\n" * 50
+    assert fold_regions(text, 30) == []
+    assert fold_regions("ключ АKIA", 5) != []

@@ -1,0 +1,192 @@
+"""Validators: known-valid numbers (public test numbers or computed with the
+published algorithms) pass; one-digit mutations and structural misses fail."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+
+import pytest
+
+from tcg.detect import validators as v
+from tcg.detect.entropy import shannon_entropy
+
+
+def _mutate_last(value: bytes) -> bytes:
+    last = value[-1:]
+    return value[:-1] + (b"0" if last != b"0" else b"1")
+
+
+def _luhn_complete(prefix: str, length: int, rnd: random.Random) -> str:
+    body = prefix + "".join(rnd.choice("0123456789") for _ in range(length - len(prefix) - 1))
+    return next(body + d for d in "0123456789" if v.luhn_ok(body + d))
+
+
+CARDS = [b"4111111111111111", b"5555555555554444", b"378282246310005", b"6011111111111117",
+         b"3530111333300000", b"4111 1111 1111 1111", b"2223-0000-4841-0010"]
+
+
+@pytest.mark.parametrize("card", CARDS)
+def test_public_test_cards_pass_luhn_and_iin(card):
+    assert v.luhn(card) and v.iin(card)
+    assert not v.luhn(_mutate_last(card)) and not v.iin(_mutate_last(card))
+
+
+@pytest.mark.parametrize(
+    "prefix, length",
+    [("4", 16), ("51", 16), ("55", 16), ("2221", 16), ("2720", 16), ("34", 15), ("37", 15),
+     ("6011", 16), ("65", 16), ("644", 16), ("649", 16), ("3528", 16), ("3589", 16), ("62", 16),
+     ("2200", 16), ("2204", 16), ("6304", 16), ("36", 14), ("4", 19)],
+)
+def test_issuer_ranges_accepted(prefix, length):
+    card = _luhn_complete(prefix, length, random.Random(prefix))
+    assert v.iin(card.encode()), card
+
+
+@pytest.mark.parametrize(
+    "prefix, length",
+    [("1", 16), ("2721", 16), ("2100", 16), ("56", 20), ("34", 16), ("37", 16), ("9", 16),
+     ("7", 16), ("2205", 16), ("51", 15), ("4", 15)],
+)
+def test_non_issuer_ranges_rejected(prefix, length):
+    card = _luhn_complete(prefix, length, random.Random(prefix + "x"))
+    assert v.luhn(card.encode()) or length > 19
+    assert not v.iin(card.encode()), card
+
+
+def test_luhn_rejects_uniform_and_non_digits():
+    assert not v.luhn(b"0000000000000000")
+    assert not v.luhn(b"4111-1111-1111-111a")
+    assert not v.luhn(b"79927398713")  # valid Luhn but too short for a card
+
+
+def _jwt(header, payload) -> bytes:
+    enc = [base64.urlsafe_b64encode(json.dumps(x).encode()).rstrip(b"=") for x in (header, payload)]
+    return b".".join(enc + [b"c2lnbmF0dXJlLWJ5dGVz"])
+
+
+def test_jwt():
+    assert v.jwt(_jwt({"alg": "HS256", "typ": "JWT"}, {"sub": "42"}))
+    assert v.jwt(_jwt({"alg": "none"}, {"sub": "42"}))
+    assert not v.jwt(_jwt({"typ": "JWT"}, {"sub": "42"}))  # no alg
+    assert not v.jwt(_jwt(["alg"], {"sub": "42"}))  # header not an object
+    assert not v.jwt(b"eyJhbGciOiJIUzI1NiJ9.bm90IGpzb24.sig")  # payload not JSON
+    assert not v.jwt(b"eyJhbGciOiJIUzI1NiJ9")  # one segment
+    assert not v.jwt(b"eyJ!!!.eyJ.x")
+
+
+def test_base64_json():
+    blob = base64.b64encode(json.dumps({"type": "service_account", "private_key_id": "ab"}).encode())
+    assert v.base64_json(blob)
+    assert v.base64_json(blob.rstrip(b"=").replace(b"+", b"-").replace(b"/", b"_"))
+    assert not v.base64_json(base64.b64encode(b"[1, 2]"))
+    assert not v.base64_json(b"not base64 at all!")
+
+
+def _inn10(prefix9: str) -> str:
+    w = (2, 4, 10, 3, 5, 9, 4, 6, 8)
+    return prefix9 + str(sum(int(d) * k for d, k in zip(prefix9, w, strict=True)) % 11 % 10)
+
+
+def _inn12(prefix10: str) -> str:
+    w11 = (7, 2, 4, 10, 3, 5, 9, 4, 6, 8)
+    c11 = str(sum(int(d) * k for d, k in zip(prefix10, w11, strict=True)) % 11 % 10)
+    w12 = (3, 7, 2, 4, 10, 3, 5, 9, 4, 6, 8)
+    s11 = prefix10 + c11
+    return s11 + str(sum(int(d) * k for d, k in zip(s11, w12, strict=True)) % 11 % 10)
+
+
+@pytest.mark.parametrize("value", [b"7707083893", b"500100732259", _inn10("772834501").encode(),
+                                   _inn12("3664069397").encode()])
+def test_inn_valid(value):
+    assert v.inn(value)
+    assert not v.inn(_mutate_last(value))
+
+
+def test_inn_structure():
+    assert not v.inn(b"0000000000")
+    assert not v.inn(b"77070838931")  # 11 digits
+    assert not v.inn(b"770708389")
+
+
+@pytest.mark.parametrize("value", [b"1027700132195", b"1037739010891"])
+def test_ogrn_valid(value):
+    assert v.ogrn(value) and not v.ogrnip(value)
+    assert not v.ogrn(_mutate_last(value))
+
+
+def test_ogrnip():
+    value = b"304500116000157"
+    assert v.ogrn(value) and v.ogrnip(value)
+    assert not v.ogrnip(_mutate_last(value))
+    assert not v.ogrn(b"0027700132195")  # record kind 0 does not exist
+
+
+def _snils(nine: str) -> str:
+    total = sum(int(c) * w for c, w in zip(nine, range(9, 0, -1), strict=True))
+    check = total if total < 100 else 0 if total in (100, 101) else total % 101 % 100
+    return f"{nine[:3]}-{nine[3:6]}-{nine[6:]} {check:02d}"
+
+
+@pytest.mark.parametrize("value", [b"112-233-445 95", _snils("087654302").encode(),
+                                   _snils("156842973").encode(), b"11223344595"])
+def test_snils_valid(value):
+    assert v.snils(value)
+    assert not v.snils(_mutate_last(value))
+
+
+def test_snils_small_and_repeated_numbers_rejected():
+    assert not v.snils(_snils("001001998").encode())  # issued without a checksum: rejected
+    assert v.snils(_snils("001002003").encode())
+    assert not v.snils(_snils("111234567").encode())  # digit three times in a row
+
+
+def test_ru_passport_structure():
+    assert v.ru_passport(b"4509 123456")  # Moscow (45), printed 2009
+    assert v.ru_passport(b"4598 654321")  # 1998
+    assert not v.ru_passport(b"0209 123456")  # 02 is not an OKATO region code
+    assert not v.ru_passport(b"4550 123456")  # year 50 is not a passport print year
+    assert not v.ru_passport(b"4509 000000")
+    assert not v.ru_passport(b"4509 12345")
+
+
+def test_aws_key_id():
+    assert v.aws_key_id(b"AKIAIOSFODNN7EXAMPLE")
+    for prefix in (b"ASIA", b"AROA", b"AIDA", b"ACCA", b"ABIA"):
+        assert v.aws_key_id(prefix + b"UJZDEGXDNCF32EPF")
+    assert not v.aws_key_id(b"AKIAUJZDEGXDNCF32EP1")  # 1 is outside base32
+    assert not v.aws_key_id(b"AXYZUJZDEGXDNCF32EPF")
+    assert not v.aws_key_id(b"AKIAUJZDEGXDNCF32EP")
+
+
+def test_e164():
+    assert v.e164(b"+7 912 345-67-89")
+    assert v.e164(b"8 (495) 123-45-67")
+    assert v.e164(b"+1 415 555 2671")
+    assert v.e164(b"+44 20 7946 0958")
+    assert not v.e164(b"+7 112 345-67-89")  # no Russian code starts with 1
+    assert not v.e164(b"+1 115 555 2671")  # NANP area codes start 2-9
+    assert not v.e164(b"+0 123 456 789")
+    assert not v.e164(b"1234567")
+    assert not v.e164(b"+1111111111111")
+    assert not v.e164(b"2024-11-29 12:00")
+
+
+def test_iban():
+    assert v.iban(b"GB82 WEST 1234 5698 7654 32")
+    assert v.iban(b"DE89370400440532013000")
+    assert not v.iban(b"GB82 WEST 1234 5698 7654 33")
+
+
+def test_entropy():
+    assert shannon_entropy("") == 0.0
+    assert shannon_entropy("aaaa") == 0.0
+    assert shannon_entropy("abcd") == pytest.approx(2.0)
+    assert shannon_entropy(b"ghp_gLKOmxgJTeKdNnFRIBXuDL7DxtpYlSXpfKtH") > 4.0
+
+
+def test_registry_names_are_kebab_case():
+    for name, fn in v.VALIDATORS.items():
+        assert name == name.lower() and "_" not in name
+        assert fn(b"") is False

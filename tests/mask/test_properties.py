@@ -1,0 +1,123 @@
+"""Property tests (hypothesis): planted secrets of every rule never leak, and
+strict mode is chunk-invariant, under random chunking, ANSI noise, invalid
+UTF-8 and binary filler. >= 2000 examples each (issue 3 acceptance)."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.mask.helpers import Plant, leaks, masker, plants, run, whole
+
+PLANTS = plants()
+ANCHORED = None  # filled lazily: plants whose rule terminal mode can hold for
+
+SETTINGS = settings(
+    max_examples=2000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.function_scoped_fixture],
+)
+
+_WORDS = [b"the", b"build", b"ok", b"src/main.py", b"import os", b"def f(x):", b"return",
+          b"INFO", b"200", b"GET /api/v1/items", b"{\"id\": 7, \"name\": \"n\"}", b"[1, 2, 3]",
+          b"$ ls -la", b"drwxr-xr-x", b"2026-01-01T00:00:00Z", b"warning:", b"==>", b"  "]
+_NOISE_INSIDE = [b"\x1b[01;31m", b"\x1b[m", b"\x1b[K", b"\x1b[0m", b"\x1b[38;5;208m", b"\x07",
+                 b"\x00", b"\x1b(B", b"\x0e", b"\x7f"]
+_NOISE_BETWEEN = [*_NOISE_INSIDE, b"\x1b]0;title\x07", b"\x1b]8;;file:///tmp/x\x1b\\",
+                  b"\x1b]8;;\x1b\\", b"\r\n", b"\r", b"\t", b"\x08", b"\xff\xfe", b"\xc3\x28",
+                  b"\xe2\x82", b"\xf0\x9f\x98\x80", b"\x1b[2J\x1b[H"]
+
+
+def filler(seed: int, size: int) -> bytes:
+    """Terminal-ish junk: words, JSON, escapes, invalid UTF-8, binary (never a bare ESC)."""
+    r = random.Random(seed)
+    out = bytearray()
+    while len(out) < size:
+        k = r.random()
+        if k < 0.55:
+            out += r.choice(_WORDS) + r.choice((b" ", b"\n", b"\r\n", b", "))
+        elif k < 0.75:
+            out += r.choice(_NOISE_BETWEEN)
+        else:
+            out += bytes(b for b in r.randbytes(r.randint(1, 24)) if b != 0x1B)
+    return bytes(out)
+
+
+def noisify(r: random.Random, text: bytes, rate: float) -> bytes:
+    """Insert escapes/invisible controls inside a plant (the screen still shows it whole)."""
+    if rate == 0:
+        return text
+    out = bytearray()
+    for b in text:
+        if r.random() < rate:
+            out += r.choice(_NOISE_INSIDE)
+        out.append(b)
+    return bytes(out)
+
+
+@st.composite
+def streams(draw, pool: tuple[Plant, ...] | None = None, max_fill: int = 6000):
+    pool = pool or PLANTS
+    r = random.Random(draw(st.integers(0, 2**32)))
+    chosen = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3))
+    rate = draw(st.sampled_from([0.0, 0.0, 0.05, 0.3]))
+    parts = []
+    for p in chosen:
+        parts.append(filler(r.randrange(2**32), draw(st.integers(0, max_fill))))
+        parts.append(b"\n" + noisify(r, p.text, rate) + b"\n")
+    parts.append(filler(r.randrange(2**32), draw(st.integers(0, max_fill))))
+    needles = sorted({n for p in chosen for n in p.needles})
+    return b"".join(parts), needles
+
+
+chunkings = st.lists(st.one_of(st.integers(1, 8), st.integers(1, 300), st.integers(1, 6000)),
+                     max_size=40)
+
+
+@SETTINGS
+@given(streams(), chunkings)
+def test_planted_secrets_never_leak_and_strict_is_chunk_invariant(stream, sizes):
+    data, needles = stream
+    ref = whole(data)
+    assert leaks(ref, needles) == []
+    out = run(data, sizes)
+    assert leaks(out, needles) == []
+    assert out == ref
+
+
+@SETTINGS
+@given(streams(max_fill=200), st.sampled_from(["strict", "terminal"]))
+def test_one_byte_chunks(stream, mode):
+    data, needles = stream
+    m = masker(mode)
+    out = bytearray()
+    for i in range(len(data)):
+        out += m.feed(data[i : i + 1])
+    out += m.flush()
+    assert leaks(bytes(out), needles) == []
+    if mode == "strict":
+        assert bytes(out) == whole(data)
+
+
+def _anchored() -> tuple[Plant, ...]:
+    global ANCHORED
+    if ANCHORED is None:
+        m = masker("terminal")
+        m.feed(b"x")  # builds the anchor set lazily
+        m._terminal_cut(b"x", 0, [], 1)
+        assert m._anchors is not None
+        skip = set(m._anchors.unanchored)
+        ANCHORED = tuple(p for p in PLANTS if p.rule_id not in skip and b"\n" not in p.text)
+    return ANCHORED
+
+
+@SETTINGS
+@given(st.data(), chunkings)
+def test_terminal_mode_holds_anchored_secrets_across_reads(data, sizes):
+    """Reads that follow each other within the hold time never leak an anchored secret."""
+    stream, needles = data.draw(streams(_anchored(), max_fill=800))
+    out = run(stream, sizes, mode="terminal")
+    assert leaks(out, needles) == []

@@ -1,0 +1,130 @@
+"""`tcg scan` end to end: formats, exit codes, baseline, event, and no value anywhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tcg.cli import main
+from tcg.events import iter_records
+from tcg.paths import get_paths
+from tests.helpers.leaks import assert_no_secret_written
+
+from .gitutil import commit_file, fake_secrets, init_repo, remove_file
+
+SECRETS = fake_secrets(11)
+VALUES = list(SECRETS.values())
+SCHEMA = json.loads((Path(__file__).parent / "sarif-2.1.0-subset.schema.json").read_text())
+
+
+@pytest.fixture
+def leaky(tmp_path: Path) -> Path:
+    r = init_repo(tmp_path / "leaky repo")
+    commit_file(r, "README.md", "# hi\n", "init")
+    commit_file(r, "conf/app.env", "".join(f"K{i}={v}\n" for i, v in enumerate(VALUES)), "add")
+    remove_file(r, "conf/app.env", "remove")
+    (r / "dirty.txt").write_text(f"token {SECRETS['github-pat-classic']}\n")
+    return r
+
+
+def run(args: list[str], capsys) -> tuple[int, str, str]:
+    rc = main(["scan", *args])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def assert_no_value(text: str) -> None:
+    for v in VALUES:
+        assert v not in text
+        for i in range(0, len(v) - 12, 4):
+            assert v[i : i + 12] not in text, "a slice of a planted secret was printed"
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "jsonl", "sarif"])
+def test_every_format_reports_findings_without_values(leaky, fmt, capsys, tcg_home):
+    rc, out, err = run([str(leaky), "--format", fmt, "-j", "2"], capsys)
+    assert rc == 1, err
+    assert_no_value(out + err)
+    if fmt == "text":
+        assert "conf/app.env:1:4: " in out and "github-pat-classic" in out
+        assert "dirty.txt:1:7: github-pat-classic (secret) in working tree" in out
+        assert out.strip().splitlines()[-1].startswith("tcg scan: findings — 4 finding(s)")
+    elif fmt == "json":
+        doc = json.loads(out)
+        assert doc["status"] == "findings" and doc["finding_count"] == 4
+        assert {f["rule_id"] for f in doc["findings"]} == set(SECRETS)
+        f = next(f for f in doc["findings"] if f["path"] == "conf/app.env")
+        assert f["commit"] and f["source"] == "history" and len(f["hash"]) == 16
+    elif fmt == "jsonl":
+        lines = [json.loads(x) for x in out.splitlines()]
+        assert [x["type"] for x in lines] == ["finding"] * 4 + ["summary"]
+        assert lines[-1]["counts_by_rule"]["github-pat-classic"] == 2
+    else:
+        doc = json.loads(out)
+        jsonschema.Draft7Validator(SCHEMA).validate(doc)
+        results = doc["runs"][0]["results"]
+        assert len(results) == 4
+        rules = [r["id"] for r in doc["runs"][0]["tool"]["driver"]["rules"]]
+        assert all(rules[r["ruleIndex"]] == r["ruleId"] for r in results)
+        loc = results[0]["locations"][0]["physicalLocation"]
+        assert loc["region"]["startLine"] >= 1 and loc["artifactLocation"]["uriBaseId"] == "TARGET0"
+    # the event log and everything else tcg wrote
+    assert_no_secret_written(tcg_home, VALUES)
+    recs = [r for r in iter_records(get_paths().events_file) if r["event"] == "scan_completed"]
+    assert len(recs) == 1
+    assert recs[0]["status"] == "findings" and recs[0]["findings"] == 4
+    assert recs[0]["policy"]["fingerprint"]
+
+
+def test_exit_codes_clean_error_partial(tmp_path, capsys):
+    r = init_repo(tmp_path / "clean")
+    for i in range(3):
+        commit_file(r, f"f{i}.txt", f"nothing here {i}\n", f"c{i}")
+    assert run([str(r)], capsys)[0] == 0
+    rc, out, err = run([str(r), "--max-objects", "1"], capsys)
+    assert rc == 3 and "PARTIAL" in out
+    rc, out, err = run([str(r), "--max-objects", "1", "--format", "json"], capsys)
+    assert rc == 3 and json.loads(out)["status"] == "partial" and "PARTIAL" in err
+    rc, out, err = run([str(tmp_path / "missing")], capsys)
+    assert rc == 2 and "no such file" in out
+    assert run([str(r), "--format", "xml"], capsys)[0] == 2  # usage error
+
+
+def test_findings_win_over_partial(leaky, capsys):
+    rc, out, _ = run([str(leaky), "--max-objects", "2"], capsys)
+    assert rc == 1 and "PARTIAL" in out
+
+
+def test_baseline_round_trip(leaky, tmp_path, capsys):
+    base = tmp_path / "baseline.json"
+    rc, _, _ = run([str(leaky), "--write-baseline", str(base)], capsys)
+    assert rc == 1
+    assert_no_value(base.read_text())
+    rc, out, _ = run([str(leaky), "--baseline", str(base)], capsys)
+    assert rc == 0 and "suppressed 0 inline + 4 baseline" in out
+    # a new secret is still reported
+    (leaky / "new.txt").write_text(f"{SECRETS['aws-access-key-id'][:-2]}ZZ\n")
+    rc, out, _ = run([str(leaky), "--baseline", str(base)], capsys)
+    assert rc == 1 and "new.txt" in out
+    bad = tmp_path / "bad.json"
+    bad.write_text("[]")
+    assert run([str(leaky), "--baseline", str(bad)], capsys)[0] == 2
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(leaky, tmp_path):
+    env = dict(os.environ)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tcg", "scan", str(leaky)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr == b""
+    assert_no_value(proc.stdout.decode())

@@ -1,0 +1,305 @@
+"""`tcg_shell init`: layers 1 (at rest), 2 (rendered) and the escaping layer.
+
+bash and zsh run for real. PowerShell and cmd.exe cannot run on this Linux CI
+(no pwsh, no Windows): their output is checked as exact expected text.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tcg.shells import generator, quoting
+from tcg.shells.shells import BEGIN_MARK, END_MARK, READERS, SHELLS, Features
+
+from .conftest import AGENTS, features, render
+
+SHELLS_DIR = Path(generator.__file__).parent
+TCG_SHELL = str(Path(sys.executable).with_name("tcg_shell"))
+VARIANTS = [(m, lch) for m in (True, False) for lch in (True, False)]
+
+# shells_pty.md §4 vectors (NUL and the empty string are tested separately).
+VECTORS = {
+    "space": "a b", "single_quote": "it's", "double_quote": 'say "hi"',
+    "dollar_var": "$HOME ${PATH} $(id) $((1+1))", "backtick": "`id`",
+    "backslash_trailing": "C:\\Users\\x\\", "newline": "line1\nline2", "tab_cr": "a\tb\rc",
+    "glob": "*.py ?x [ab]", "tilde_lead": "~root", "dash_lead": "-rf", "hash_lead": "#comment",
+    "bang": "echo hi!; !!", "metachar": "a; b && c | d > e < f &",
+    "non_ascii": "caf\u00e9 \u00fc \u65e5\u672c \U0001f642", "rtl_override": "abc\u202edcba",
+    "smart_quotes": "O\u2019Brien \u2018x\u2019 \u201alow\u201b", "control_esc": "\x1b[31mred\x1b[0m\x07",
+    "equals_colon": "a=b:c,d@e%f+g", "percent": "%PATH% 100%", "caret": "^& ^| ^^",
+    "unicode_space": "a\u00a0b\u2003c", "invalid_utf8": "\udcff\udcfe bad",
+}
+
+
+def need(tool: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        pytest.skip(f"{tool} is not installed")
+    return path
+
+
+# ---------------------------------------------------------------- layer 1: at rest
+
+def test_hook_files_pass_shellcheck_at_rest():
+    need("shellcheck")
+    files = [str(SHELLS_DIR / "hook.bash"), str(SHELLS_DIR / "hook.zsh")]
+    r = subprocess.run(["shellcheck", *files], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_zsh_hook_parses_with_zsh_n():
+    need("zsh")
+    r = subprocess.run(["zsh", "-n", str(SHELLS_DIR / "hook.zsh")], capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (0, "")
+
+
+def test_hook_files_at_rest_run_clean_in_their_shell():
+    """The unrendered files are valid shell too (placeholders are plain strings)."""
+    for shell, name in (("bash", "hook.bash"), ("zsh", "hook.zsh")):
+        exe = need(shell)
+        r = subprocess.run([exe, "-c", f"source {SHELLS_DIR / name}"], capture_output=True, text=True)
+        assert (r.returncode, r.stdout, r.stderr) == (0, "", ""), shell
+
+
+# ---------------------------------------------------------------- layer 2: rendered
+
+def run_rendered(shell: str, src: str, tail: str = "") -> subprocess.CompletedProcess:
+    if shell == "bash":
+        argv = [need("bash"), "--noprofile", "--norc", "-e", "-u", "-o", "pipefail", "-c", src + tail]
+    else:
+        argv = [need("zsh"), "-e", "-u", "-o", "pipefail", "--no-globalrcs", "--no-rcs", "-c", src + tail]
+    return subprocess.run(argv, capture_output=True, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+@pytest.mark.parametrize(("mediate", "launch"), VARIANTS)
+def test_rendered_variant_is_silent_under_strict_mode(shell, mediate, launch):
+    src = render(shell, mediate=mediate, launch=launch)
+    r = run_rendered(shell, src)
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+    # Re-sourcing is harmless: twice in a row, still silent and successful.
+    r = run_rendered(shell, src + "\n" + src)
+    assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+@pytest.mark.parametrize(("mediate", "launch"), VARIANTS)
+def test_rendered_variant_passes_shellcheck(shell, mediate, launch):
+    need("shellcheck")
+    src = render(shell, mediate=mediate, launch=launch)
+    r = subprocess.run(["shellcheck", "-s", "bash", "-"], input=src, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_reader_aliases_and_agent_functions_defined_without_interactivity(shell):
+    """Item 4/5: defined before the interactive guard (what an agent's snapshot captures),
+    as aliases (not functions) with the literal interpreter path, no `__*` helpers."""
+    src = render(shell, mediate=True, launch=True)
+    listing = "\nalias\ntypeset -f\n" if shell == "zsh" else "\nalias\ndeclare -f\n"
+    r = run_rendered(shell, src, listing)
+    out = r.stdout.decode()
+    for reader in READERS:
+        assert f"{reader}=" in out, reader
+        assert f"run-argv {reader}" in out
+    for agent in AGENTS:
+        assert f"{agent} ()" in out or f"{agent}()" in out, agent
+    assert sys.executable in out
+    assert "__" not in "".join(ln for ln in out.splitlines() if "()" in ln)  # no __* functions
+    # Functions named like readers would break Claude Code's snapshot writer.
+    for reader in READERS:
+        assert f"\n{reader} ()" not in out and f"\n{reader}()" not in out
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_no_mediation_variant_defines_no_reader_aliases(shell):
+    src = render(shell, mediate=False, launch=False)
+    r = run_rendered(shell, src, "\nalias\n")
+    assert b"run-argv" not in r.stdout
+
+
+def test_interpreter_is_absolute_and_not_a_shim():
+    py = generator.interpreter()
+    assert os.path.isabs(py)
+    assert "/shims/" not in py  # pyenv/asdf shims live in .../shims/
+    assert py == os.path.abspath(sys.executable)  # a venv symlink is kept, not resolved
+
+
+# ---------------------------------------------------------------- escaping, for real
+
+def _fake_python(tmp_path: Path, name: str) -> Path:
+    d = tmp_path / "d" / name
+    d.mkdir(parents=True)
+    py = d / "py"
+    out = tmp_path / "argv.out"
+    py.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > '{out}'\n")
+    py.chmod(0o755)
+    return py
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+@pytest.mark.parametrize("vector", sorted(VECTORS))
+def test_escaping_vectors_round_trip_through_the_generator(shell, vector, tmp_path):
+    """The §4 vectors as (part of) the embedded interpreter path: the shell reads
+    back exactly the path, and the alias and the agent function execute it."""
+    exe = need(shell)
+    value = VECTORS[vector]
+    py = _fake_python(tmp_path, value.replace("/", "_"))
+    src = SHELLS[shell]().render(Features(python=str(py), mediate=True, launch=True, agents=AGENTS))
+    script = tmp_path / "hook.sh"
+    script.write_bytes(src.encode("utf-8", "surrogateescape"))
+    got = subprocess.run([exe, "-c", f"source '{script}'; printf %s \"$_tcg_py\""],
+                         capture_output=True)
+    assert got.stdout == os.fsencode(str(py))
+    expand = "shopt -s expand_aliases\n" if shell == "bash" else ""
+    out = tmp_path / "argv.out"
+    subprocess.run([exe, "-c", f"{expand}source '{script}'\neval \"cat 'a b'\"\n"], check=True)
+    assert out.read_text().splitlines() == ["-I", "-m", "tcg.shell_entry", "run-argv", "cat", "a b"]
+    out.unlink()
+    subprocess.run([exe, "-c", f"source '{script}'\nqwen-code x \"y z\""], check=True)
+    assert out.read_text().splitlines() == ["-I", "-m", "tcg", "launch", "qwen-code", "x", "y z"]
+
+
+@pytest.mark.parametrize("vector", sorted(VECTORS))
+def test_powershell_quoting_exact_text(vector):
+    """No pwsh here: exact expected text. All five single quotes are doubled."""
+    value = VECTORS[vector]
+    expected = "'" + "".join(c * 2 if c in "'\u2018\u2019\u201a\u201b" else c for c in value) + "'"
+    assert quoting.powershell_quote(value) == expected
+    text = SHELLS["powershell"]().render(Features(python=value, mediate=True, launch=True, agents=AGENTS))
+    assert f"$global:_tcg_py = {expected}\n" in text
+
+
+def test_powershell_render_exact_template_block():
+    text = SHELLS["pwsh"]().render(
+        Features(python="C:\\Users\\O\u2019Brien\\py.exe", mediate=True, launch=False, agents=("claude",)))
+    assert (
+        "$global:_tcg_py = 'C:\\Users\\O\u2019\u2019Brien\\py.exe'\n"
+        "$global:_tcg_launch = '0'\n"
+        "$global:_tcg_mediate = '1'\n"
+        "$global:_tcg_agents = 'claude'\n"
+    ) in text
+    for needle in ("GetBufferState([ref]$ast, [ref]$tok, [ref]$err, [ref]$cur)", "IncompleteInput",
+                   "::Replace(0, $line.Length,", "::AcceptLine()", "AddToHistoryHandler",
+                   "AddToHistory($line)", "$env:TCG_HOOK_LINE = $line", "--no-classify"):
+        assert needle in text, needle
+    assert "@TCG_" not in text
+
+
+CMD_BAD = {k for k, v in VECTORS.items() if set(v) & quoting.CMD_FORBIDDEN
+           or any(ord(c) < 32 for c in v) or v.endswith("\\")}
+
+
+@pytest.mark.parametrize("vector", sorted(VECTORS))
+def test_cmd_macros_exact_text_or_refusal(vector):
+    """No cmd.exe here: a path with a cmd metacharacter is refused, others give exact lines."""
+    value = "C:\\tcg\\" + VECTORS[vector]
+    f = Features(python=value, mediate=True, launch=True, agents=("claude", "qwen-code"))
+    if vector in CMD_BAD:
+        with pytest.raises(quoting.QuotingError):
+            SHELLS["cmd"]().render(f)
+        return
+    text = SHELLS["cmd"]().render(f)
+    q = '"' + value.replace("$", "$$") + '"'
+    lines = text.split("\r\n")
+    assert f"cat={q} -I -m tcg.shell_entry run-argv cat $*" in lines
+    assert f"qwen-code={q} -I -m tcg launch qwen-code $*" in lines
+    assert text.endswith("\r\n") and "\n" not in text.replace("\r\n", "")
+
+
+def test_cmd_macros_full_expected_text():
+    f = Features(python="C:\\Py\\python.exe", mediate=True, launch=True, agents=("claude",))
+    lines = SHELLS["cmd"]().render(f).split("\r\n")
+    macros = [ln for ln in lines if ln and not ln.startswith(";=")]
+    assert macros == [f'{r}="C:\\Py\\python.exe" -I -m tcg.shell_entry run-argv {r} $*' for r in READERS] + [
+        'claude="C:\\Py\\python.exe" -I -m tcg launch claude $*']
+    assert all(set(ln) & set('%!^&|<>()') == set() for ln in lines if ln.startswith(";="))
+
+
+def test_cmd_rejects_bad_agent_names_and_nul():
+    with pytest.raises(quoting.QuotingError):
+        SHELLS["cmd"]().render(Features(python="C:\\p.exe", mediate=True, launch=True, agents=("a&b",)))
+    for fn in (quoting.posix_quote, quoting.powershell_quote, quoting.cmd_check):
+        with pytest.raises(quoting.QuotingError):
+            fn("a\x00b")
+
+
+def test_posix_quote_empty_and_quotes():
+    assert quoting.posix_quote("") == "''"
+    assert quoting.posix_quote("it's") == "'it'\\''s'"
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_agent_names_from_policy_are_validated(shell):
+    with pytest.raises(quoting.QuotingError):
+        SHELLS[shell]().render(Features(python="/p", mediate=True, launch=True, agents=("x;rm -rf ~",)))
+
+
+# ---------------------------------------------------------------- the command
+
+def run_init(*args, **kw):
+    return subprocess.run([TCG_SHELL, "init", *args], capture_output=True, text=True, **kw)
+
+
+def test_init_fish_exits_2_naming_supported_shells():
+    r = run_init("fish")
+    assert r.returncode == 2
+    assert r.stdout == ""
+    for name in ("zsh", "bash", "powershell", "pwsh", "cmd"):
+        assert name in r.stderr
+
+
+def test_init_autodetects_the_calling_shell():
+    bash = need("bash")
+    r = subprocess.run([bash, "-c", f"'{TCG_SHELL}' init; true"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "tcg hook for bash" in r.stdout
+
+
+def test_init_unsupported_detected_shell_exits_2():
+    sh = need("dash") if shutil.which("dash") else pytest.skip("dash is not installed")
+    r = subprocess.run([sh, "-c", f"'{TCG_SHELL}' init; exit $?"], capture_output=True, text=True)
+    assert r.returncode == 2
+    assert "supported shells: zsh, bash, powershell, pwsh, cmd" in r.stderr
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "powershell", "pwsh", "cmd"])
+def test_init_each_supported_shell(shell):
+    r = run_init(shell)
+    assert r.returncode == 0, r.stderr
+    assert "@TCG_" not in r.stdout
+    assert sys.executable in r.stdout.replace("$$", "$")
+
+
+def test_uninstall_removes_exactly_what_was_added(tmp_path):
+    rc = tmp_path / ".bashrc"
+    original = "export EDITOR=vi\n# my stuff\nalias ll='ls -l'\n"
+    rc.write_text(original + render("bash") + 'eval "$(tcg_shell init bash)"\n' + "PS1='$ '\n")
+    r = run_init("--uninstall", "bash", "--rc", str(rc))
+    assert r.returncode == 0, r.stderr
+    assert rc.read_text() == original + "PS1='$ '\n"
+    assert (tmp_path / ".bashrc.tcg-bak").read_text().startswith(original)
+    r = run_init("--uninstall", "zsh")
+    assert r.returncode == 0 and BEGIN_MARK in r.stdout and END_MARK in r.stdout
+    assert run_init("--uninstall", "fish").returncode == 2
+
+
+def test_uninstall_refuses_a_torn_block(tmp_path):
+    rc = tmp_path / ".zshrc"
+    rc.write_text("a\n" + BEGIN_MARK + "\nb\n")
+    r = run_init("--uninstall", "zsh", "--rc", str(rc))
+    assert r.returncode != 0 and rc.read_text() == "a\n" + BEGIN_MARK + "\nb\n"
+
+
+def test_features_follow_the_installation():
+    f = generator.current_features()
+    assert f.python == os.path.abspath(sys.executable)
+    assert f.agents  # from the policy's agents.known
+    assert set(AGENTS) <= set(f.agents)
+    assert isinstance(features("/p").launch, bool)
