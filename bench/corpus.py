@@ -120,9 +120,9 @@ def inn(g: Gen, n: int) -> str:
     d = [int(c) for c in str(g.r.randint(1, 9)) + g.s("D", 8 if n == 10 else 9)]
     if n == 10:
         w = (2, 4, 10, 3, 5, 9, 4, 6, 8)
-        return "".join(map(str, d)) + str(sum(a * b for a, b in zip(w, d)) % 11 % 10)
-    d.append(sum(a * b for a, b in zip((7, 2, 4, 10, 3, 5, 9, 4, 6, 8), d)) % 11 % 10)
-    d.append(sum(a * b for a, b in zip((3, 7, 2, 4, 10, 3, 5, 9, 4, 6, 8), d)) % 11 % 10)
+        return "".join(map(str, d)) + str(sum(a * b for a, b in zip(w, d, strict=False)) % 11 % 10)
+    d.append(sum(a * b for a, b in zip((7, 2, 4, 10, 3, 5, 9, 4, 6, 8), d, strict=False)) % 11 % 10)
+    d.append(sum(a * b for a, b in zip((3, 7, 2, 4, 10, 3, 5, 9, 4, 6, 8), d, strict=False)) % 11 % 10)
     return "".join(map(str, d))
 
 
@@ -136,7 +136,7 @@ def snils(g: Gen) -> str:
         body = str(g.r.randint(100, 999)) + g.s("D", 6)
         if any(body[i] == body[i + 1] == body[i + 2] for i in range(7)):
             continue
-        tot = sum(int(c) * w for c, w in zip(body, range(9, 0, -1)))
+        tot = sum(int(c) * w for c, w in zip(body, range(9, 0, -1), strict=False))
         chk = tot if tot < 100 else 0 if tot in (100, 101) else tot % 101
         chk = 0 if chk == 100 else chk
         return f"{body[:3]}-{body[3:6]}-{body[6:9]} {chk:02d}"
@@ -464,7 +464,7 @@ def build_log_and_history(g: Gen, n: int) -> list[Doc]:
     for i in range(n):
         doc = Doc(f"pos/history/bash_history_{i:02d}")
         for _ in range(30):
-            k = g.r.randint(0, 14)
+            k = g.r.randint(0, 24)
             if k == 0:
                 doc.add_pos(f"curl -H 'Authorization: Bearer {g.s('A', 40)}' https://api.{g.word()}.io/v1/me",
                             "secret", "bearer-header")
@@ -486,6 +486,15 @@ def build_log_and_history(g: Gen, n: int) -> list[Doc]:
             elif k == 7:
                 doc.add_pos(f"sshpass -p '{g.s('A', 12)}' ssh deploy@10.0.0.{g.r.randint(2, 250)}",
                             "secret", "sshpass")
+            elif k == 8:
+                doc.add_pos(f"PGPASSWORD={g.s('A', 14)} psql -h db.internal -U app app", "secret",
+                            "inline-env-password")
+            elif k == 9:
+                doc.add_pos(f"docker run -d -e POSTGRES_PASSWORD={g.password().replace(chr(39), '')} "
+                            "-p 5432:5432 postgres:16", "secret", "docker-env-password")
+            elif k == 10:
+                doc.add_pos(f"helm upgrade --install api ./chart --set auth.password={g.s('A', 16)} "
+                            "--set image.tag=1.4.2", "secret", "helm-set-password")
             else:
                 doc.add(g.choice((
                     "git status", "git log --oneline -5", f"git checkout {g.s('H', 7)}",
@@ -493,9 +502,12 @@ def build_log_and_history(g: Gen, n: int) -> list[Doc]:
                     "cat .env | grep -v '^#'", "kubectl get pods -n prod",
                     f"docker pull ghcr.io/acme/api@sha256:{g.s('H', 64)}",
                     'curl -H "Authorization: Bearer $TOKEN" https://api.acme.io/v1/me',
-                    "pip install -r requirements.txt", f"ssh-keygen -lf ~/.ssh/id_ed25519.pub",
+                    "pip install -r requirements.txt", "ssh-keygen -lf ~/.ssh/id_ed25519.pub",
                     "gh auth login --with-token < token.txt", "export AWS_PROFILE=prod",
-                    "docker login --password-stdin -u acme < ~/.docker-pass")))
+                    "docker login --password-stdin -u acme < ~/.docker-pass",
+                    'PGPASSWORD="$PW" psql -h db -U app app', "docker run -e POSTGRES_PASSWORD app",
+                    "helm upgrade api ./chart --set auth.existingSecret=api-auth --set replicas=3",
+                    f"git commit -m 'rotate token handling' && git push origin {g.s('H', 7)}")))
         docs.append(doc)
     for i in range(n):
         doc = Doc(f"pos/logs/app_{i:02d}.log")
@@ -842,6 +854,29 @@ def build_hard_negatives(g: Gen, scale: int) -> list[Doc]:
                f'git push https://github.com/acme/app.git {g.s("H", 40)}:refs/heads/main\n'
                'openssl rand -base64 32 > /run/secrets/session_key\n')
         docs.append(sh)
+        i18n = Doc(f"neg/hard/locale_{i}.json")
+        i18n.add('{\n  "login": {\n    "password": "Passwort",\n    "password_confirm": "Passwort wiederholen",\n'
+                 '    "token": "Zugangstoken",\n    "secret": "Geheimnis",\n    "api_key": "API-Schluessel",\n'
+                 '    "auth": "Anmeldung",\n    "token_expired": "Sitzung abgelaufen"\n  }\n}')
+        docs.append(i18n)
+        misc = Doc(f"neg/hard/misc_{i}.txt")
+        misc.add('private static final String TOKEN_HEADER = "X-Auth-Token";\n'
+                 'const tokenPrefix = "Bearer ";\n'
+                 'token = "test-token-123"\n'
+                 'mock_api_key = "fake-key-for-tests"\n'
+                 '| API_KEY | your API key from the dashboard |\n'
+                 "INSERT INTO users (email, password) VALUES ('a@example.com', "
+                 f"'$2b$12${g.s('B', 53).replace('+', '.')}');\n"
+                 "ansible_become_pass: \"{{ vault_become_pass }}\"\n"
+                 "ssl_certificate_key /etc/nginx/ssl/server.key;\n"
+                 f"password: ENC[AES256_GCM,data:{g.s('B', 24)},iv:{g.s('B', 43)}=,tag:{g.s('B', 22)}==,type:str]\n"
+                 f"$ANSIBLE_VAULT;1.1;AES256\n{g.s('H', 80)}\n{g.s('H', 80)}\n"
+                 "securitySchemes:\n  bearerAuth:\n    type: http\n    scheme: bearer\n    bearerFormat: JWT\n"
+                 "  apiKeyAuth:\n    type: apiKey\n    in: header\n    name: X-API-Key\n"
+                 f"<script src=\"/static/js/main.{g.s('H', 8)}.chunk.js\"></script>\n"
+                 f".btn-primary {{ color: #{g.s('H', 6)}; background: #{g.s('H', 6)}; }}\n"
+                 f"encryptedData:\n  password: Ag{g.s('B', 600)}\n")
+        docs.append(misc)
     return docs
 
 

@@ -6,7 +6,7 @@
 
 Tools run alternately (the order rotates every round) on the same repositories.
 For each run: wall time, CPU time (user+sys of the whole process tree, from
-RUSAGE_CHILDREN), peak RSS (sum over the process tree, sampled every 20 ms by
+RUSAGE_CHILDREN), peak memory (PSS summed over the process tree, sampled every 20 ms by
 psutil), MB/s (content bytes of the fleet / wall) and recall on the secrets
 planted by make_fleet.py (parsed from each tool's JSON report). Medians are
 printed with the ratios tcg/kingfisher and tcg/betterleaks from the same run.
@@ -63,6 +63,13 @@ def content_bytes(repos: list[Path], mode: str) -> int:
     return total
 
 
+def _pss(p: psutil.Process) -> int:
+    try:
+        return p.memory_full_info().pss
+    except (psutil.Error, AttributeError):
+        return p.memory_info().rss
+
+
 def measure(cmds: list[list[str]], env: dict[str, str]) -> dict[str, float]:
     """Run commands one after another; wall, CPU and peak tree RSS over all of them."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -73,9 +80,9 @@ def measure(cmds: list[list[str]], env: dict[str, str]) -> dict[str, float]:
         ps = psutil.Process(proc.pid)
         while proc.poll() is None:
             try:
-                rss = ps.memory_info().rss + sum(
-                    c.memory_info().rss for c in ps.children(recursive=True)
-                )
+                # PSS: shared pages (forked workers, libraries) split between processes,
+                # so a process tree is not charged several times for the same memory.
+                rss = sum(_pss(p) for p in [ps, *ps.children(recursive=True)])
                 peak = max(peak, rss)
             except psutil.Error:
                 pass

@@ -118,6 +118,7 @@ class Detector:
         self.hyperscan_rules: tuple[str, ...] = ()
         self._keyword_rules = list(self._compiled)
         self._hs_db: Any = None
+        self._hs_kw: list[tuple[int, int]] = []
         self._lock = threading.Lock()
         if self.engine == "hyperscan":
             self._build_hyperscan(cache_dir)
@@ -156,12 +157,16 @@ class Detector:
             expr, flags = rx.hyperscan_pattern(c.rule.regex)
             exprs.append((c, expr, flags))
 
-        def compile_set(items: list[tuple[_Compiled, bytes, int]]) -> Any:
-            if not items:
+        def compile_set(items: list[tuple[_Compiled, bytes, int]], with_keywords: bool = False) -> Any:
+            kws = self._hs_keywords(items) if with_keywords else []
+            if not items and not kws:
                 return None
             db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            db.compile(expressions=[e for _, e, _ in items], ids=[c.index for c, _, _ in items],
-                       flags=[f for _, _, f in items])
+            db.compile(
+                expressions=[e for _, e, _ in items] + [_literal(kw) for _, kw in kws],
+                ids=[c.index for c, _, _ in items] + [_KW_BASE + j for j in range(len(kws))],
+                flags=[f for _, _, f in items] + [hyperscan.HS_FLAG_CASELESS] * len(kws),
+            )
             return db
 
         cache_file = _hs_cache_file(cache_dir, exprs)
@@ -173,7 +178,7 @@ class Detector:
         if loaded is None:
             accepted = exprs
             try:
-                db = compile_set(exprs)
+                db = compile_set(exprs, with_keywords=True)
             except hyperscan.error:
                 accepted = []
                 for item in exprs:  # find the patterns hyperscan refuses; they use keywords + re
@@ -182,16 +187,24 @@ class Detector:
                     except hyperscan.error:
                         continue
                     accepted.append(item)
-                db = compile_set(accepted)
+                db = compile_set(accepted, with_keywords=True)
             bad = self._hs_self_check(db, accepted)
             if bad:
                 accepted = [item for item in accepted if item[0].index not in bad]
-                db = compile_set(accepted)
+                db = compile_set(accepted, with_keywords=True)
             _hs_cache_store(cache_file, db, accepted)
         in_hs = {c.index for c, _, _ in accepted}
         self._hs_db = db
+        self._hs_kw = [(idx, len(kw)) for idx, kw in self._hs_keywords(accepted)]
         self.hyperscan_rules = tuple(c.rule.id for c, _, _ in accepted)
-        self._keyword_rules = [c for c in self._compiled if c.index not in in_hs]
+        # rules outside the database: their keywords are literals in it; only
+        # keyword-less ones need a full re pass
+        self._keyword_rules = [c for c in self._compiled if c.index not in in_hs and not c.kws]
+
+    def _hs_keywords(self, accepted: list[tuple[_Compiled, bytes, int]]) -> list[tuple[int, bytes]]:
+        """(rule index, keyword) for every rule hyperscan does not run itself, in rule order."""
+        in_hs = {c.index for c, _, _ in accepted}
+        return [(c.index, kw) for c in self._compiled if c.index not in in_hs for kw in c.kws]
 
     def _hs_self_check(self, db: Any, items: list[tuple[_Compiled, bytes, int]]) -> set[int]:
         """Rules whose own examples hyperscan does not reproduce (every end offset
@@ -265,6 +278,10 @@ class Detector:
                 self._hs_db.scan(data, match_event_handler=on_match)
             comp = self._compiled
             for rid, to in hits:
+                if rid >= _KW_BASE:  # keyword literal of a rule outside the database
+                    idx, k_len = self._hs_kw[rid - _KW_BASE]
+                    windows.setdefault(idx, []).append((to - comp[idx].width, to - k_len))
+                    continue
                 c = comp[rid]
                 windows.setdefault(rid, []).append((to - c.width, to - c.min_len))
         if self._keyword_rules and n:
@@ -385,7 +402,12 @@ class Detector:
         return out
 
 
-_HS_CACHE_FORMAT = b"tcg-hsdb-1"
+_HS_CACHE_FORMAT = b"tcg-hsdb-2"
+_KW_BASE = 1 << 20  # hyperscan ids at and above this are keyword literals, not rules
+
+
+def _literal(kw: bytes) -> bytes:
+    return b"".join(b"\\x%02x" % b for b in kw)
 
 
 def _hs_cache_file(cache_dir: Path | None, exprs: list[tuple[_Compiled, bytes, int]]) -> Path | None:

@@ -116,29 +116,136 @@ def compile_str(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.ASCII)
 
 
-_NAMED = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
-_OMITTED_MIN = re.compile(r"(?<!\\)\{,(\d+)\}")
+_AT = {
+    "AT_BEGINNING": "^", "AT_BEGINNING_STRING": "\\A", "AT_BOUNDARY": "\\b",
+    "AT_NON_BOUNDARY": "\\B", "AT_END": "$", "AT_END_STRING": "\\z",  # Python \\Z is PCRE \\z
+}
+_CATEGORY = {
+    "CATEGORY_DIGIT": "\\d", "CATEGORY_NOT_DIGIT": "\\D", "CATEGORY_SPACE": "\\s",
+    "CATEGORY_NOT_SPACE": "\\S", "CATEGORY_WORD": "\\w", "CATEGORY_NOT_WORD": "\\W",
+}
+# Leading items a hyperscan prefilter may drop (see hyperscan_pattern).
+_CHAR_OPS = ("IN", "ANY", "NOT_LITERAL")
+
+
+def _byte(b: int) -> str:
+    return chr(b) if chr(b).isalnum() and b < 128 else f"\\x{b:02x}"
+
+
+def _unparse(seq: Any) -> str:
+    out = []
+    for op, av in seq:
+        name = str(op)
+        if name == "LITERAL":
+            out.append(_byte(av))
+        elif name == "NOT_LITERAL":
+            out.append(f"[^{_byte(av)}]")
+        elif name == "ANY":
+            out.append(".")
+        elif name == "IN":
+            items = []
+            neg = ""
+            for iop, iav in av:
+                iname = str(iop)
+                if iname == "NEGATE":
+                    neg = "^"
+                elif iname == "LITERAL":
+                    items.append(_byte(iav))
+                elif iname == "RANGE":
+                    items.append(f"{_byte(iav[0])}-{_byte(iav[1])}")
+                elif iname == "CATEGORY":
+                    items.append(_CATEGORY[str(iav)])
+                else:
+                    raise PatternError(f"cannot translate class item {iname}")
+            out.append(f"[{neg}{''.join(items)}]")
+        elif name == "AT":
+            out.append(_AT[str(av)])
+        elif name in ("MAX_REPEAT", "MIN_REPEAT"):
+            lo, hi, sub = av
+            out.append(f"(?:{_unparse(sub)}){{{lo},{hi}}}")
+        elif name == "SUBPATTERN":
+            out.append(f"(?:{_unparse(av[3])})")
+        elif name == "BRANCH":
+            out.append("(?:" + "|".join(_unparse(alt) for alt in av[1]) + ")")
+        else:
+            raise PatternError(f"cannot translate {name} for hyperscan")
+    return "".join(out)
+
+
+def _flatten(seq: Any) -> list[Any]:
+    """Top-level items with plain groups spliced in (groups do not matter to hyperscan)."""
+    out: list[Any] = []
+    for op, av in seq:
+        if str(op) == "SUBPATTERN" and not av[1] and not av[2]:
+            out.extend(_flatten(av[3]))
+        else:
+            out.append((op, av))
+    return out
+
+
+def _strip_leading_runs(items: list[Any]) -> list[Any]:
+    """Drop leading anchors and character-class runs up to the first literal.
+
+    A hyperscan pattern only has to report every END offset where the rule can
+    match (the window [end - max_len, end] is confirmed with ``re``), so any
+    suffix of the rule works. Leading runs like ``[A-Za-z0-9._%+-]{1,64}`` (the
+    local part of an e-mail address) make hyperscan 5x slower; the literal that
+    follows ("@") is what makes it fast.
+    """
+    for i, (op, _av) in enumerate(items):
+        if str(op) == "LITERAL":
+            if i == 0 or not _selective(items[i:]):
+                return items
+            return items[i:]
+        if not _charish([(op, _av)]):
+            return items
+    return items
+
+
+def _selective(items: list[Any]) -> bool:
+    """The suffix starts with a literal rare enough to anchor a fast scan: two or more
+    literal bytes, or one uncommon punctuation byte such as "@"."""
+    run = 0
+    for op, _av in items:
+        if str(op) != "LITERAL":
+            break
+        run += 1
+    return run >= 2 or items[0][1] in _RARE_BYTES
+
+
+_RARE_BYTES = frozenset(b"@$#!~^|`\\")
+
+
+def _charish(seq: Any) -> bool:
+    """Only anchors and single-character matchers (possibly repeated or alternated)."""
+    for op, av in seq:
+        name = str(op)
+        if name == "AT" or name in _CHAR_OPS:
+            continue
+        if name in ("MAX_REPEAT", "MIN_REPEAT") and all(str(o) in _CHAR_OPS for o, _ in av[2]):
+            continue
+        if name == "BRANCH" and all(_charish(alt) for alt in av[1]):
+            continue
+        if name == "SUBPATTERN" and _charish(av[3]):
+            continue
+        return False
+    return True
 
 
 def hyperscan_pattern(pattern: str) -> tuple[bytes, int]:
-    """(expression, extra flags) for hyperscan: named groups become non-capturing
-    and leading inline flags become hyperscan flags."""
+    """(expression, flags) for hyperscan, rebuilt from the parse tree: named groups
+    become non-capturing, Python-only syntax disappears, inline flags become
+    hyperscan flags, and leading class runs before a literal are dropped."""
     import hyperscan
 
+    tree = _p.parse(pattern.encode("utf-8"))
     flags = 0
-    m = re.match(r"\(\?([imsx]+)\)", pattern)
-    body = pattern
-    if m:
-        body = pattern[m.end():]
-        letters = m.group(1)
-        if "i" in letters:
-            flags |= hyperscan.HS_FLAG_CASELESS
-        if "m" in letters:
-            flags |= hyperscan.HS_FLAG_MULTILINE
-        if "s" in letters:
-            flags |= hyperscan.HS_FLAG_DOTALL
-        if "x" in letters:
-            body = "(?x)" + body
-    body = _NAMED.sub("(?:", body)
-    body = _OMITTED_MIN.sub(r"{0,\1}", body)  # Python's {,n}; PCRE reads it literally
-    return body.encode("utf-8"), flags
+    gflags = tree.state.flags
+    if gflags & re.IGNORECASE:
+        flags |= hyperscan.HS_FLAG_CASELESS
+    if gflags & re.MULTILINE:
+        flags |= hyperscan.HS_FLAG_MULTILINE
+    if gflags & re.DOTALL:
+        flags |= hyperscan.HS_FLAG_DOTALL
+    body = _unparse(_strip_leading_runs(_flatten(tree.data)))
+    return body.encode("ascii"), flags

@@ -89,6 +89,22 @@ def _item(name: str, av: object, depth: int) -> set[tuple[bytes, bool]]:
     return {(b"", False)}
 
 
+def distinctive(anchor: bytes, folded: bool) -> bool:
+    """Rare enough in ordinary typing/output to justify holding a tail for it.
+
+    ``sk-``, ``hf_``, ``A3T``, ``AKIA``, ``ghp_``, ``-----BEGIN``, ``password``
+    are; ``aws``, ``key``, ``git``, ``bot``, ``-us`` are not (typing ``git``
+    must never lag).
+    """
+    if len(anchor) >= 5:
+        return True
+    if len(anchor) < MIN_ANCHOR or not anchor[:1].isalnum():
+        return False
+    if any(not (65 <= c <= 90 or 97 <= c <= 122) for c in anchor[1:]):
+        return True  # a digit or punctuation inside: sk- hf_ r8_ A3T SG. dt0
+    return not folded and not anchor.islower()  # AKIA, ASIA, eyJ (case-sensitive)
+
+
 def _starts_with_boundary(tree: object) -> bool:
     for op, av in tree:  # type: ignore[attr-defined]
         name = str(op)
@@ -209,7 +225,7 @@ def build_anchors(rules: Iterable[object]) -> AnchorSet:
         if tree is not None:
             boundary = _starts_with_boundary(tree)
             pre = {p for p, _ in _prefixes(tree)}
-            if pre and all(len(p) >= MIN_ANCHOR for p in pre):
+            if pre and all(distinctive(p, ci) for p in pre):
                 anchors = pre
         if anchors:
             for a in anchors:
@@ -220,7 +236,7 @@ def build_anchors(rules: Iterable[object]) -> AnchorSet:
                     put(exact, a, boundary and first_word)
             continue
         kws = [k.encode("utf-8").lower() for k in getattr(rule, "keywords", ())]
-        if kws and all(len(k) >= MIN_ANCHOR for k in kws):
+        if kws and all(distinctive(k, True) for k in kws):
             for k in kws:
                 put(folded, k, False)
         else:

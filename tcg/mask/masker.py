@@ -18,6 +18,7 @@ resolution does on the whole stream.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import time
@@ -210,7 +211,7 @@ class Masker:
         """Terminal mode: hold only a tail that could begin a secret (or a finding at the end)."""
         v = self._v
         if self._anchors is None:
-            self._anchors = build_anchors(self.detector.rules)
+            self._anchors = _anchors_for(self.detector)
         lo = max(self._cut, v.view_end - self.window) - ws
         h = self._anchors.hold_from(window, max(lo, 0))
         if h is not None:
@@ -293,6 +294,11 @@ class Masker:
     def _trim(self) -> None:
         v = self._v
         v.trim(max(v.view_base, self._cut - self._ctx), self._emitted)
+
+
+@functools.lru_cache(maxsize=8)
+def _anchors_for(detector: Detector) -> AnchorSet:
+    return build_anchors(detector.rules)
 
 
 def _shift(f: Finding, s: int, e: int) -> Finding:

@@ -307,7 +307,7 @@ def evaluate_line(
     line: str,
     actor: str,
     *,
-    cwd: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
     on_error: Callable[[BaseException], None] | None = None,
 ) -> Verdict:
@@ -320,7 +320,8 @@ def evaluate_line(
     ``internal-error``; ``on_error`` receives the exception (to log it).
     """
     try:
-        return _evaluate(policy, line, actor, cwd=cwd, env=os.environ if env is None else env)
+        where = os.fspath(cwd) if cwd is not None else None
+        return _evaluate(policy, line, actor, cwd=where, env=os.environ if env is None else env)
     except PolicyError as exc:
         if on_error is not None:
             on_error(exc)

@@ -356,12 +356,12 @@ def _resolve_targets(paths: Iterable[str | os.PathLike[str]]) -> list[_Target]:
         repo = None
         bare = False
         if path.is_dir():
-            top = gitobjects.repo_toplevel(path)
+            found = gitobjects.repo_root(path)
             # Only a repository rooted exactly here: a subdirectory of a checkout is
             # scanned as a plain directory (its history is the whole repository's).
-            if top is not None and (top.resolve() == path.resolve()):
+            if found is not None and found[0].resolve() == path.resolve():
                 repo = path
-                bare = gitobjects.is_bare(path)
+                bare = found[1]
         targets.append(_Target(i, path, repo, bare))
     return targets
 

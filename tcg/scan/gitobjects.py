@@ -78,10 +78,10 @@ def git(repo: Path | str, *args: str, check: bool = True) -> bytes:
     return proc.stdout
 
 
-def repo_toplevel(path: Path) -> Path | None:
-    """The work tree root (or git dir of a bare repository) containing ``path``, else None."""
+def repo_root(path: Path) -> tuple[Path, bool] | None:
+    """(work tree root or, for a bare repository, its git dir; bare?) for ``path``, else None."""
     proc = subprocess.run(
-        ["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--show-toplevel", "--absolute-git-dir"],
+        ["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel"],
         capture_output=True,
         env=git_env(),
         check=False,
@@ -90,12 +90,8 @@ def repo_toplevel(path: Path) -> Path | None:
         return None
     lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
     if lines and lines[0] == "true":
-        return Path(lines[-1])
-    return Path(lines[1]) if len(lines) >= 2 else None
-
-
-def is_bare(repo: Path) -> bool:
-    return git(repo, "rev-parse", "--is-bare-repository").strip() == b"true"
+        return Path(lines[1]), True
+    return (Path(lines[2]), False) if len(lines) >= 3 else None
 
 
 def iter_reachable_blobs(repo: Path) -> Iterator[BlobRef]:

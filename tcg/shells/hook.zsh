@@ -142,7 +142,7 @@ if [[ $_tcg_mediate == 1 && $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; 
       zle expand-history
       line=$BUFFER
     fi
-    print -s -r -- "$line"
+    _tcg_hist=$line
     t=${line#"${line%%[![:space:]]*}"}
     while ((i < 8)); do
       i=$((i + 1))
@@ -170,9 +170,18 @@ if [[ $_tcg_mediate == 1 && $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; 
     fi
   }
 
-  # The original line goes to history (print -s above); the rewrite does not.
+  # The original line goes to history, the rewrite does not. The rejected
+  # rewrite lingers as the newest event until the next line, so the original
+  # is pushed from preexec, after it: `!!` then means the original.
   _tcg_addhist() {
     [[ $1 != '_tcg_go '* ]]
+  }
+  _tcg_hist=
+  _tcg_preexec() {
+    if [[ -n $_tcg_hist ]]; then
+      print -rS -- "$_tcg_hist"
+      _tcg_hist=
+    fi
   }
 
   # (Re)wrap accept-line; run from precmd too, because plugins re-wrap widgets.
@@ -189,4 +198,5 @@ if [[ $_tcg_mediate == 1 && $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; 
   _tcg_wrap
   zshaddhistory_functions+=(_tcg_addhist)
   precmd_functions+=(_tcg_wrap)
+  preexec_functions+=(_tcg_preexec)
 fi

@@ -70,6 +70,7 @@ class Plant:
     text: bytes  # the rule's examples.match string
     values: tuple[bytes, ...]  # spans the detector reports in it (secret/PII)
     needles: tuple[bytes, ...]  # 8-byte slices of the values that must never be output
+    context: bytes = b""  # the example with its values blanked
 
     def __repr__(self) -> str:  # keep hypothesis reports free of the fake values
         return f"Plant({self.rule_id})"
@@ -101,5 +102,12 @@ def plants() -> tuple[Plant, ...]:
             needles = tuple(sorted({n for v in vals if len(v) >= 8 for n in slices(v)
                                     if n not in context}))
             if needles:
-                out.append(Plant(rule.id, data, vals, needles))
+                out.append(Plant(rule.id, data, vals, needles, bytes(context)))
     return tuple(out)
+
+
+def needles_of(chosen: Iterable[Plant]) -> list[bytes]:
+    """Needles of several plants, minus slices that another plant shows as context."""
+    chosen = list(chosen)
+    contexts = b"\x00".join(p.context for p in chosen)
+    return sorted({n for p in chosen for n in p.needles if n not in contexts})

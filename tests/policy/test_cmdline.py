@@ -321,3 +321,21 @@ def test_unparsable_line_still_yields_what_it_can():
 @pytest.mark.parametrize("line", ["", "   ", "# only a comment", "true"])
 def test_trivial_lines(line):
     assert not parse_line(line).unparsable
+
+
+def test_grammar_loads_with_or_without_the_package_init(monkeypatch):
+    """The direct extension load and the ordinary-import fallback give the same grammar."""
+    import sys
+
+    import tree_sitter
+
+    from tcg.policy.cmdline import _bash_language
+
+    direct = _bash_language()
+    import tree_sitter_bash  # noqa: F401 - now the package is loaded: the fallback path
+
+    monkeypatch.setitem(sys.modules, "tree_sitter_bash", sys.modules["tree_sitter_bash"])
+    via_package = _bash_language()
+    for capsule in (direct, via_package):
+        tree = tree_sitter.Parser(tree_sitter.Language(capsule)).parse(b"cat .env | wc")
+        assert tree.root_node.children[0].type == "pipeline"

@@ -128,3 +128,19 @@ def test_no_progress_when_stderr_is_not_a_terminal(leaky, tmp_path):
     assert proc.returncode == 1
     assert proc.stderr == b""
     assert_no_value(proc.stdout.decode())
+
+
+def test_progress_only_when_enabled_and_after_the_delay(capsys):
+    from tcg.cli.scan import Progress
+
+    stats = {"blobs_scanned": 3, "files_scanned": 1, "bytes_scanned": 2_000_000}
+    Progress(enabled=False, delay=0)(stats)
+    slow = Progress(enabled=True, delay=3600)
+    slow(stats)
+    slow.done()
+    assert capsys.readouterr().err == ""
+    quick = Progress(enabled=True, delay=0, every=0)
+    quick(stats)
+    quick.done()
+    err = capsys.readouterr().err
+    assert "3 blobs, 1 files, 2.0 MB" in err and err.endswith("\r\033[K")

@@ -11,6 +11,7 @@ side-channel files, not the screen.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -57,6 +58,7 @@ def wait_for(cond, timeout: float = 30.0, what: str = "condition"):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+@functools.lru_cache(maxsize=1)
 def real_mediation_works() -> bool:
     """`tcg_shell run-line true` exits 0: the station AND the policy engine work."""
     import subprocess

@@ -68,6 +68,7 @@ def test_vectors_and_state_lines(shell_name, session_factory, tmp_path):
     s.type("!! > o13")
     assert s.read("o13") == "bang-one\n"
     s.type("echo !$")
+    s.type("true")  # zsh appends the previous entry to the file when the next one comes
     lines = s.lines()
     assert """echo "a'b" $((2*3)) > o1""" in lines
     assert "for i in 1 2; do\necho $i; done > o2" in lines
@@ -107,9 +108,11 @@ def test_no_python_for_empty_lines_and_comments(shell_name, session_factory):
 
 def test_already_mediated_lines_not_wrapped_twice(shell_name, session_factory, tmp_path):
     s = session_factory(shell_name)
-    s.type("_tcg_go 'echo direct > w1' 0 && eval -- \"$_tcg_cmd\"")
-    assert s.read("w1") == "direct\n"
-    assert s.lines() == ["echo direct > w1"]  # one hook call: the typed one was not re-wrapped
+    out = s.type("_tcg_go 'echo direct'")
+    assert "direct" in out
+    assert s.lines() == ["echo direct"]  # one hook call: the typed one was not re-wrapped
+    s.type("_tcg_go 'echo x' ; echo BLOCKME")  # a list after it: wrapped (and refused) as a whole
+    assert s.lines()[-1] == "_tcg_go 'echo x' ; echo BLOCKME"
 
 
 def test_exit_125_of_a_command_does_not_run_it_twice(shell_name, session_factory, tmp_path):

@@ -1,0 +1,209 @@
+"""Client → server request check: refuse requests that name a protected resource.
+
+Every string in the message (values and object keys, the method included) is
+checked in several forms, in this order:
+
+1. the string as parsed (JSON escapes such as ``\\u002e`` are already decoded);
+2. ``normalize_for_match``: percent-decoding and JS/JSON escape decoding, up to
+   3 nested rounds, then backslashes → slashes;
+3. for a ``file:`` URI, its path;
+4. path resolution: an absolute path (or ``~``) through ``realpath`` (symlinks
+   followed); a relative one against the proxy's cwd and each declared root.
+
+Each form is split into segments (on ``/``, whitespace, quotes and shell
+punctuation) and matched against the built-in minimum, which no policy can
+remove: ``.env`` / ``.env.*`` and ``.ssh`` as whole segments, basenames
+``id_rsa``, ``id_ed25519``, ``id_ecdsa``, ``id_dsa`` (case-insensitive, as on
+case-insensitive filesystems). Policy ``mcp.protected_resources`` entries are
+matched as case-insensitive basename/segment globs, and (without glob
+characters) as substrings of every form.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from tcg.detect.normalize import normalize_for_match
+
+REASON = "protected-resource"
+RULE_DOTENV = "mcp-dotenv"
+RULE_SSH_DIR = "mcp-ssh-dir"
+RULE_SSH_KEY = "mcp-ssh-key"
+RULE_POLICY = "mcp-protected-resource"
+
+SSH_KEY_BASENAMES = frozenset({"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"})
+_DOTENV = re.compile(r"\.env(?:\..+)?", re.IGNORECASE)
+_SEGMENT_SPLIT = re.compile(r"[/\s\"'`;|&<>(){}\[\],=:*?]+")
+_GLOB = re.compile(r"[*?\[]")
+MAX_PATH_LEN = 4096  # longer strings are matched as text but never resolved as paths
+MAX_RESOLVE_TOKENS = 64  # whitespace-separated words resolved per string
+
+
+@dataclass(frozen=True)
+class Blocked:
+    """Why a request was refused (rule id only: never the matched value)."""
+
+    reason: str
+    rule: str
+
+
+def iter_strings(node: Any) -> Iterator[str]:
+    """Every string in a parsed JSON value, object keys included."""
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, str):
+            yield cur
+        elif isinstance(cur, dict):
+            for k, v in cur.items():
+                yield k
+                stack.append(v)
+        elif isinstance(cur, list):
+            stack.extend(cur)
+
+
+def builtin_rule_for_segment(segment: str) -> str | None:
+    low = segment.lower()
+    if _DOTENV.fullmatch(low):
+        return RULE_DOTENV
+    if low == ".ssh":
+        return RULE_SSH_DIR
+    if low in SSH_KEY_BASENAMES:
+        return RULE_SSH_KEY
+    return None
+
+
+def file_uri_path(text: str) -> str | None:
+    """The local path of a ``file:`` URI (percent-decoded), else None."""
+    if not text[:5].lower() == "file:":
+        return None
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return None
+    return unquote(parts.path) or None
+
+
+def _abs_paths(roots: Iterable[str | Path]) -> list[Path]:
+    paths: list[Path] = []
+    for r in roots:
+        s = str(r)
+        p = file_uri_path(s) if s[:5].lower() == "file:" else s
+        if p and os.path.isabs(p):
+            paths.append(Path(p))
+    return paths
+
+
+def _below(base: str, resolved: str) -> str:
+    """The part of ``resolved`` under ``base`` (a cwd named ``x.env.d`` must not block
+    every relative path); the whole path when a symlink led elsewhere."""
+    prefix = base.rstrip("/") + "/"
+    return resolved[len(prefix):] if resolved.startswith(prefix) else resolved
+
+
+class RequestChecker:
+    """Decides whether a client message may reach the server. Thread-safe."""
+
+    def __init__(self, protected: Iterable[str] = (), cwd: Path | None = None,
+                 roots: Iterable[str | Path] = ()):
+        self.protected = [p.lower() for p in protected if isinstance(p, str) and p.strip()]
+        self._globs = [p for p in self.protected if _GLOB.search(p)]
+        self._plain = [p for p in self.protected if not _GLOB.search(p)]
+        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        self._static = _abs_paths(roots)  # e.g. directories named on the server's command line
+        self._client: list[Path] = []  # from the client's roots/list answers
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------ roots
+
+    def set_client_roots(self, roots: Iterable[str | Path]) -> None:
+        """Replace the roots the client declared (``file:`` URIs or absolute paths)."""
+        paths = _abs_paths(roots)
+        with self._lock:
+            self._client = paths
+
+    @property
+    def roots(self) -> list[Path]:
+        with self._lock:
+            return [*self._static, *self._client]
+
+    # ------------------------------------------------------------ matching
+
+    def _match_text(self, text: str) -> str | None:
+        low = text.lower()
+        for seg in _SEGMENT_SPLIT.split(text):
+            if not seg:
+                continue
+            rule = builtin_rule_for_segment(seg)
+            if rule:
+                return rule
+            if self.protected:
+                ls = seg.lower()
+                if ls in self._plain or any(fnmatch.fnmatchcase(ls, g) for g in self._globs):
+                    return RULE_POLICY
+        if any(p in low for p in self._plain):
+            return RULE_POLICY
+        return None
+
+    def _resolved_forms(self, text: str) -> Iterator[str]:
+        """``text`` resolved as a local path through symlinks (absolute, or relative
+        to the cwd and every root)."""
+        if not text or len(text) > MAX_PATH_LEN or "\x00" in text or "\n" in text:
+            return
+        candidates = [text]
+        words = text.split()
+        if len(words) > 1:
+            candidates.extend(words[:MAX_RESOLVE_TOKENS])
+        for cand in candidates:
+            cand = cand.strip("\"'`")
+            if not cand:
+                continue
+            if cand.startswith("~"):
+                cand = os.path.expanduser(cand)
+            try:
+                if os.path.isabs(cand):
+                    yield os.path.realpath(cand)
+                    continue
+                for base in [self.cwd, *self.roots]:
+                    yield _below(os.path.realpath(base), os.path.realpath(os.path.join(base, cand)))
+            except (OSError, ValueError):
+                continue
+
+    def check_string(self, s: str) -> str | None:
+        """The rule id that ``s`` trips, else None."""
+        forms = [s]
+        norm = normalize_for_match(s)
+        if norm != s:
+            forms.append(norm)
+        for f in list(forms):
+            p = file_uri_path(f)
+            if p:
+                forms.append(p)
+        for f in forms:
+            rule = self._match_text(f)
+            if rule:
+                return rule
+        for f in forms:
+            for resolved in self._resolved_forms(f):
+                rule = self._match_text(resolved)
+                if rule:
+                    return rule
+        return None
+
+    def check(self, message: Any) -> Blocked | None:
+        """Blocked(reason, rule) if any string in ``message`` names a protected resource."""
+        for s in iter_strings(message):
+            if s in ("2.0", "jsonrpc", "id", "method", "params"):
+                continue
+            rule = self.check_string(s)
+            if rule:
+                return Blocked(REASON, rule)
+        return None

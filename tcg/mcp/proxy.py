@@ -1,0 +1,289 @@
+"""`tcg mcp-proxy`: one MCP session — policy, request check, response masking, events.
+
+``McpSession`` is the relay's handler: it turns each whole line from one side
+into the frames to write (to the other side, or an error reply back). Every
+path fails closed: a line that cannot be parsed, checked or masked is never
+forwarded as it was.
+
+Frame handling (docs/mcp.md has the table):
+- client request: checked; blocked → JSON-RPC error (code -32051, same id) to
+  the client, never forwarded;
+- client notification: checked; blocked → dropped;
+- client response (to a server request): relayed; ``roots/list`` answers
+  update the roots relative paths are resolved against;
+- server request/notification/response: every string masked; re-serialised
+  only when something was masked, then re-validated; an invalid result →
+  error for that id instead;
+- invalid line or batch (either side): never forwarded; an element with a
+  readable id gets a JSON-RPC error (a request → back to its sender, a
+  response → to the peer waiting for it); the rest is dropped and counted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from tcg.errors import TcgError, debug_enabled
+from tcg.mcp import framing
+from tcg.mcp.check_request import RequestChecker
+from tcg.mcp.framing import (
+    BATCH,
+    INVALID,
+    NOTIFICATION,
+    REQUEST,
+    RESPONSE,
+    Frame,
+    classify,
+    error_frame,
+    parse_line,
+    readable_id,
+)
+from tcg.mcp.mask_response import ResponseMasker
+from tcg.mcp.relay import CLIENT, SERVER, Output, StdioRelay
+
+SURFACE = "mcp"
+ACTOR = "agent"
+MAX_NOTES = 20  # stderr notes about dropped lines; the rest is counted in the stop event
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_.:/-]{1,64}")
+
+MSG_BLOCKED = "tcg: request refused by policy (protected resource)"
+MSG_INVALID = "tcg: invalid JSON-RPC frame"
+MSG_BATCH = "tcg: JSON-RPC batches are not supported"
+MSG_MASK_FAILED = "tcg: response withheld (secret could not be masked into a valid frame)"
+MSG_INTERNAL = "tcg: internal error while checking the message; refused"
+
+
+def _id_key(value: Any) -> tuple[str, Any]:
+    return (type(value).__name__, value)
+
+
+def _safe(value: Any) -> str | None:
+    return value if isinstance(value, str) and _SAFE_NAME.fullmatch(value) else None
+
+
+class McpSession:
+    """Handler for one proxied MCP session (thread-safe counters)."""
+
+    def __init__(self, checker: RequestChecker, masker: ResponseMasker, *, emit: Any = None,
+                 note: Any = None):
+        self.checker = checker
+        self.masker = masker
+        self._emit = emit or (lambda event, **kw: None)
+        self._note = note or (lambda msg: None)
+        self._lock = threading.Lock()
+        self._roots_requests: set[tuple[str, Any]] = set()
+        self.counts = {"client_requests": 0, "client_notifications": 0, "blocked": 0,
+                       "server_messages": 0, "masked_messages": 0, "masked_spans": 0,
+                       "withheld": 0, "invalid_client": 0, "invalid_server": 0, "internal_errors": 0}
+        self._notes = 0
+
+    # ------------------------------------------------------------ helpers
+
+    def _count(self, key: str, n: int = 1) -> None:
+        with self._lock:
+            self.counts[key] += n
+
+    def note(self, msg: str) -> None:
+        with self._lock:
+            self._notes += 1
+            show = self._notes <= MAX_NOTES
+        if show:
+            self._note(msg)
+
+    def _invalid(self, side: str, frame: Frame, line_len: int) -> Output:
+        """An invalid line or batch from ``side``: errors for readable ids, drop the rest."""
+        peer = SERVER if side == CLIENT else CLIENT
+        self._count("invalid_client" if side == CLIENT else "invalid_server")
+        elements = frame.obj if frame.kind == BATCH else [frame.obj]
+        message = MSG_BATCH if frame.kind == BATCH else MSG_INVALID
+        out: Output = []
+        for el in elements:
+            mid = readable_id(el)
+            if mid is None:
+                continue
+            if isinstance(el, dict) and "method" in el:
+                out.append((side, error_frame(mid, "invalid-frame", message)))
+            else:
+                out.append((peer, error_frame(mid, "invalid-frame", message)))
+        what = "batch" if frame.kind == BATCH else f"line ({frame.problem})"
+        self.note(f"refused an invalid {what} from the {side}, {line_len} bytes; "
+                  f"{len(out)} error repl{'y' if len(out) == 1 else 'ies'} sent")
+        if side == CLIENT:
+            self._emit("mcp_request_blocked", decision="block", reason="invalid-frame",
+                       kind=frame.kind, length=line_len, replies=len(out))
+        return out
+
+    # ------------------------------------------------------------ client → server
+
+    def from_client(self, line: bytes) -> Output:
+        if not line.strip():
+            return []
+        try:
+            return self._from_client(line)
+        except Exception as exc:  # noqa: BLE001 - fail closed, never forward unchecked
+            self._count("internal_errors")
+            self.note(f"internal error on a client line: {type(exc).__name__}")
+            if debug_enabled():
+                raise
+            obj = None
+            try:
+                obj = framing.loads(line.decode("utf-8"))
+            except Exception:  # noqa: BLE001
+                obj = None
+            mid = readable_id(obj)
+            if mid is not None and isinstance(obj, dict) and "method" in obj:
+                return [(CLIENT, error_frame(mid, "internal-error", MSG_INTERNAL))]
+            return []
+
+    def _from_client(self, line: bytes) -> Output:
+        frame = parse_line(line)
+        if frame.kind in (INVALID, BATCH):
+            return self._invalid(CLIENT, frame, len(line))
+        obj = frame.obj
+        if frame.kind == RESPONSE:
+            key = _id_key(obj["id"])
+            with self._lock:
+                is_roots = key in self._roots_requests
+                self._roots_requests.discard(key)
+            if is_roots:
+                self._take_roots(obj)
+            return [(SERVER, line + b"\n")]
+        self._count("client_requests" if frame.kind == REQUEST else "client_notifications")
+        blocked = self.checker.check(obj)
+        if blocked is None:
+            return [(SERVER, line + b"\n")]
+        self._count("blocked")
+        params = obj.get("params") if isinstance(obj.get("params"), dict) else {}
+        self._emit("mcp_request_blocked", decision="block", reason=blocked.reason,
+                   rules=[blocked.rule], method=_safe(frame.method), tool=_safe(params.get("name")),
+                   kind=frame.kind)
+        if frame.kind == NOTIFICATION:
+            return []  # notifications are never answered
+        return [(CLIENT, error_frame(obj["id"], blocked.reason, MSG_BLOCKED, blocked.rule))]
+
+    def _take_roots(self, obj: dict[str, Any]) -> None:
+        result = obj.get("result")
+        roots = result.get("roots") if isinstance(result, dict) else None
+        if isinstance(roots, list):
+            uris = [r.get("uri") for r in roots if isinstance(r, dict) and isinstance(r.get("uri"), str)]
+            self.checker.set_client_roots(uris)
+
+    # ------------------------------------------------------------ server → client
+
+    def from_server(self, line: bytes) -> Output:
+        if not line.strip():
+            return []
+        try:
+            return self._from_server(line)
+        except Exception as exc:  # noqa: BLE001 - fail closed: withhold, answer the id
+            self._count("internal_errors")
+            self.note(f"internal error on a server line: {type(exc).__name__}")
+            if debug_enabled():
+                raise
+            obj = None
+            try:
+                obj = framing.loads(line.decode("utf-8"))
+            except Exception:  # noqa: BLE001
+                obj = None
+            mid = readable_id(obj)
+            if mid is None:
+                return []
+            dest = SERVER if isinstance(obj, dict) and "method" in obj else CLIENT
+            return [(dest, error_frame(mid, "internal-error", MSG_INTERNAL))]
+
+    def _from_server(self, line: bytes) -> Output:
+        frame = parse_line(line)
+        if frame.kind in (INVALID, BATCH):
+            return self._invalid(SERVER, frame, len(line))
+        self._count("server_messages")
+        obj = frame.obj
+        if frame.kind == REQUEST and frame.method == "roots/list":
+            with self._lock:
+                self._roots_requests.add(_id_key(obj["id"]))
+        masked, stats = self.masker.mask_message(obj)
+        if not stats.spans:
+            return [(CLIENT, line + b"\n")]  # nothing to mask: the original bytes
+        data = framing.dumps(masked)
+        check = parse_line(data[:-1])
+        valid = (check.kind == frame.kind and b"\n" not in data[:-1]
+                 and (frame.kind == NOTIFICATION or check.obj.get("id") == obj["id"]))
+        self._count("masked_messages")
+        self._count("masked_spans", stats.spans)
+        self._emit("mcp_response_masked", decision="sanitize", reason="secret-in-response",
+                   rules=sorted(stats.rules), count=stats.spans, kind=frame.kind,
+                   method=_safe(frame.method), length=len(line), withheld=not valid)
+        if valid:
+            return [(CLIENT, data)]
+        self._count("withheld")
+        if frame.kind == RESPONSE:
+            return [(CLIENT, error_frame(obj["id"], "secret-in-response", MSG_MASK_FAILED))]
+        if frame.kind == REQUEST:
+            return [(SERVER, error_frame(obj["id"], "secret-in-response", MSG_MASK_FAILED))]
+        return []
+
+
+def _static_roots(argv: list[str]) -> list[str]:
+    """Absolute directories named on the server's command line (e.g. the allowed
+    directories of a filesystem server): relative paths are resolved against them."""
+    return [a for a in argv[1:] if os.path.isabs(a) and os.path.isdir(a)]
+
+
+def _stderr_note(msg: str) -> None:
+    try:
+        os.write(2, f"tcg mcp-proxy: {msg}\n".encode("utf-8", "replace"))
+    except OSError:
+        pass
+
+
+def run_proxy(argv: list[str], name: str | None = None, *, client_in: int = 0,
+              client_out: int = 1) -> int:
+    """Proxy the MCP server ``argv`` over our stdio; return the server's exit status."""
+    from tcg.detect.engine import load_detector
+    from tcg.events import EventLog, current_session
+    from tcg.keyhash import KeyedHasher
+    from tcg.policy.load import load_policy
+
+    policy = load_policy()  # PolicyError propagates: the server is never started unchecked
+    protected = policy.get("mcp.protected_resources", []) or []
+    checker = RequestChecker(protected, cwd=Path.cwd(), roots=_static_roots(argv))
+    masker = ResponseMasker(load_detector(policy), KeyedHasher.for_install())
+    log = EventLog()
+    session = current_session()
+    server_name = name or os.path.basename(argv[0])
+    warned = [False]
+
+    def emit(event: str, **fields: Any) -> None:
+        try:
+            log.emit(event, surface=SURFACE, actor=ACTOR, policy=policy.ref(), session=session,
+                     name=server_name, **fields)
+        except (TcgError, OSError, ValueError) as exc:
+            if not warned[0]:
+                warned[0] = True
+                _stderr_note(f"cannot write the event log ({type(exc).__name__}); continuing")
+
+    handler = McpSession(checker, masker, emit=emit, note=_stderr_note)
+    relay = StdioRelay(argv, handler, client_in=client_in, client_out=client_out,
+                       on_note=_stderr_note)
+    started = time.monotonic()
+    emit("mcp_session_status", status="start", command=os.path.basename(argv[0]),
+         args=len(argv) - 1, roots=len(checker.roots))
+    status = "error"
+    rc = 1
+    try:
+        rc = relay.run()
+        status = "stop"
+        return rc
+    finally:
+        emit("mcp_session_status", status=status, exit_code=rc,
+             signal=relay.signal_received, duration_ms=int((time.monotonic() - started) * 1000),
+             **handler.counts)
+        sys.stderr.flush()
+
+
+__all__ = ["McpSession", "classify", "run_proxy"]

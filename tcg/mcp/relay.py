@@ -1,0 +1,210 @@
+"""Byte-level stdio relay between an MCP client (our stdin/stdout) and a server child.
+
+One thread per direction reads raw bytes with ``os.read`` (no asyncio
+StreamReader and its 64 KiB line limit), splits on ``\\n`` only and hands each
+whole line to a handler that decides what to write where. The server's stderr
+is inherited. Client stdin EOF closes the server's stdin; SIGTERM/SIGINT/SIGHUP
+to the proxy terminate the server's process group (SIGKILL after a grace
+period); the proxy exits with the server's status (128+N when killed by N).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from typing import Protocol
+
+from tcg.errors import ExitCode, TcgError
+from tcg.mcp.framing import LineSplitter
+
+CLIENT = "client"
+SERVER = "server"
+READ_SIZE = 256 * 1024
+TERM_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of the server's process group
+DRAIN_AFTER_EXIT = 2.0  # a grandchild holding the server's stdout must not hang us
+
+Output = list[tuple[str, bytes]]
+
+
+class Handler(Protocol):
+    """Decides, per whole line, what is written to which side (CLIENT/SERVER)."""
+
+    def from_client(self, line: bytes) -> Output: ...
+
+    def from_server(self, line: bytes) -> Output: ...
+
+
+class ServerStartError(TcgError):
+    exit_code = ExitCode.NOT_FOUND
+
+
+def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: the server gets SIGTERM if the proxy dies without cleaning up (kill -9)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except Exception:  # noqa: BLE001 - best effort only
+            pass
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+class StdioRelay:
+    """Run ``argv`` as the server and relay frames through ``handler``."""
+
+    def __init__(self, argv: list[str], handler: Handler, *, client_in: int = 0,
+                 client_out: int = 1, on_note: Callable[[str], None] | None = None):
+        self.argv = argv
+        self.handler = handler
+        self.client_in = client_in
+        self.client_out = client_out
+        self.note = on_note or (lambda msg: None)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._locks = {CLIENT: threading.Lock(), SERVER: threading.Lock()}
+        self._server_in_closed = False
+        self._client_gone = False
+        self._stopping = False
+        self._kill_timer: threading.Timer | None = None
+        self.signal_received: int | None = None
+
+    # ------------------------------------------------------------ process
+
+    def start(self) -> None:
+        try:
+            self.proc = subprocess.Popen(  # noqa: S603 - the user's own server command
+                self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
+                bufsize=0, start_new_session=True, preexec_fn=_pdeathsig,  # noqa: PLW1509
+            )
+        except FileNotFoundError:
+            raise ServerStartError(f"MCP server command not found: {self.argv[0]}",
+                                   hint="check the command after `--` (is it on PATH?)") from None
+        except OSError as exc:
+            raise ServerStartError(f"cannot start the MCP server {self.argv[0]}: {exc.strerror}",
+                                   hint="check the command after `--` and its permissions",
+                                   exit_code=ExitCode.BLOCKED) from None
+
+    def _signal_group(self, sig: int) -> None:
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+
+    def terminate(self) -> None:
+        """SIGTERM the server's process group now, SIGKILL after TERM_GRACE."""
+        if self._stopping:
+            self._signal_group(signal.SIGKILL)
+            return
+        self._stopping = True
+        self._signal_group(signal.SIGTERM)
+        self._kill_timer = threading.Timer(TERM_GRACE, self._signal_group, args=(signal.SIGKILL,))
+        self._kill_timer.daemon = True
+        self._kill_timer.start()
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        self.signal_received = signum
+        self.terminate()
+
+    # ------------------------------------------------------------ writing
+
+    def send(self, dest: str, data: bytes) -> None:
+        if self.proc is None:
+            return
+        with self._locks[dest]:
+            if dest == CLIENT:
+                if self._client_gone:
+                    return
+                try:
+                    _write_all(self.client_out, data)
+                except OSError:  # the client went away: nobody is left to serve
+                    self._client_gone = True
+                    self.terminate()
+            else:
+                if self._server_in_closed or self.proc.stdin is None:
+                    return
+                try:
+                    _write_all(self.proc.stdin.fileno(), data)
+                except OSError:  # the server closed its stdin or died; its stdout EOF ends us
+                    self._server_in_closed = True
+
+    def _dispatch(self, out: Output) -> None:
+        for dest, data in out:
+            self.send(dest, data)
+
+    def _close_server_stdin(self) -> None:
+        with self._locks[SERVER]:
+            if not self._server_in_closed and self.proc is not None and self.proc.stdin is not None:
+                self._server_in_closed = True
+                with contextlib.suppress(OSError):
+                    self.proc.stdin.close()
+
+    # ------------------------------------------------------------ pumps
+
+    def _pump(self, fd: int, on_line: Callable[[bytes], Output]) -> None:
+        splitter = LineSplitter()
+        while True:
+            try:
+                chunk = os.read(fd, READ_SIZE)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            for line in splitter.feed(chunk):
+                self._dispatch(on_line(line))
+        tail = splitter.tail()
+        if tail:
+            self._dispatch(on_line(tail))
+
+    def _upstream(self) -> None:
+        try:
+            self._pump(self.client_in, self.handler.from_client)
+        finally:
+            self._close_server_stdin()  # client EOF → server stdin EOF (MCP shutdown)
+
+    def _downstream(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        self._pump(self.proc.stdout.fileno(), self.handler.from_server)
+
+    # ------------------------------------------------------------ main
+
+    def run(self) -> int:
+        """Start the server, relay until it exits, return its status."""
+        self.start()
+        assert self.proc is not None
+        in_main = threading.current_thread() is threading.main_thread()
+        old: dict[int, object] = {}
+        if in_main:
+            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                old[sig] = signal.signal(sig, self._on_signal)
+        up = threading.Thread(target=self._upstream, name="mcp-up", daemon=True)
+        down = threading.Thread(target=self._downstream, name="mcp-down", daemon=True)
+        try:
+            up.start()
+            down.start()
+            rc = self.proc.wait()
+            down.join(DRAIN_AFTER_EXIT)
+            if down.is_alive():
+                self.note("the server exited but its stdout is still open (a background child?); "
+                          "stopping the relay")
+        finally:
+            self._signal_group(signal.SIGTERM)  # leftovers of the server's group: no orphans
+            if self._kill_timer is not None:
+                self._kill_timer.cancel()
+            if self.proc.poll() is None:  # interrupted before the server exited
+                self._signal_group(signal.SIGKILL)
+                self.proc.wait()
+            for sig, handler in old.items():
+                signal.signal(sig, handler)  # type: ignore[arg-type]
+        rc = self.proc.returncode
+        return 128 - rc if rc < 0 else rc
