@@ -85,6 +85,13 @@ class Gen:
         h = self.s("H", 32)
         return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:]}"
 
+    def aws_key_id(self, prefix: str = "AKIA") -> str:
+        """A key id whose base32 body encodes a 12-digit account id, as real ones do."""
+        account = self.r.randint(10**11, 10**12 - 1)
+        head = (1 << 47) | (account << 7) | self.r.randrange(128)
+        raw = head.to_bytes(6, "big") + bytes(self.r.randrange(256) for _ in range(4))
+        return prefix + base64.b32encode(raw).decode()
+
     def word(self) -> str:
         return self.r.choice(WORDS)
 
@@ -154,7 +161,7 @@ def jwt(g: Gen) -> str:
     def b64u(obj: object) -> str:
         return base64.urlsafe_b64encode(json.dumps(obj).encode()).rstrip(b"=").decode()
     head = {"alg": g.choice(("HS256", "RS256", "ES256")), "typ": "JWT"}
-    body = {"sub": g.uuid(), "iat": g.r.randint(1.7e9, 1.8e9), "scope": g.word()}
+    body = {"sub": g.uuid(), "iat": g.r.randint(1_700_000_000, 1_800_000_000), "scope": g.word()}
     return f"{b64u(head)}.{b64u(body)}.{g.s('W', g.choice((43, 86, 342)))}"
 
 
@@ -185,8 +192,8 @@ def _f(name: str, t: str | Callable[[Gen], str], *names: str, cat: str = "secret
 
 
 FAMILIES: list[Family] = [
-    _f("aws-access-key-id", "AKIA{Z16}", "AWS_ACCESS_KEY_ID", "aws_access_key_id", "AccessKeyId"),
-    _f("aws-temporary-key-id", "ASIA{Z16}", "AWS_ACCESS_KEY_ID", "AccessKeyId"),
+    _f("aws-access-key-id", lambda g: g.aws_key_id(), "AWS_ACCESS_KEY_ID", "aws_access_key_id", "AccessKeyId"),
+    _f("aws-temporary-key-id", lambda g: g.aws_key_id("ASIA"), "AWS_ACCESS_KEY_ID", "AccessKeyId"),
     _f("aws-secret-access-key", "{B40}", "AWS_SECRET_ACCESS_KEY", "aws_secret_access_key",
        "SecretAccessKey", ctx=True),
     _f("aws-session-token", "IQoJb3JpZ2luX2VjE{B280}", "AWS_SESSION_TOKEN", "aws_session_token"),
@@ -434,6 +441,14 @@ def build_block_files(g: Gen, n: int) -> list[Doc]:
             doc.add_pos("\n".join(pem(g, label, g.r.randint(3, 25))), "secret", fam)
         docs.append(doc)
     for i in range(n // 2):
+        cred = Doc(f"pos/aws/credentials_{i:02d}")
+        for profile in ("default", g.word()):
+            cred.add(f"[{profile}]")
+            # one credential on two lines: one label, so a tool reporting the pair once is credited
+            cred.add_pos(f"aws_access_key_id = {g.aws_key_id()}\n"
+                         f"aws_secret_access_key = {g.s('B', 40)}", "secret", "aws-credential-pair")
+            cred.add("region = eu-west-1\n")
+        docs.append(cred)
         doc = Doc(f"pos/keys/sa_{i:03d}.json")
         key = "\\n".join(pem(g, "PRIVATE KEY", 20))
         doc.add("{\n  \"type\": \"service_account\",\n  \"project_id\": \"" + g.word() + "-prod\",")
@@ -490,8 +505,11 @@ def build_log_and_history(g: Gen, n: int) -> list[Doc]:
                 doc.add_pos(f"PGPASSWORD={g.s('A', 14)} psql -h db.internal -U app app", "secret",
                             "inline-env-password")
             elif k == 9:
-                doc.add_pos(f"docker run -d -e POSTGRES_PASSWORD={g.password().replace(chr(39), '')} "
-                            "-p 5432:5432 postgres:16", "secret", "docker-env-password")
+                pw = g.password().replace("'", "")
+                if any(ch in pw for ch in "&!#*?^;|<>"):
+                    pw = f"'{pw}'"  # as a shell user would quote it
+                doc.add_pos(f"docker run -d -e POSTGRES_PASSWORD={pw} -p 5432:5432 postgres:16",
+                            "secret", "docker-env-password")
             elif k == 10:
                 doc.add_pos(f"helm upgrade --install api ./chart --set auth.password={g.s('A', 16)} "
                             "--set image.tag=1.4.2", "secret", "helm-set-password")

@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 
 import corpus  # noqa: E402
 
-from tcg.detect.engine import Detector  # noqa: E402
+from tcg.detect.engine import load_detector  # noqa: E402
 from tcg.detect.rule import load_rules  # noqa: E402
 
 ROOT = HERE / ".data" / "quality"
@@ -49,16 +49,17 @@ def _line_starts(data: bytes) -> list[int]:
     return starts
 
 
-def run_tcg(decode: bool = True) -> tuple[list[Span], float]:
-    det = Detector.from_rules(load_rules())
+def run_tcg(decode: bool = True, files: Path = FILES) -> tuple[list[Span], float]:
+    """tcg findings as (file, first line, last line, category) over every file under ``files``."""
+    det = load_detector()  # the packaged rules, compiled once per process
     out: list[Span] = []
     t0 = time.perf_counter()
-    for p in sorted(FILES.rglob("*")):
+    for p in sorted(files.rglob("*")):
         if not p.is_file():
             continue
         data = p.read_bytes()
         starts = _line_starts(data)
-        rel = p.relative_to(FILES).as_posix()
+        rel = p.relative_to(files).as_posix()
         for f in det.find_bytes(data, decode=decode):
             first = bisect.bisect_right(starts, f.start)
             last = bisect.bisect_right(starts, max(f.start, f.end - 1))

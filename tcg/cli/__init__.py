@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "run": "tcg.cli.run:run",
     "shell-run-line": "tcg.cli.run:shell_run_line",
     "mcp-proxy": "tcg.cli.mcp:mcp_proxy",
+    "clipboard": "tcg.cli.clipboard:clipboard",
 }
 
 

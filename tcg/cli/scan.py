@@ -137,6 +137,24 @@ def scan(
     Reports rule, path, line, commit and a keyed hash — never a value.
     Exit: 0 clean, 1 findings, 2 error, 3 partial without findings.
     """
+    try:
+        return _scan(paths, history, fmt, max_objects, max_bytes, baseline_file, write_file, jobs)
+    except TcgError as exc:
+        # Exit 1 means "findings" here: every failure (policy, rules, baseline) is 2.
+        exc.exit_code = EXIT_ERROR
+        raise
+
+
+def _scan(
+    paths: tuple[Path, ...],
+    history: bool,
+    fmt: str,
+    max_objects: int | None,
+    max_bytes: int | None,
+    baseline_file: Path | None,
+    write_file: Path | None,
+    jobs: int | None,
+) -> int:
     from tcg.events import EventLog
     from tcg.policy.load import load_policy
     from tcg.scan.engine import scan_paths

@@ -51,6 +51,7 @@ ENCODED_CATEGORIES = ("secret", "pii")
 # Max bytes of UTF-8 per folded character (a fold rule's byte bound is 4x its width).
 _FOLD_BYTES_PER_CHAR = 4
 _CONT = bytes(range(0x80, 0xC0))
+_FOLD_BLOCK = 4096
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,6 @@ class _Compiled:
     validator: Validator | None
     entropy: float | None
     block_end: re.Pattern[bytes] | None
-    spat: re.Pattern[str] | None = None  # fold rules only
 
 
 def hyperscan_available() -> bool:
@@ -119,6 +119,8 @@ class Detector:
         self._keyword_rules = list(self._compiled)
         self._hs_db: Any = None
         self._hs_kw: list[tuple[int, int]] = []
+        self._hs_spans: dict[int, tuple[int, int]] = {}
+        self._fold_pre: tuple[list[re.Pattern[str]] | None] | None = None
         self._lock = threading.Lock()
         if self.engine == "hyperscan":
             self._build_hyperscan(cache_dir)
@@ -146,7 +148,6 @@ class Detector:
             validator=VALIDATORS[rule.validator] if rule.validator else None,
             entropy=rule.entropy,
             block_end=rx.compile_bytes(rule.block_end) if rule.block_end else None,
-            spat=rx.compile_str(rule.regex) if rule.fold else None,
         )
 
     def _build_hyperscan(self, cache_dir: Path | None) -> None:
@@ -154,7 +155,10 @@ class Detector:
 
         exprs: list[tuple[_Compiled, bytes, int]] = []
         for c in self._compiled:
-            expr, flags = rx.hyperscan_pattern(c.rule.regex)
+            try:
+                expr, flags = rx.hyperscan_pattern(c.rule.regex)
+            except rx.PatternError:
+                continue  # not translatable: the rule runs on keywords + re
             exprs.append((c, expr, flags))
 
         def compile_set(items: list[tuple[_Compiled, bytes, int]], with_keywords: bool = False) -> Any:
@@ -196,6 +200,10 @@ class Detector:
         in_hs = {c.index for c, _, _ in accepted}
         self._hs_db = db
         self._hs_kw = [(idx, len(kw)) for idx, kw in self._hs_keywords(accepted)]
+        # hyperscan id -> (max width, min width) of the start-offset window it opens
+        self._hs_spans = {c.index: (c.width, c.min_len) for c in self._compiled}
+        self._hs_spans.update({_KW_BASE + j: (self._compiled[idx].width, k_len)
+                               for j, (idx, k_len) in enumerate(self._hs_kw)})
         self.hyperscan_rules = tuple(c.rule.id for c, _, _ in accepted)
         # rules outside the database: their keywords are literals in it; only
         # keyword-less ones need a full re pass
@@ -269,21 +277,31 @@ class Detector:
         n = len(data)
         windows: dict[int, list[tuple[int, int]]] = {}
         if self._hs_db is not None and n:
-            hits: list[tuple[int, int]] = []
+            # start-offset windows per rule, merged as hits arrive (hyperscan reports
+            # ends in ascending order) so a run of digits firing at every byte costs
+            # one window, not one tuple per byte
+            kw_map = self._hs_kw
+            spans = self._hs_spans
+            current: dict[int, list[int]] = {}
 
             def on_match(rid: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
-                hits.append((rid, to))
+                width, shortest = spans[rid]
+                lo, hi = to - width, to - shortest
+                win = current.get(rid)
+                if win is not None and lo <= win[1] + 1:
+                    if hi > win[1]:
+                        win[1] = hi
+                    return
+                if win is not None:
+                    windows.setdefault(rid, []).append((win[0], win[1]))
+                current[rid] = [lo, hi]
 
             with self._lock:
                 self._hs_db.scan(data, match_event_handler=on_match)
-            comp = self._compiled
-            for rid, to in hits:
-                if rid >= _KW_BASE:  # keyword literal of a rule outside the database
-                    idx, k_len = self._hs_kw[rid - _KW_BASE]
-                    windows.setdefault(idx, []).append((to - comp[idx].width, to - k_len))
-                    continue
-                c = comp[rid]
-                windows.setdefault(rid, []).append((to - c.width, to - c.min_len))
+            for rid, win in current.items():
+                windows.setdefault(rid, []).append((win[0], win[1]))
+            for rid in [r for r in windows if r >= _KW_BASE]:  # keyword literal of a demoted rule
+                windows.setdefault(kw_map[rid - _KW_BASE][0], []).extend(windows.pop(rid))
         if self._keyword_rules and n:
             lower: bytes | None = None
             occurrences: dict[bytes, list[int]] = {}
@@ -352,41 +370,63 @@ class Detector:
         return c.validator is None or c.validator(value)
 
     def _scan_folded(self, data: bytes) -> list[tuple[int, int, int, Finding]]:
-        """Fold rules on homoglyph/width-folded text; spans map back to original bytes."""
-        text = data.decode("utf-8", "surrogateescape")
+        """Fold rules on homoglyph/width-folded text; spans map back to original bytes.
+
+        Only regions around non-ASCII 4 KB blocks are decoded and folded (a block
+        test is one C call), so mostly-ASCII input with a stray "✓" stays fast.
+        A region reaches ``radius`` bytes past its block: every match holding a
+        folded (hence non-ASCII) character, with its context, lies inside it.
+        """
+        table = foldmod.fold_table()
         width = max(c.width for c in self._fold)
-        regions = foldmod.fold_regions(text, width + CONTEXT + 1)
-        if not regions:
-            return []
-        folded = foldmod.fold(text)
-        out: list[tuple[int, int, int, Finding]] = []
-        n = len(folded)
-        for c in self._fold:
-            if c.spat is None:
+        radius = _FOLD_BYTES_PER_CHAR * width + CONTEXT + 8
+        n = len(data)
+        regions: list[tuple[int, int]] = []
+        for i in range(0, n, _FOLD_BLOCK):
+            if data[i:i + _FOLD_BLOCK].isascii():
                 continue
-            for lo, hi in regions:
-                pos, endpos = lo, min(n, hi + c.width + CONTEXT)
-                while pos <= hi:
-                    m = c.spat.search(folded, pos, endpos)
-                    if m is None or m.start() > hi:
-                        break
-                    pos = m.start() + 1
-                    s, e = m.span()
-                    if text[s:e] == folded[s:e]:
-                        continue  # nothing folded here: the direct scan owns this match
-                    if c.kws and not any(k.decode() in folded[s:e].lower() for k in c.kws):
-                        continue
-                    vs, ve = s, e
-                    if c.rule.has_value_group and m.span("value")[0] >= 0:
-                        vs, ve = m.span("value")
-                    value = folded[vs:ve].encode("utf-8", "surrogateescape")
-                    if not self._value_ok(c, value):
-                        continue
-                    bs = len(text[:vs].encode("utf-8", "surrogateescape"))
-                    be = bs + len(text[vs:ve].encode("utf-8", "surrogateescape"))
-                    f = Finding(bs, be, c.rule.id, c.rule.category)
-                    out.append((bs, bs - be, c.index, f))
+            lo, hi = max(0, i - radius), min(n, i + _FOLD_BLOCK + radius)
+            if regions and lo <= regions[-1][1]:
+                regions[-1] = (regions[-1][0], hi)
+            else:
+                regions.append((lo, hi))
+        out: list[tuple[int, int, int, Finding]] = []
+        prechecks = self._fold_prechecks()
+        for lo, hi in regions:
+            text = data[lo:hi].decode("utf-8", "surrogateescape")
+            if prechecks is not None and not any(p.search(text) for p in prechecks):
+                continue  # no fold rule's keyword can occur here, folded or not
+            folded = text.translate(table)
+            if folded == text:
+                continue
+            fb = folded.encode("utf-8", "surrogateescape")
+            lower = fb.lower()
+            found: list[tuple[int, int, int, Finding]] = []
+            for c in self._fold:
+                if c.kws:
+                    wins = [(k + len(kw) - c.width, k) for kw in c.kws for k in _find_all(lower, kw)]
+                else:
+                    wins = [(0, len(fb))]
+                if wins:
+                    self._confirm(c, fb, wins, found)
+            for _s, _neg, idx, f in found:
+                cs = len(fb[:f.start].decode("utf-8", "surrogateescape"))
+                ce = len(fb[:f.end].decode("utf-8", "surrogateescape"))
+                near = slice(max(0, cs - width), ce + CONTEXT)
+                if text[near] == folded[near]:
+                    continue  # nothing folded here: the direct scan owns this match
+                bs = lo + len(text[:cs].encode("utf-8", "surrogateescape"))
+                be = lo + len(text[:ce].encode("utf-8", "surrogateescape"))
+                out.append((bs, bs - be, idx, Finding(bs, be, f.rule_id, f.category)))
         return out
+
+    def _fold_prechecks(self) -> list[re.Pattern[str]] | None:
+        """Keyword prechecks for the fold rules (None if one has no keywords), built once."""
+        if self._fold_pre is None:
+            pats = [foldmod.keyword_precheck([k.decode("utf-8") for k in c.kws]) for c in self._fold]
+            self._fold_pre = (None if any(p is None for p in pats)
+                              else [p for p in pats if p is not None],)
+        return self._fold_pre[0]
 
     def _scan_encoded(self, data: bytes) -> list[tuple[int, int, int, Finding]]:
         from tcg.detect.encoded import encoded_runs

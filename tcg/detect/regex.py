@@ -111,11 +111,6 @@ def compile_bytes(pattern: str) -> re.Pattern[bytes]:
     return re.compile(pattern.encode("utf-8"))
 
 
-def compile_str(pattern: str) -> re.Pattern[str]:
-    """str version (ASCII classes) used by the homoglyph-folding pass."""
-    return re.compile(pattern, re.ASCII)
-
-
 _AT = {
     "AT_BEGINNING": "^", "AT_BEGINNING_STRING": "\\A", "AT_BOUNDARY": "\\b",
     "AT_NON_BOUNDARY": "\\B", "AT_END": "$", "AT_END_STRING": "\\z",  # Python \\Z is PCRE \\z

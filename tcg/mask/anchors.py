@@ -123,6 +123,8 @@ class AnchorSet:
     exact: dict[bytes, bool]  # anchor -> needs a word boundary before it
     folded: dict[bytes, bool]  # lower-cased anchors of (?i) rules / keywords
     unanchored: tuple[str, ...]  # rule ids terminal mode never holds for
+    by_keyword: tuple[str, ...] = ()  # held from a keyword that may sit inside the match
+    multiline: frozenset[bytes] = frozenset()  # anchors of rules whose match spans lines
 
     def __post_init__(self) -> None:
         def alt(words: Iterable[bytes], flags: int) -> re.Pattern[bytes] | None:
@@ -151,21 +153,25 @@ class AnchorSet:
         """
         n = len(view)
         longest: int = self._longest  # type: ignore[attr-defined]
-        start = max(_last_line_start(view, lo - longest + 1), lo - longest + 1, 0)
+        first = max(lo - longest + 1, 0)
+        line = max(_last_line_start(view, first), first)
         best: int | None = None
         for rx, table in ((self._re_exact, self.exact), (self._re_folded, self.folded)):  # type: ignore[attr-defined]
             if rx is None:
                 continue
-            for m in rx.finditer(view, start):
+            for m in rx.finditer(view, first if self.multiline else line):
                 s = max(m.start(), lo)
                 if best is not None and s >= best:
                     break
                 if m.end() <= lo:
                     continue
                 key = m.group() if table is self.exact else m.group().lower()
+                if m.start() < line and key not in self.multiline:
+                    continue  # a line break since: that match is over
                 if _boundary_ok(view, m.start(), table.get(key, False)):
                     best = s
                     break
+        start = line
         # a partial anchor at the very end ("AKI", "-----BEG")
         for k in range(MIN_PARTIAL, min(longest, n - start + 1)):
             s = n - k
@@ -207,6 +213,8 @@ def build_anchors(rules: Iterable[object]) -> AnchorSet:
     exact: dict[bytes, bool] = {}
     folded: dict[bytes, bool] = {}
     unanchored: list[str] = []
+    by_keyword: list[str] = []
+    multiline: set[bytes] = set()
 
     def put(table: dict[bytes, bool], a: bytes, boundary: bool) -> None:
         table[a] = table.get(a, True) and boundary
@@ -227,7 +235,10 @@ def build_anchors(rules: Iterable[object]) -> AnchorSet:
             pre = {p for p, _ in _prefixes(tree)}
             if pre and all(distinctive(p, ci) for p in pre):
                 anchors = pre
+        spans_lines = "\\n" in pattern or "(?s)" in pattern
         if anchors:
+            if spans_lines:
+                multiline.update(a.lower() if ci else a for a in anchors)
             for a in anchors:
                 first_word = a[:1] in (bytes([c]) for c in _WORD)
                 if ci:
@@ -239,6 +250,9 @@ def build_anchors(rules: Iterable[object]) -> AnchorSet:
         if kws and all(distinctive(k, True) for k in kws):
             for k in kws:
                 put(folded, k, False)
+            if spans_lines:
+                multiline.update(kws)
+            by_keyword.append(rule.id)  # type: ignore[attr-defined]
         else:
             unanchored.append(rule.id)  # type: ignore[attr-defined]
-    return AnchorSet(exact, folded, tuple(unanchored))
+    return AnchorSet(exact, folded, tuple(unanchored), tuple(by_keyword), frozenset(multiline))

@@ -45,6 +45,10 @@ DEFAULT_HOLD_MS = 500
 CONTEXT = 2  # the engine's right context (\b, $); left context is 1 byte
 _BLOCK_END_MAX = 512
 STRICT_STEP = 1024
+# Terminal mode rescans on every read (keystrokes), so its left context is short:
+# enough for a key name before its value (``aws_secret_access_key = ``), not
+# for the rest of a >512-byte secret whose beginning was already released.
+TERMINAL_CONTEXT = 512
 MASKED_CATEGORIES = {"secret": "SECRET", "pii": "PII"}
 
 
@@ -167,7 +171,7 @@ class Masker:
             decided = v.view_end if (final or terminal) else self._decided()
             if not final and decided - self._cut < (1 if terminal else self._step):
                 break
-            ws = max(v.view_base, self._cut - self._ctx)
+            ws = max(v.view_base, self._cut - (TERMINAL_CONTEXT if terminal else self._ctx))
             window = v.view_bytes(ws, v.view_end)
             found = [
                 _shift(f, f.start + ws, f.end + ws)

@@ -6,16 +6,23 @@ notifications such as progress/logging, and server→client requests such as
 sampling/createMessage). Only the envelope (``jsonrpc``, ``id``, ``method``)
 is left alone. Object keys are masked too.
 
-Per string:
-1. base64 runs longer than the engine's encoded-run bound (tcg.detect.encoded
-   MAX_RUN) — image/blob payloads — are decoded here and scanned (with the
-   engine's own nested base64 pass). A hit replaces the run as a whole: a
-   string that *is* the run (``blob``, ``data`` fields) becomes the base64 of
-   the placeholder, so the field stays decodable; a run inside text becomes
-   the placeholder itself.
-2. the rest goes through the streaming masker (tcg.mask, strict mode, base64
-   pass on), so placeholders are identical to every other surface. A cheap
-   ``Detector.find`` gate skips the masker for strings with nothing to mask.
+Per string (as UTF-8 bytes):
+1. a string that *is* base64 (``blob``/``data`` fields: images, resources) is
+   decoded whole — any length, binary too — and scanned (with the engine's own
+   nested base64 pass); a hit replaces it with the base64 of the placeholder,
+   so the field stays decodable;
+2. every maximal base64/base64url run of >= MIN_RUN characters inside text is
+   decoded (short runs must decode to mostly printable text, as in the
+   engine's tcg.detect.encoded; runs longer than the engine's MAX_RUN are
+   decoded whatever they hold) and a run hiding a secret/PII is replaced as a
+   whole by the placeholder;
+3. the engine's findings on the rest are replaced by the masker's placeholders
+   (``<SECRET:rule-id:h8>``, h8 of the same value bytes), identical to every
+   other surface. Strings with ANSI/backspace/CR rewrites or a private-key
+   block go through the streaming masker itself (tcg.mask).
+
+Runs are located with one ``bytes.translate`` + ``bytes.find`` instead of a
+regex tried at every offset: that keeps a 30 MB text field to one fast pass.
 """
 
 from __future__ import annotations
@@ -26,7 +33,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tcg.detect.encoded import MAX_RUN
+from tcg.detect.encoded import MAX_RUN, MIN_RUN, decode_run
 from tcg.mask.masker import MASKED_CATEGORIES, Masker, placeholder
 
 if TYPE_CHECKING:
@@ -34,10 +41,11 @@ if TYPE_CHECKING:
     from tcg.keyhash import KeyedHasher
 
 ENVELOPE = frozenset({"jsonrpc", "id", "method"})
-_MIN_LONG = MAX_RUN + 1
-_LONG_RUN = re.compile(rf"[A-Za-z0-9+/_\-]{{{_MIN_LONG},}}={{0,2}}")
-_MIME_BLOB = re.compile(rf"[A-Za-z0-9+/_\-\r\n]{{{_MIN_LONG},}}={{0,2}}\s*")
-_MASKER_TRIGGERS = ("\x1b", "\b", "\r")  # the masker's view sees through these; find() does not
+_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+_RUN_MAP = bytes(0x61 if i in _ALPHABET else 0x20 for i in range(256))  # alphabet → "a", rest → " "
+_RUN_NEEDLE = b"a" * MIN_RUN
+_WHOLE_BLOB = re.compile(rb"[A-Za-z0-9+/_\-\r\n]+={0,2}\s*")
+_MASKER_TRIGGERS = (b"\x1b", b"\b", b"\r")  # the masker's view sees through these; find() does not
 
 
 @dataclass
@@ -52,71 +60,130 @@ class MaskStats:
         self.rules.add(rule_id)
 
 
-def _decode_b64(run: str) -> bytes | None:
-    body = re.sub(r"\s+", "", run).rstrip("=")
-    std = "+" in body or "/" in body
-    url = "-" in body or "_" in body
+def decode_blob(run: bytes) -> bytes | None:
+    """Decode base64 or base64url (padding and line breaks optional), or None."""
+    body = re.sub(rb"\s+", b"", run).rstrip(b"=")
+    std = b"+" in body or b"/" in body
+    url = b"-" in body or b"_" in body
     if std and url:
         return None
     if len(body) % 4 == 1:
         body = body[:-1]
     if url:
-        body = body.replace("-", "+").replace("_", "/")
+        body = body.replace(b"-", b"+").replace(b"_", b"/")
     try:
-        return base64.b64decode(body + "=" * (-len(body) % 4), validate=True)
+        return base64.b64decode(body + b"=" * (-len(body) % 4), validate=True)
     except (binascii.Error, ValueError):
         return None
 
 
+def base64_runs(data: bytes) -> list[tuple[int, int]]:
+    """[start, end) of every maximal base64-alphabet run of >= MIN_RUN bytes (plus ``=`` padding)."""
+    mapped = data.translate(_RUN_MAP)
+    out: list[tuple[int, int]] = []
+    pos = 0
+    n = len(data)
+    while True:
+        s = mapped.find(_RUN_NEEDLE, pos)
+        if s < 0:
+            return out
+        e = mapped.find(b" ", s + MIN_RUN)
+        e = n if e < 0 else e
+        pad = 0
+        while pad < 2 and e < n and data[e] == 0x3D:  # "=" padding belongs to the run
+            e += 1
+            pad += 1
+        out.append((s, e))
+        pos = e
+
+
 class ResponseMasker:
-    """Masks parsed server messages in place-free fashion (returns a new object)."""
+    """Masks parsed server messages (returns a new object; the input is untouched)."""
 
     def __init__(self, detector: Detector, hasher: KeyedHasher):
         self.detector = detector
         self.hasher = hasher
+        self._block_rules = frozenset(getattr(detector, "block_rules", {}) or {})
 
     # ------------------------------------------------------------ strings
 
-    def _blob_finding(self, raw: bytes) -> tuple[str, str] | None:
-        """(rule_id, category) of the first secret/PII in decoded blob bytes."""
-        for f in self.detector.find_bytes(raw, decode=True):
-            if f.category in MASKED_CATEGORIES:
-                return f.rule_id, f.category
-        return None
+    def _hit(self, raw: bytes, nested: bool) -> tuple[str, str] | None:
+        """(rule_id, category) of the secret (preferred) or PII in decoded bytes."""
+        found = [f for f in self.detector.find_bytes(raw, decode=nested) if f.category in MASKED_CATEGORIES]
+        if not found:
+            return None
+        best = min(found, key=lambda f: (f.category != "secret", f.start))
+        return best.rule_id, best.category
 
-    def _mask_long_runs(self, s: str, stats: MaskStats) -> str:
-        if len(s) <= MAX_RUN:
-            return s
-        whole = _MIME_BLOB.fullmatch(s)
-        if whole:
-            raw = _decode_b64(s)
-            hit = self._blob_finding(raw) if raw is not None else None
-            if hit is not None:
-                stats.add(hit[0])
-                ph = placeholder(hit[1], hit[0], self.hasher.h8(s.encode("ascii")))
-                url = "-" in s or "_" in s
-                enc = base64.urlsafe_b64encode(ph) if url else base64.b64encode(ph)
-                return enc.decode("ascii")
-            return s
+    def _placeholder(self, hit: tuple[str, str], value: bytes, stats: MaskStats) -> bytes:
+        stats.add(hit[0])
+        return placeholder(hit[1], hit[0], self.hasher.h8(value))
 
-        def sub(m: re.Match[str]) -> str:
-            raw = _decode_b64(m.group(0))
-            hit = self._blob_finding(raw) if raw is not None else None
+    def _whole_blob(self, data: bytes, stats: MaskStats) -> bytes | None:
+        raw = decode_blob(data)
+        hit = self._hit(raw, nested=True) if raw else None
+        if hit is None:
+            return None
+        ph = self._placeholder(hit, data, stats)
+        url = b"-" in data or b"_" in data
+        return base64.urlsafe_b64encode(ph) if url else base64.b64encode(ph)
+
+    def _mask_runs(self, data: bytes, stats: MaskStats) -> bytes:
+        out = bytearray()
+        pos = 0
+        for s, e in base64_runs(data):
+            run = data[s:e]
+            if e - s > MAX_RUN:
+                raw = decode_blob(run)
+                hit = self._hit(raw, nested=True) if raw else None
+            else:
+                raw = decode_run(run)
+                hit = self._hit(raw, nested=False) if raw else None
             if hit is None:
-                return m.group(0)
-            stats.add(hit[0])
-            return placeholder(hit[1], hit[0], self.hasher.h8(m.group(0).encode("ascii"))).decode("ascii")
+                continue
+            out += data[pos:s]
+            out += self._placeholder(hit, run, stats)
+            pos = e
+        if not pos:
+            return data
+        out += data[pos:]
+        return bytes(out)
 
-        return _LONG_RUN.sub(sub, s)
+    def mask_bytes(self, data: bytes, stats: MaskStats) -> bytes:
+        """Mask one string's UTF-8 bytes (see the module doc for the passes)."""
+        if len(data) >= MIN_RUN and _WHOLE_BLOB.fullmatch(data):
+            whole = self._whole_blob(data, stats)
+            if whole is not None:
+                return whole
+        data = self._mask_runs(data, stats)
+        if any(t in data for t in _MASKER_TRIGGERS):
+            return self._masker(data, stats)
+        found = [f for f in self.detector.find_bytes(data) if f.category in MASKED_CATEGORIES]
+        if not found:
+            return data
+        if any(f.rule_id in self._block_rules for f in found):
+            return self._masker(data, stats)  # key blocks: the masker's own block hashing
+        # The replacement the strict masker makes on a whole clean stream
+        # (resolved, non-overlapping findings; h8 of the value bytes), without
+        # its streaming machinery.
+        out = bytearray()
+        pos = 0
+        for f in found:
+            out += data[pos:f.start]
+            out += self._placeholder((f.rule_id, f.category), data[f.start:f.end], stats)
+            pos = f.end
+        out += data[pos:]
+        return bytes(out)
 
     def mask_string(self, s: str, stats: MaskStats) -> str:
-        s = self._mask_long_runs(s, stats)
-        if not any(t in s for t in _MASKER_TRIGGERS):
-            if not any(f.category in MASKED_CATEGORIES for f in self.detector.find(s, decode=True)):
-                return s
-        m = Masker(self.detector, self.hasher, "strict")
         data = s.encode("utf-8", "surrogatepass")
-        out = (m.feed(data) + m.flush()).decode("utf-8", "surrogatepass")
+        out = self.mask_bytes(data, stats)
+        return s if out is data else out.decode("utf-8", "surrogatepass")
+
+    def _masker(self, data: bytes, stats: MaskStats) -> bytes:
+        """The streaming masker (ANSI/backspace-aware view, key blocks)."""
+        m = Masker(self.detector, self.hasher, "strict")
+        out = m.feed(data) + m.flush()
         if m.count:
             stats.spans += m.count
             stats.rules.update(m.rules_seen)

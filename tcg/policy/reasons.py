@@ -53,6 +53,15 @@ REASONS: dict[str, ReasonInfo] = {
         "the policy file is unreadable or invalid; mediated commands fail closed",
         "run `tcg policy check` and fix the file and line it names",
     ),
+    "clipboard-secret": ReasonInfo(
+        "a secret was copied to the clipboard; the watcher overwrote it with a masked copy",
+        "copy the secret again only where it is needed, and paste it at once (the watcher "
+        "masks it within two polls); never paste secrets into an agent",
+    ),
+    "clipboard-over-cap": ReasonInfo(
+        "the clipboard held more than clipboard.inspect-cap bytes; only the start was inspected",
+        "copy smaller pieces, or raise clipboard.inspect-cap in your policy",
+    ),
     "internal-error": ReasonInfo(
         "tcg failed while deciding; the action was refused rather than run unchecked",
         "rerun with TCG_DEBUG=1 to see the traceback and report it",

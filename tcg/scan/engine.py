@@ -30,7 +30,7 @@ from tcg.scan import gitobjects, worktree
 
 DEFAULT_MAX_BLOB_BYTES = 10 * 1024 * 1024
 DEFAULT_CATEGORIES = ("secret",)
-BATCH_BYTES = 2 * 1024 * 1024  # per task: small enough to spread, large enough to amortise IPC
+BATCH_BYTES = 4 * 1024 * 1024  # per task: small enough to spread, large enough to amortise IPC
 BATCH_ITEMS = 1000
 BINARY_SNIFF = 8000  # git's own heuristic: a NUL in the first 8000 bytes means binary
 ALLOW_MARKER = b"tcg:allow"
@@ -198,18 +198,24 @@ def _scan_task(task: tuple[Any, ...]) -> tuple[int, list[_Row], dict[str, int]]:
     out: list[_Row] = []
     if kind == "blobs":
         reader = _reader(root)
-        contents = reader.read_many([it[0] for it in items])
-        for (oid, path, commit, source), (_, data) in zip(items, contents, strict=True):
-            if data is None:
-                stats["blobs_missing"] += 1
-            elif len(data) > _W["max_blob"]:
-                stats["blobs_skipped_large"] += 1
-            elif b"\0" in data[:BINARY_SNIFF]:
-                stats["blobs_skipped_binary"] += 1
-            else:
-                stats["blobs_scanned"] += 1
-                if data:
-                    _scan_data(data, path, commit, oid, source, stats, out)
+        try:
+            contents = reader.read_many([it[0] for it in items])
+            for (oid, path, commit, source), (_, data) in zip(items, contents, strict=True):
+                if data is None:
+                    stats["blobs_missing"] += 1
+                elif len(data) > _W["max_blob"]:
+                    stats["blobs_skipped_large"] += 1
+                elif b"\0" in data[:BINARY_SNIFF]:
+                    stats["blobs_skipped_binary"] += 1
+                else:
+                    stats["blobs_scanned"] += 1
+                    if data:
+                        _scan_data(data, path, commit, oid, source, stats, out)
+        except BaseException:
+            # Unread answers may be left in the pipe: this reader cannot be reused.
+            _READERS.pop(root, None)
+            reader.close()
+            raise
     else:
         max_blob = _W["max_blob"]
         for rel, source in items:
@@ -302,7 +308,8 @@ def _enumerate(target: _Target, history: bool, max_blob: int, allow: tuple[str, 
     blobs: list[tuple[tuple[str, str, str | None, str], int]] = []
     files: list[tuple[tuple[str, str], int]] = []
     if target.repo is None:
-        for rel in worktree.dir_files(target.path):
+        names = [target.path.name] if target.path.is_file() else worktree.dir_files(target.path)
+        for rel in names:
             if _allowed(rel, allow):
                 stats["files_skipped_allowed"] += 1
             else:
@@ -378,30 +385,35 @@ def _jobs(jobs: int | None) -> int:
         return max(1, os.cpu_count() or 1)
 
 
-class _ScanPolicyView:
-    """The policy as the detector sees it for a scan: rules of categories the scan
-    does not report are disabled too, so they cost nothing (PII rules such as
-    e-mail addresses are the slowest ones on source code)."""
+_DETECTORS: dict[tuple[frozenset[str], frozenset[str]], _Detector] = {}
+_RULES: list[Any] = []
 
-    def __init__(self, policy: Any, disabled: frozenset[str]):
-        self._policy = policy
-        self._disabled = disabled
 
-    def get(self, dotted: str, default: Any = None) -> Any:
-        if dotted == "detect.disabled_rules":
-            return sorted(self._disabled)
-        return self._policy.get(dotted, default)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._policy, name)
+def _packaged_rules(load: Callable[[], list[Any]]) -> list[Any]:
+    """The packaged rules, parsed once per process (parsing validates every regex)."""
+    if not _RULES:
+        _RULES.extend(load())
+    return _RULES
 
 
 def _load_detector(policy: Any, disabled: frozenset[str], categories: frozenset[str]) -> _Detector:
-    from tcg.detect.engine import load_detector
-    from tcg.detect.rule import load_rules
+    """The packaged rules of the scanned categories, minus disabled ones.
 
-    off = disabled | {r.id for r in load_rules() if r.category not in categories}
-    return load_detector(_ScanPolicyView(policy, frozenset(off)))
+    Rules of other categories are left out of the compiled database, so they
+    cost nothing (PII rules such as e-mail addresses are the slowest ones on
+    source code). Cached per process; the compiled hyperscan database is cached
+    on disk by the detection engine (same cache dir as load_detector).
+    """
+    key = (disabled, categories)
+    det = _DETECTORS.get(key)
+    if det is None:
+        from tcg.detect.engine import Detector
+        from tcg.detect.rule import load_rules
+        from tcg.paths import get_paths
+
+        rules = [r for r in _packaged_rules(load_rules) if r.category in categories and r.id not in disabled]
+        det = _DETECTORS[key] = Detector.from_rules(rules, cache_dir=get_paths().cache / "detect")
+    return det
 
 
 def _load_key() -> bytes:
@@ -471,12 +483,13 @@ def scan_paths(
                     errors.append(f"{t.path}: {getattr(exc, 'message', None) or exc}")
                     continue
                 pre_stats.update(pre)
+                root = t.path.parent if t.path.is_file() else t.path  # a single file: its dir
                 if max_bytes is not None:
-                    files = _file_sizes(t.path, files)
+                    files = _file_sizes(root, files)
                 kept_b = [(item, n) for item, n in blobs if budget.take(n)]
                 kept_f = [(item, n) for item, n in files if budget.take(n)]
                 yield from _batches("blobs", str(t.repo), t.index, kept_b)
-                yield from _batches("files", str(t.path), t.index, kept_f)
+                yield from _batches("files", str(root), t.index, kept_f)
 
         if pool is not None:
             results: Iterable[tuple[int, list[_Row], dict[str, int]]] = pool.imap_unordered(_scan_task, tasks())

@@ -186,8 +186,8 @@ def _grow_pipe(stream: Any) -> None:
 class BlobReader:
     """A persistent ``git cat-file --batch`` for one repository.
 
-    Requests go in chunks small enough to fit the pipe, and every answer is read
-    before the next chunk is written, so neither side can block on a full pipe.
+    Requests go in chunks small enough to fit the pipe (see read_many), so neither
+    side can block on a full pipe.
     """
 
     CHUNK = 256  # oids per write: 256 * 41 bytes < even a default 64 KiB pipe buffer
@@ -206,13 +206,24 @@ class BlobReader:
         _grow_pipe(self._proc.stdin)
 
     def read_many(self, oids: list[str]) -> Iterator[tuple[str, bytes | None]]:
-        """Yield (oid, content) in request order; content None when the object is missing."""
+        """Yield (oid, content) in request order; content None when the object is missing.
+
+        Double-buffered: the next chunk of ids is queued before the current chunk's
+        answers are read, so git never waits for the scanner to ask for more. At
+        most two chunks (< 21 KB) are ever queued, which fits any pipe buffer.
+        """
         stdin, stdout = self._proc.stdin, self._proc.stdout
         assert stdin is not None and stdout is not None
-        for i in range(0, len(oids), self.CHUNK):
-            chunk = oids[i : i + self.CHUNK]
-            stdin.write(("\n".join(chunk) + "\n").encode("ascii"))
-            stdin.flush()
+        chunks = [oids[i : i + self.CHUNK] for i in range(0, len(oids), self.CHUNK)]
+
+        def send(k: int) -> None:
+            if k < len(chunks):
+                stdin.write(("\n".join(chunks[k]) + "\n").encode("ascii"))
+                stdin.flush()
+
+        send(0)
+        for k, chunk in enumerate(chunks):
+            send(k + 1)
             for oid in chunk:
                 header = stdout.readline()
                 if not header:
@@ -227,15 +238,14 @@ class BlobReader:
 
     def close(self) -> None:
         proc = self._proc
-        try:
-            if proc.stdin:
-                proc.stdin.close()
-        except OSError:
-            pass
+        for stream in (proc.stdin, proc.stdout):  # closing stdout too: git cannot block on it
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stdout:
-            proc.stdout.close()

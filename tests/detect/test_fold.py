@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tcg.detect.engine import Detector
-from tcg.detect.fold import fold, fold_regions
+from tcg.detect.fold import fold
 from tests.detect.conftest import ENGINES
 from tests.detect.rulesets import engine_rules
 
@@ -57,7 +57,20 @@ def test_folded_values_still_validated(det):
     assert det.find("АKIAUJZDEGXDNCF32EP") == []
 
 
-def test_plain_russian_text_triggers_no_fold_work():
-    text = "Пароль от сервера хранится в сейфе, а не в чате. Ключ: см. выше.\n" * 50
-    assert fold_regions(text, 30) == []
-    assert fold_regions("ключ АKIA", 5) != []
+def test_russian_prose_and_mixed_text(det):
+    prose = "Пароль от сервера хранится в сейфе, а не в чате. Ключ: см. выше.\n" * 200
+    assert det.find(prose) == []
+    text = prose + f"ключ АKIA{KEY[4:]} ✓\n" + prose
+    (f,) = det.find(text)
+    assert text[f.start:f.end] == "АKIA" + KEY[4:]
+    data = b"\xff\xfe" * 3000 + ("ＡＫＩＡ" + KEY[4:]).encode() + b"\x80" * 5000
+    (g,) = det.find_bytes(data)
+    assert data[g.start:g.end] == ("ＡＫＩＡ" + KEY[4:]).encode()
+
+
+def test_fold_across_block_boundaries(det):
+    """A folded key straddling the engine's 4 KB block boundary is still found."""
+    for pad in range(4096 - 30, 4096 + 2, 3):
+        text = "a" * pad + " АKIA" + KEY[4:] + " "
+        (f,) = det.find(text)
+        assert text[f.start:f.end] == "АKIA" + KEY[4:], pad

@@ -71,6 +71,7 @@ class Plant:
     values: tuple[bytes, ...]  # spans the detector reports in it (secret/PII)
     needles: tuple[bytes, ...]  # 8-byte slices of the values that must never be output
     context: bytes = b""  # the example with its values blanked
+    rules: tuple[str, ...] = ()  # rule id of each value
 
     def __repr__(self) -> str:  # keep hypothesis reports free of the fake values
         return f"Plant({self.rule_id})"
@@ -102,7 +103,8 @@ def plants() -> tuple[Plant, ...]:
             needles = tuple(sorted({n for v in vals if len(v) >= 8 for n in slices(v)
                                     if n not in context}))
             if needles:
-                out.append(Plant(rule.id, data, vals, needles, bytes(context)))
+                out.append(Plant(rule.id, data, vals, needles, bytes(context),
+                                 tuple(f.rule_id for f in fs)))
     return tuple(out)
 
 

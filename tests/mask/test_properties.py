@@ -9,7 +9,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.mask.helpers import Plant, leaks, masker, plants, run, whole
+from tests.mask.helpers import Plant, leaks, masker, needles_of, plants, run, whole
 
 PLANTS = plants()
 ANCHORED = None  # filled lazily: plants whose rule terminal mode can hold for
@@ -59,7 +59,7 @@ def noisify(r: random.Random, text: bytes, rate: float) -> bytes:
 
 
 @st.composite
-def streams(draw, pool: tuple[Plant, ...] | None = None, max_fill: int = 6000):
+def streams(draw, pool: tuple[Plant, ...] | None = None, max_fill: int = 4000):
     pool = pool or PLANTS
     r = random.Random(draw(st.integers(0, 2**32)))
     chosen = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3))
@@ -69,55 +69,51 @@ def streams(draw, pool: tuple[Plant, ...] | None = None, max_fill: int = 6000):
         parts.append(filler(r.randrange(2**32), draw(st.integers(0, max_fill))))
         parts.append(b"\n" + noisify(r, p.text, rate) + b"\n")
     parts.append(filler(r.randrange(2**32), draw(st.integers(0, max_fill))))
-    needles = sorted({n for p in chosen for n in p.needles})
-    return b"".join(parts), needles
+    return b"".join(parts), needles_of(chosen)
 
 
-chunkings = st.lists(st.one_of(st.integers(1, 8), st.integers(1, 300), st.integers(1, 6000)),
-                     max_size=40)
+# chunk sizes; "ones" = the whole stream one byte at a time (only on short streams)
+chunkings = st.one_of(
+    st.just("ones"),
+    st.lists(st.one_of(st.integers(1, 8), st.integers(1, 300), st.integers(1, 6000)), max_size=40),
+)
+
+
+def sizes_for(data: bytes, chunking, limit: int) -> list[int]:
+    if chunking == "ones":
+        return [1] * len(data) if len(data) <= limit else [len(data) // 7 + 1] * 7
+    return chunking
 
 
 @SETTINGS
 @given(streams(), chunkings)
-def test_planted_secrets_never_leak_and_strict_is_chunk_invariant(stream, sizes):
+def test_strict_never_leaks_planted_secrets_and_is_chunk_invariant(stream, chunking):
     data, needles = stream
     ref = whole(data)
     assert leaks(ref, needles) == []
-    out = run(data, sizes)
+    out = run(data, sizes_for(data, chunking, 3000))
     assert leaks(out, needles) == []
     assert out == ref
 
 
-@SETTINGS
-@given(streams(max_fill=200), st.sampled_from(["strict", "terminal"]))
-def test_one_byte_chunks(stream, mode):
-    data, needles = stream
-    m = masker(mode)
-    out = bytearray()
-    for i in range(len(data)):
-        out += m.feed(data[i : i + 1])
-    out += m.flush()
-    assert leaks(bytes(out), needles) == []
-    if mode == "strict":
-        assert bytes(out) == whole(data)
-
-
-def _anchored() -> tuple[Plant, ...]:
+def _prefix_anchored() -> tuple[Plant, ...]:
+    """Plants whose every value comes from a rule terminal mode holds by its literal prefix."""
     global ANCHORED
     if ANCHORED is None:
-        m = masker("terminal")
-        m.feed(b"x")  # builds the anchor set lazily
-        m._terminal_cut(b"x", 0, [], 1)
-        assert m._anchors is not None
-        skip = set(m._anchors.unanchored)
-        ANCHORED = tuple(p for p in PLANTS if p.rule_id not in skip and b"\n" not in p.text)
+        from tcg.mask.masker import _anchors_for
+
+        a = _anchors_for(masker().detector)
+        skip = set(a.unanchored) | set(a.by_keyword)
+        # homoglyph spellings (fold rules: Cyrillic А in АKIА…) are not prefix-held either
+        ANCHORED = tuple(p for p in PLANTS if not skip & set(p.rules) and p.text.isascii())
     return ANCHORED
 
 
 @SETTINGS
 @given(st.data(), chunkings)
-def test_terminal_mode_holds_anchored_secrets_across_reads(data, sizes):
-    """Reads that follow each other within the hold time never leak an anchored secret."""
-    stream, needles = data.draw(streams(_anchored(), max_fill=800))
-    out = run(stream, sizes, mode="terminal")
+def test_terminal_holds_prefix_anchored_secrets_across_reads(data, chunking):
+    """Reads that follow each other within the hold time never leak a prefix-anchored secret
+    (terminal mode's guarantee; docs/masking.md lists what it does not cover)."""
+    stream, needles = data.draw(streams(_prefix_anchored(), max_fill=150))
+    out = run(stream, sizes_for(stream, chunking, 400), mode="terminal")
     assert leaks(out, needles) == []

@@ -48,7 +48,7 @@ def proxy_argv(tap_log: Path | None = None, server_args: list[str] | None = None
 
 def run_client(body: Callable[[Any], Awaitable[Any]], *, tap_log: Path | None = None,
                env: dict[str, str] | None = None, cwd: Path | None = None,
-               direct: bool = False, **client_kw: Any) -> Any:
+               direct: bool = False, mode: str = "legacy", **client_kw: Any) -> Any:
     """Run ``body(client)`` with the official SDK client over stdio through the proxy."""
     import mcp_types as types
     from mcp import Client
@@ -64,11 +64,10 @@ def run_client(body: Callable[[Any], Awaitable[Any]], *, tap_log: Path | None = 
                                    cwd=str(cwd) if cwd else None)
 
     async def main() -> Any:
-        async with Client(params, sampling_callback=sampling, mode="legacy", **client_kw) as client:
+        async with Client(params, sampling_callback=sampling, mode=mode, **client_kw) as client:
             return await body(client)
 
-    with open(os.devnull, "w") as _:
-        return anyio.run(main)
+    return anyio.run(main)
 
 
 def text_of(result: Any) -> str:

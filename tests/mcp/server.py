@@ -65,12 +65,16 @@ def blob(path: str) -> list:
     ]
 
 
+BIG_BLOCK = ("lorem ipsum dolor sit amet, consectetur adipiscing elit 0123\n" * 999
+             + "multi-byte: \u2014 \u2713 \u6f22\u5b57 \u2028 \u0085 end\n")
+
+
 @mcp.tool()
-def big(size: int, tail: str = "") -> str:
-    """``size`` bytes of text (multi-byte UTF-8 included), then ``tail``."""
-    unit = "lorem ipsum dolor — sit amet ✓ 漢字 \u2028 line\n"
-    reps = size // len(unit.encode()) + 1
-    return (unit * reps)[:size] + tail
+def big(size: int, tail: str = "") -> types.CallToolResult:
+    """``size`` bytes of text (mostly ASCII; multi-byte UTF-8, U+2028 and U+0085 in it), then ``tail``."""
+    data = (BIG_BLOCK * (size // len(BIG_BLOCK) + 1)).encode("utf-8")[:size]
+    text = data.decode("utf-8", "ignore") + tail
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
 
 @mcp.tool()

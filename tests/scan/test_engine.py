@@ -146,11 +146,14 @@ def test_plain_directory_and_missing_path(tmp_path):
     (d / "sub").mkdir(parents=True)
     (d / "sub" / "cfg.ini").write_text(f"token={GH}\n")
     (d / "link").symlink_to("/etc/passwd")
-    res = scan_paths([d, tmp_path / "nope"], load_policy(), jobs=2)
+    res = scan_paths([d, tmp_path / "nope", d / "sub" / "cfg.ini"], load_policy(), jobs=2)
     assert res.status == "error"
     assert any("nope" in e for e in res.errors)
-    assert [(f.path, f.source) for f in res.findings] == [("sub/cfg.ini", "file")]
-    assert res.stats["files_scanned"] == 1  # the symlink is not followed
+    assert [(f.target, f.path, f.source) for f in res.findings] == [
+        (str(d), "sub/cfg.ini", "file"),
+        (str(d / "sub" / "cfg.ini"), "cfg.ini", "file"),  # a single file as PATH
+    ]
+    assert res.stats["files_scanned"] == 2  # the symlink is not followed
 
 
 def test_same_results_with_pool_and_inline(tmp_path):

@@ -142,12 +142,6 @@ class ShellSession:
         return self.histfile.read_text(encoding="utf-8", errors="surrogateescape") if self.histfile.exists() else ""
 
     def close(self) -> None:
-        if self.child.isalive():
-            self.child.sendline("exit")
-            try:
-                self.child.expect(__import__("pexpect").EOF, timeout=10)
-            except Exception:  # noqa: BLE001 - teardown: force below
-                pass
         self.child.close(force=True)
 
 
@@ -158,9 +152,25 @@ def shell_name(request):
     return request.param
 
 
+@pytest.fixture(scope="session")
+def warm_cache(tmp_path_factory):
+    """A detector cache built once (the first run in a fresh TCG_HOME compiles the
+    pattern database, seconds on a loaded machine); each test gets a copy."""
+    import subprocess
+
+    home = tmp_path_factory.mktemp("warm-tcg-home")
+    env = dict(os.environ, TCG_HOME=str(home), HOME=str(home))
+    tcg_shell = Path(sys.executable).with_name("tcg_shell")
+    subprocess.run([str(tcg_shell), "run-line", "true"], env=env, capture_output=True,
+                   stdin=subprocess.DEVNULL, timeout=120)
+    return home / "cache"
+
+
 @pytest.fixture
-def session_factory(tmp_path):
+def session_factory(tmp_path, warm_cache):
     pytest.importorskip("pexpect")
+    if warm_cache.is_dir():
+        shutil.copytree(warm_cache, Path(os.environ["TCG_HOME"]) / "cache", dirs_exist_ok=True)
     made: list[ShellSession] = []
 
     def make(shell: str, **kw) -> ShellSession:

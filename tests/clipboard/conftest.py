@@ -1,0 +1,144 @@
+"""Real clipboard fixtures: an Xvfb server of our own, xclip to copy and paste.
+
+Xvfb picks a free display itself (-displayfd). xclip -i forks a child that owns
+the selection until another client takes it; those children die with the X
+server, which the fixture stops at the end of the session.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+needs_x = pytest.mark.skipif(
+    not (shutil.which("Xvfb") and shutil.which("xclip")), reason="Xvfb and xclip are required"
+)
+
+
+class XServer:
+    """A private Xvfb; ``display`` is e.g. ":7"."""
+
+    def __init__(self, display_num: int | None = None):
+        self.display_num = display_num
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def display(self) -> str:
+        return f":{self.display_num}"
+
+    def start(self) -> XServer:
+        r, w = os.pipe()
+        # -displayfd: Xvfb writes the display number there once it accepts clients
+        # (with an explicit display too, so a restart on the same number is ready).
+        argv = ["Xvfb", "-displayfd", str(w), "-nolisten", "tcp", "-screen", "0", "320x200x24"]
+        if self.display_num is not None:
+            argv.insert(1, self.display)
+        self.proc = subprocess.Popen(argv, pass_fds=(w,), stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, start_new_session=True)
+        os.close(w)
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = os.read(r, 64)  # EOF if Xvfb dies
+            if not chunk:
+                break
+            data += chunk
+        os.close(r)
+        if not data.strip():
+            self.stop()
+            pytest.skip("Xvfb did not start")
+        self.display_num = int(data.strip())
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + 30
+        env = {**os.environ, "DISPLAY": self.display}
+        while time.monotonic() < deadline:
+            r = subprocess.run(["xclip", "-selection", "clipboard", "-t", "TARGETS", "-o"], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=10)
+            if b"display" not in r.stderr.lower():
+                return
+            time.sleep(0.1)
+        raise RuntimeError("Xvfb never became ready")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+        self.proc = None
+
+
+@pytest.fixture(scope="session")
+def xserver():
+    if not (shutil.which("Xvfb") and shutil.which("xclip")):
+        pytest.skip("Xvfb and xclip are required")
+    srv = XServer().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture
+def display(xserver, monkeypatch) -> str:
+    """DISPLAY of the session's Xvfb, with the clipboard emptied of earlier content."""
+    monkeypatch.setenv("DISPLAY", xserver.display)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    copy(b"-")
+    return xserver.display
+
+
+def copy(data: bytes, target: str = "UTF8_STRING") -> None:
+    """Put ``data`` on the CLIPBOARD selection like a user would (xclip owns it)."""
+    subprocess.run(["xclip", "-selection", "clipboard", "-t", target, "-i"], input=data,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=20)
+
+
+def paste(target: str = "UTF8_STRING") -> bytes:
+    r = subprocess.run(["xclip", "-selection", "clipboard", "-t", target, "-o"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=20)
+    return r.stdout
+
+
+def wait_for(cond, timeout: float = 20.0, step: float = 0.02):
+    """Poll ``cond`` until truthy (returns its value) or fail after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout} s")
+        time.sleep(step)
+
+
+# --- the compiled hyperscan database: built once per session, seeded per test ---------
+
+@pytest.fixture(scope="session")
+def _detect_cache(tmp_path_factory):
+    """Compile the detector once into a session dir (a cold compile takes seconds)."""
+    root = tmp_path_factory.mktemp("detect-cache")
+    env = {**os.environ, "TCG_HOME": str(root)}
+    subprocess.run([sys.executable, "-c", "from tcg.detect.engine import load_detector; "
+                    "load_detector()"], env=env, check=True, timeout=300)
+    return root / "cache" / "detect"
+
+
+@pytest.fixture
+def seeded_detect_cache(hermetic_home, _detect_cache, tcg_home: Path):
+    """Copy the session's compiled detector into this test's TCG_HOME."""
+    if _detect_cache.is_dir():
+        dest = tcg_home / "cache" / "detect"
+        dest.mkdir(parents=True, exist_ok=True)
+        for f in _detect_cache.iterdir():
+            shutil.copy2(f, dest / f.name)
+    yield
