@@ -12,6 +12,9 @@ import sys
 USAGE = """usage: tcg_shell init [zsh|bash|powershell|pwsh|cmd]
        tcg_shell run-line LINE
        tcg_shell check [--actor human|agent] [--json] LINE
+       tcg_shell classify LINE            (run | state | skip: how a hook treats LINE)
+       tcg_shell run-argv CMD [ARG...]    (the content-reader aliases' entry)
+       tcg_shell hook-run ...             (called by the shell hooks; see docs/shells.md)
 """
 
 SUBCOMMANDS = {

@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "shell-run-line": "tcg.cli.run:shell_run_line",
     "mcp-proxy": "tcg.cli.mcp:mcp_proxy",
     "clipboard": "tcg.cli.clipboard:clipboard",
+    "launch": "tcg.cli.launch:launch",
 }
 
 

@@ -51,6 +51,7 @@ def watch(interval: float | None, once: bool, backend: str | None) -> int:
     signal.signal(signal.SIGTERM, _stop)
     if hasattr(signal, "SIGHUP"):
         signal.signal(signal.SIGHUP, _stop)
+    watcher.warm_up()
     stderr_log(f"watching the clipboard through {be.name} every {watcher.interval:g} s "
                f"(inspection cap {watcher.cap} bytes)")
     try:

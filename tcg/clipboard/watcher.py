@@ -196,6 +196,14 @@ class ClipboardWatcher:
         self.stats.outcomes[outcome] = self.stats.outcomes.get(outcome, 0) + 1
         return outcome
 
+    def warm_up(self) -> None:
+        """Load the detector, masker and key now, so the first secret is not slower."""
+        from tcg.mask import masker_for
+
+        m = masker_for(self.policy, "strict", hasher=self.hasher)
+        m.feed(b"warm-up")
+        m.flush()
+
     # ------------------------------------------------------------------ the poll
     def poll(self) -> str:
         """Check the clipboard once; returns the outcome (never raises)."""

@@ -8,14 +8,14 @@ Matching model (identical for both engines, see docs/rules.md "Engine semantics"
   value passes the allow-list, entropy floor and validator.
 * Engines differ only in how they find the offsets worth trying: hyperscan
   reports every match end of every rule in one pass (the window
-  ``[end - max_len, end]`` is then confirmed with ``re``); the ``re`` engine
-  tries the windows around keyword occurrences (rules without keywords: the
-  whole input). Both cover every offset where a counted candidate can start,
-  so their findings are identical.
-* Overlaps: candidates are sorted by (start, longest first, rule order); a
-  candidate inside an earlier kept span is dropped, one that sticks out is
-  clipped to start where the earlier span ends. The result is sorted,
-  non-overlapping, and covers the union of all candidate spans.
+  ``[end - max_len, end - min_len]`` is then confirmed with ``re``); the ``re``
+  engine tries the windows around keyword occurrences (rules without keywords:
+  the whole input). Both cover every offset where a counted candidate can
+  start, so their findings are identical (tests compare them).
+* Overlaps: secret, then pii, then reference; a candidate overlapping a kept
+  finding of an earlier category is dropped. Within a category: leftmost, then
+  longest, then rule order; a candidate sticking out of a kept span is clipped.
+  The result is sorted and non-overlapping.
 """
 
 from __future__ import annotations
@@ -121,6 +121,7 @@ class Detector:
         self._hs_kw: list[tuple[int, int]] = []
         self._hs_spans: dict[int, tuple[int, int]] = {}
         self._fold_pre: tuple[list[re.Pattern[str]] | None] | None = None
+        self._fold_hs: tuple[Any] | None = None
         self._lock = threading.Lock()
         if self.engine == "hyperscan":
             self._build_hyperscan(cache_dir)
@@ -173,7 +174,7 @@ class Detector:
             )
             return db
 
-        cache_file = _hs_cache_file(cache_dir, exprs)
+        cache_file = _hs_cache_file(cache_dir, exprs, self._compiled)
         loaded = _hs_cache_load(cache_file, exprs)
         if loaded is not None:
             db, accepted = loaded
@@ -208,6 +209,23 @@ class Detector:
         # rules outside the database: their keywords are literals in it; only
         # keyword-less ones need a full re pass
         self._keyword_rules = [c for c in self._compiled if c.index not in in_hs and not c.kws]
+
+    def _fold_precheck_db(self) -> Any:
+        """Hyperscan database of the fold-rule keywords as they can appear before
+        folding; None if a fold rule has no keywords (every region is folded) or
+        hyperscan is not in use. Built on first non-ASCII input (~tens of ms)."""
+        if self._fold_hs is None:
+            db = None
+            if self._hs_db is not None and all(c.kws for c in self._fold):
+                import hyperscan
+
+                exprs = [foldmod.keyword_precheck_bytes(k.decode("utf-8"))
+                         for c in self._fold for k in c.kws]
+                exprs = [e for e in exprs if e is not None] or [rb"\x00(?!)"]
+                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                db.compile(expressions=exprs, ids=list(range(len(exprs))), flags=[0] * len(exprs))
+            self._fold_hs = (db,)
+        return self._fold_hs[0]
 
     def _hs_keywords(self, accepted: list[tuple[_Compiled, bytes, int]]) -> list[tuple[int, bytes]]:
         """(rule index, keyword) for every rule hyperscan does not run itself, in rule order."""
@@ -274,6 +292,7 @@ class Detector:
     # ------------------------------------------------------------ scanning
 
     def _scan(self, data: bytes) -> list[tuple[int, int, int, Finding]]:
+        """Direct candidates (start, -length, rule index, Finding)."""
         n = len(data)
         windows: dict[int, list[tuple[int, int]]] = {}
         if self._hs_db is not None and n:
@@ -379,20 +398,23 @@ class Detector:
         """
         table = foldmod.fold_table()
         width = max(c.width for c in self._fold)
-        radius = _FOLD_BYTES_PER_CHAR * width + CONTEXT + 8
+        # Every kept match sits within ~2 widths of a folded character of the block, and
+        # needs its width + CONTEXT of folded bytes around it (folded bytes can be 4x
+        # denser than the original): 16 widths is a safe reach.
+        radius = 16 * width + 32
         n = len(data)
-        regions: list[tuple[int, int]] = []
-        for i in range(0, n, _FOLD_BLOCK):
-            if data[i:i + _FOLD_BLOCK].isascii():
-                continue
-            lo, hi = max(0, i - radius), min(n, i + _FOLD_BLOCK + radius)
-            if regions and lo <= regions[-1][1]:
-                regions[-1] = (regions[-1][0], hi)
-            else:
-                regions.append((lo, hi))
+        # one region per non-ASCII block, not merged: a hit in a long Russian text
+        # then folds ~4 KB, not the whole text (overlaps only duplicate findings)
+        regions = [(max(0, i - radius), min(n, i + _FOLD_BLOCK + radius))
+                   for i in range(0, n, _FOLD_BLOCK) if not data[i:i + _FOLD_BLOCK].isascii()]
         out: list[tuple[int, int, int, Finding]] = []
-        prechecks = self._fold_prechecks()
+        # A region is folded only if a fold rule's keyword can occur in it once folded:
+        # a small hyperscan database answers on the raw bytes, else a regex on the text.
+        pre_db = self._fold_precheck_db()
+        prechecks = self._fold_prechecks() if pre_db is None else None
         for lo, hi in regions:
+            if pre_db is not None and not _hs_any(pre_db, data[lo:hi]):
+                continue
             text = data[lo:hi].decode("utf-8", "surrogateescape")
             if prechecks is not None and not any(p.search(text) for p in prechecks):
                 continue  # no fold rule's keyword can occur here, folded or not
@@ -410,6 +432,9 @@ class Detector:
                 if wins:
                     self._confirm(c, fb, wins, found)
             for _s, _neg, idx, f in found:
+                reach = self._compiled[idx].width + CONTEXT + 4  # +4: a char cut at the edge
+                if (lo > 0 and f.end - reach < 0) or (hi < n and f.start + reach > len(fb)):
+                    continue  # too close to a cut edge: the neighbouring region decides
                 cs = len(fb[:f.start].decode("utf-8", "surrogateescape"))
                 ce = len(fb[:f.end].decode("utf-8", "surrogateescape"))
                 near = slice(max(0, cs - width), ce + CONTEXT)
@@ -442,7 +467,7 @@ class Detector:
         return out
 
 
-_HS_CACHE_FORMAT = b"tcg-hsdb-2"
+_HS_CACHE_FORMAT = b"tcg-hsdb-3"
 _KW_BASE = 1 << 20  # hyperscan ids at and above this are keyword literals, not rules
 
 
@@ -450,7 +475,9 @@ def _literal(kw: bytes) -> bytes:
     return b"".join(b"\\x%02x" % b for b in kw)
 
 
-def _hs_cache_file(cache_dir: Path | None, exprs: list[tuple[_Compiled, bytes, int]]) -> Path | None:
+def _hs_cache_file(cache_dir: Path | None, exprs: list[tuple[_Compiled, bytes, int]],
+                   compiled: list[_Compiled]) -> Path | None:
+    """Cache path keyed by everything the database is built from."""
     if cache_dir is None:
         return None
     import hyperscan
@@ -460,6 +487,8 @@ def _hs_cache_file(cache_dir: Path | None, exprs: list[tuple[_Compiled, bytes, i
     h.update(platform.machine().encode())
     for c, expr, flags in exprs:
         h.update(b"\0%d\0%d\0" % (c.index, flags) + expr)
+    for c in compiled:  # keyword literals of demoted rules come from these
+        h.update(b"\1%d\0" % c.index + b"\0".join(c.kws))
     return cache_dir / f"hs-{h.hexdigest()[:32]}.db"
 
 
@@ -513,6 +542,23 @@ def _all_starts(pat: re.Pattern[bytes], data: bytes) -> list[re.Match[bytes]]:
             return out
         out.append(m)
         pos = m.start() + 1
+
+
+def _hs_any(db: Any, data: bytes) -> bool:
+    """Whether the hyperscan database ``db`` matches anywhere in ``data``."""
+    seen: list[int] = []
+
+    def on_match(_rid: int, _f: int, _t: int, _fl: int, _c: Any) -> bool:
+        seen.append(1)
+        return True  # stop at the first match
+
+    import hyperscan
+
+    try:
+        db.scan(data, match_event_handler=on_match)
+    except hyperscan.ScanTerminated:  # how the binding reports the early stop
+        pass
+    return bool(seen)
 
 
 def _find_all(haystack: bytes, needle: bytes) -> list[int]:

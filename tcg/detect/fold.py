@@ -101,3 +101,19 @@ def keyword_precheck(keywords: list[str]) -> re.Pattern[str] | None:
 
     body = build(trie)
     return re.compile(body if body else r"(?!x)x")
+
+
+def keyword_precheck_bytes(keyword: str) -> bytes | None:
+    """The same test as :func:`keyword_precheck` for one keyword, as a hyperscan
+    expression over UTF-8 bytes (every preimage character spelled as its bytes).
+    None when folding can never produce the keyword."""
+    table = fold_table()
+    parts = []
+    for ch in keyword:
+        chars = set() if ord(ch) in table else {ch, ch.upper()}
+        chars |= {chr(cp) for cp, a in table.items() if a.lower() == ch}
+        if not chars:
+            return None
+        alts = sorted("".join(f"\\x{b:02x}" for b in c.encode("utf-8")) for c in chars)
+        parts.append("(?:" + "|".join(alts) + ")")
+    return "".join(parts).encode("ascii")

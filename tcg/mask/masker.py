@@ -170,6 +170,8 @@ class Masker:
             # strict: released up to the decided point; terminal: unless an anchor holds it
             decided = v.view_end if (final or terminal) else self._decided()
             if not final and decided - self._cut < (1 if terminal else self._step):
+                if terminal and v.parsed > self._emitted and v.view_end == self._cut:
+                    self._emit(out, [], self._cut)  # escapes only (vim redraws): pass them on
                 break
             ws = max(v.view_base, self._cut - (TERMINAL_CONTEXT if terminal else self._ctx))
             window = v.view_bytes(ws, v.view_end)
@@ -177,6 +179,8 @@ class Masker:
                 _shift(f, f.start + ws, f.end + ws)
                 for f in (self.detector.find_bytes(window, decode=self.decode) if window else [])
                 if f.end + ws > self._cut
+                # terminal: a block whose BEGIN was already released on idle stays released
+                and not (terminal and f.start + ws < self._cut and f.rule_id in self._block_ends)
             ]
             cut_to = decided
             block: Finding | None = None

@@ -35,7 +35,9 @@ CSI_MAX = 64  # parameter + intermediate bytes of one CSI
 STRING_MAX = 4096  # payload bytes of one OSC/DCS/... sequence
 BS_REACH = 16
 
-_SPECIAL = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")
+_SPECIAL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x20), 0x7F])
+# translate() maps every special byte to 0 and every other byte to 1: then memchr finds them
+_TO_ZERO = bytes(0 if b in _SPECIAL_BYTES else 1 for b in range(256))
 _CSI = re.compile(rb"\x1b\[[\x30-\x3f]{0,%d}[\x20-\x2f]{0,8}[\x40-\x7e]" % CSI_MAX)
 _CSI_PREFIX = re.compile(rb"\x1b\[[\x30-\x3f]{0,%d}[\x20-\x2f]{0,8}\Z" % CSI_MAX)
 _ESC_OTHER = re.compile(rb"\x1b[\x20-\x2f]{0,4}[\x30-\x7e]")
@@ -93,15 +95,16 @@ class View:
         if a >= b:
             return
         ra = self.raw_base + a
-        ve = self.view_end
-        if self._rs and self._rs[-1] + (ve - self._vs[-1]) == ra:
-            pass  # contiguous with the last run
-        else:
-            self._vs.append(ve)
+        view = self.view
+        ve = self.view_base + len(view)
+        vs = self._vs
+        if not vs or self._rs[-1] + (ve - vs[-1]) != ra:
+            vs.append(ve)
             self._rs.append(ra)
-        self.view += self.raw[a:b]
-        if self.view_end > self.hwm:
-            self.hwm = self.view_end
+        view += self.raw[a:b]
+        ve += b - a
+        if ve > self.hwm:
+            self.hwm = ve
 
     def _add_sep(self, rel: int) -> None:
         self._vs.append(self.view_end)
@@ -129,17 +132,26 @@ class View:
         raw = self.raw
         n = len(raw)
         pos = self.parsed - self.raw_base
-        search = _SPECIAL.search
+        base = pos
+        marks = bytes(raw[pos:]).translate(_TO_ZERO)
+        find = marks.find
+        csi = _CSI.match
+        add = self._add
         while pos < n:
-            m = search(raw, pos)
-            if m is None:
-                self._add(pos, n)
+            i = find(b"\x00", pos - base)
+            if i < 0:
+                add(pos, n)
                 pos = n
                 break
-            i = m.start()
-            self._add(pos, i)
+            i += base
+            if i > pos:
+                add(pos, i)
             b = raw[i]
             if b == 0x1B:
+                c = csi(raw, i)  # the common case (colours): one regex, no dispatch
+                if c is not None:
+                    pos = c.end()
+                    continue
                 nxt = self._escape(i, final)
                 if nxt < 0:
                     pos = i  # pending

@@ -42,6 +42,7 @@ RULE_POLICY = "mcp-protected-resource"
 SSH_KEY_BASENAMES = frozenset({"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"})
 _DOTENV = re.compile(r"\.env(?:\..+)?", re.IGNORECASE)
 _SEGMENT_SPLIT = re.compile(r"[/\s\"'`;|&<>(){}\[\],=:*?]+")
+_BUILTIN_KEYS = (".env", ".ssh", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa")
 _GLOB = re.compile(r"[*?\[]")
 MAX_PATH_LEN = 4096  # longer strings are matched as text but never resolved as paths
 MAX_RESOLVE_TOKENS = 64  # whitespace-separated words resolved per string
@@ -139,18 +140,20 @@ class RequestChecker:
 
     def _match_text(self, text: str) -> str | None:
         low = text.lower()
+        if any(p in low for p in self._plain):
+            return RULE_POLICY
+        # cheap gate: a built-in segment needs one of these substrings (30 MB
+        # arguments are not split into millions of segments for nothing)
+        if not self._globs and not any(k in low for k in _BUILTIN_KEYS):
+            return None
         for seg in _SEGMENT_SPLIT.split(text):
             if not seg:
                 continue
             rule = builtin_rule_for_segment(seg)
             if rule:
                 return rule
-            if self.protected:
-                ls = seg.lower()
-                if ls in self._plain or any(fnmatch.fnmatchcase(ls, g) for g in self._globs):
-                    return RULE_POLICY
-        if any(p in low for p in self._plain):
-            return RULE_POLICY
+            if self._globs and any(fnmatch.fnmatchcase(seg.lower(), g) for g in self._globs):
+                return RULE_POLICY
         return None
 
     def _resolved_forms(self, text: str) -> Iterator[str]:
@@ -180,7 +183,7 @@ class RequestChecker:
     def check_string(self, s: str) -> str | None:
         """The rule id that ``s`` trips, else None."""
         forms = [s]
-        norm = normalize_for_match(s)
+        norm = normalize_for_match(s) if ("%" in s or "\\" in s) else s
         if norm != s:
             forms.append(norm)
         for f in list(forms):

@@ -156,9 +156,15 @@ def parse_line(line: bytes) -> Frame:
         return Frame(INVALID, None, "not valid UTF-8")
     try:
         obj = loads(text)
-    except (ValueError, RecursionError) as exc:  # FrameError is a ValueError
-        problem = str(exc) if isinstance(exc, FrameError) else "not valid JSON"
-        return Frame(INVALID, None, problem)
+    except FrameError as exc:
+        # valid JSON that we refuse (duplicate keys, NaN): keep it only to answer its id
+        try:
+            lenient = json.loads(text)
+        except (ValueError, RecursionError):
+            lenient = None
+        return Frame(INVALID, lenient, str(exc))
+    except (ValueError, RecursionError):
+        return Frame(INVALID, None, "not valid JSON")
     kind, problem = classify(obj)
     return Frame(kind, obj, problem)
 

@@ -228,6 +228,20 @@ class McpSession:
         return []
 
 
+_LAUNCHERS = frozenset({"python", "node", "npx", "uvx", "uv", "bunx", "bun", "deno", "pipx", "docker", "npm", "pnpm"})
+
+
+def default_name(argv: list[str]) -> str:
+    """The server's name for events: the command's basename, or for a launcher
+    (``npx -y @scope/server-x``, ``python server.py``) the first non-option argument's."""
+    base = os.path.basename(argv[0])
+    if re.sub(r"[0-9.]+$", "", base.lower()).removesuffix(".exe") in _LAUNCHERS:
+        for arg in argv[1:]:
+            if not arg.startswith("-") and arg not in ("run", "exec", "x", "dlx"):
+                return os.path.basename(arg.rstrip("/")).removesuffix(".py") or base
+    return base
+
+
 def _static_roots(argv: list[str]) -> list[str]:
     """Absolute directories named on the server's command line (e.g. the allowed
     directories of a filesystem server): relative paths are resolved against them."""
@@ -255,7 +269,7 @@ def run_proxy(argv: list[str], name: str | None = None, *, client_in: int = 0,
     masker = ResponseMasker(load_detector(policy), KeyedHasher.for_install())
     log = EventLog()
     session = current_session()
-    server_name = name or os.path.basename(argv[0])
+    server_name = name or default_name(argv)
     warned = [False]
 
     def emit(event: str, **fields: Any) -> None:
@@ -286,4 +300,4 @@ def run_proxy(argv: list[str], name: str | None = None, *, client_in: int = 0,
         sys.stderr.flush()
 
 
-__all__ = ["McpSession", "classify", "run_proxy"]
+__all__ = ["McpSession", "classify", "default_name", "run_proxy"]

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Protocol
 
@@ -27,6 +28,7 @@ SERVER = "server"
 READ_SIZE = 256 * 1024
 TERM_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of the server's process group
 DRAIN_AFTER_EXIT = 2.0  # a grandchild holding the server's stdout must not hang us
+DRAIN_HARD_CAP = 120.0  # ... even one that keeps writing
 
 Output = list[tuple[str, bytes]]
 
@@ -78,6 +80,7 @@ class StdioRelay:
         self._stopping = False
         self._kill_timer: threading.Timer | None = None
         self.signal_received: int | None = None
+        self._down_busy = False
 
     # ------------------------------------------------------------ process
 
@@ -151,7 +154,7 @@ class StdioRelay:
 
     # ------------------------------------------------------------ pumps
 
-    def _pump(self, fd: int, on_line: Callable[[bytes], Output]) -> None:
+    def _pump(self, fd: int, on_line: Callable[[bytes], Output], track: bool = False) -> None:
         splitter = LineSplitter()
         while True:
             try:
@@ -160,11 +163,33 @@ class StdioRelay:
                 chunk = b""
             if not chunk:
                 break
+            if track:
+                self._down_busy = True
             for line in splitter.feed(chunk):
                 self._dispatch(on_line(line))
+            if track:
+                self._down_busy = False
+        if track:
+            self._down_busy = True  # EOF: only the tail is left, always finish it
         tail = splitter.tail()
         if tail:
             self._dispatch(on_line(tail))
+
+    def _drain(self, down: threading.Thread) -> None:
+        """After the server exited: let the last frames be masked and sent (however
+        long a 30 MB frame takes), but do not hang on a grandchild that keeps the
+        server's stdout open without writing."""
+        deadline = time.monotonic() + DRAIN_AFTER_EXIT
+        hard = time.monotonic() + DRAIN_HARD_CAP
+        while down.is_alive():
+            down.join(0.05)
+            now = time.monotonic()
+            if self._down_busy:
+                deadline = now + DRAIN_AFTER_EXIT
+            if now > deadline or now > hard:
+                self.note("the server exited but its stdout is still open (a background child?); "
+                          "stopping the relay")
+                return
 
     def _upstream(self) -> None:
         try:
@@ -174,7 +199,7 @@ class StdioRelay:
 
     def _downstream(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
-        self._pump(self.proc.stdout.fileno(), self.handler.from_server)
+        self._pump(self.proc.stdout.fileno(), self.handler.from_server, track=True)
 
     # ------------------------------------------------------------ main
 
@@ -192,11 +217,8 @@ class StdioRelay:
         try:
             up.start()
             down.start()
-            rc = self.proc.wait()
-            down.join(DRAIN_AFTER_EXIT)
-            if down.is_alive():
-                self.note("the server exited but its stdout is still open (a background child?); "
-                          "stopping the relay")
+            self.proc.wait()
+            self._drain(down)
         finally:
             self._signal_group(signal.SIGTERM)  # leftovers of the server's group: no orphans
             if self._kill_timer is not None:

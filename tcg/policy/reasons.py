@@ -62,6 +62,47 @@ REASONS: dict[str, ReasonInfo] = {
         "the clipboard held more than clipboard.inspect-cap bytes; only the start was inspected",
         "copy smaller pieces, or raise clipboard.inspect-cap in your policy",
     ),
+    "protected-resource": ReasonInfo(
+        "an MCP request named a protected resource (.env*, .ssh, SSH private keys, mcp.protected_resources)",
+        "ask the user for the one non-secret value you need; do not read credential files through MCP",
+    ),
+    "invalid-frame": ReasonInfo(
+        "the MCP proxy refused a line that is not one valid JSON-RPC 2.0 message (or a batch)",
+        "send one JSON-RPC message per line (UTF-8, no batches); fix the client or server that wrote it",
+    ),
+    "secret-in-response": ReasonInfo(
+        "an MCP server sent a secret; the proxy masked it (or withheld the message if masking failed)",
+        "none needed; to hand a value to the agent, give it a non-secret reference instead",
+    ),
+    "repo-findings": ReasonInfo(
+        "`tcg launch`: the repository (working tree or history) holds secrets; the agent was not started",
+        "see them with `tcg scan --history <repo>`; remove and rotate them, allow-list them "
+        "(`tcg:allow`, scan.allow_paths), or launch once with `tcg launch --accept-findings`",
+    ),
+    "repo-scan-partial": ReasonInfo(
+        "`tcg launch`: the repository scan stopped at a budget, so part of it was not inspected",
+        "scan it fully with `tcg scan --history <repo>`, or launch once with `--accept-findings`",
+    ),
+    "repo-scan-error": ReasonInfo(
+        "`tcg launch`: the repository could not be scanned (git failed, unreadable repository)",
+        "see the error with `tcg scan --history <repo>`; launch.on-error in your policy decides this case",
+    ),
+    "unknown-agent": ReasonInfo(
+        "`tcg launch`: the program is not in the policy's agents.known list",
+        "add the name to agents.known in your policy (`tcg policy path`), or run the program directly",
+    ),
+    "agent-not-found": ReasonInfo(
+        "`tcg launch`: the agent's program was not found on PATH (exit 127)",
+        "install the agent, or fix PATH",
+    ),
+    "findings-accepted": ReasonInfo(
+        "`tcg launch --accept-findings`: a human launched the agent despite the repository's findings",
+        "none needed; remove the secrets so the next launch is clean (an agent cannot use this override)",
+    ),
+    "no-repository": ReasonInfo(
+        "`tcg launch`: the working directory is not inside a git repository, so there was nothing to scan",
+        "none needed",
+    ),
     "internal-error": ReasonInfo(
         "tcg failed while deciding; the action was refused rather than run unchecked",
         "rerun with TCG_DEBUG=1 to see the traceback and report it",

@@ -20,10 +20,17 @@ _tcg_agents='@TCG_AGENTS@'
 printf -v _tcg_pyq '%q' "$_tcg_py"
 if [[ $_tcg_mediate == 1 ]]; then
   for _tcg_w in cat less more head tail grep egrep fgrep rg bat nl od xxd strings; do
+    # Keep a user alias's options (alias grep='grep --color=auto').
+    _tcg_v=${BASH_ALIASES[$_tcg_w]-}
+    case $_tcg_v in
+      *' -m tcg.shell_entry run-argv '*) _tcg_v=${_tcg_v#*' run-argv '} ;;
+      "$_tcg_w" | "$_tcg_w "*) ;;
+      *) _tcg_v=$_tcg_w ;;
+    esac
     # shellcheck disable=SC2139  # expanded now on purpose: the alias holds the literal path
-    alias "$_tcg_w=$_tcg_pyq -I -m tcg.shell_entry run-argv $_tcg_w"
+    alias "$_tcg_w=$_tcg_pyq -I -m tcg.shell_entry run-argv $_tcg_v"
   done
-  unset _tcg_w
+  unset _tcg_w _tcg_v
 fi
 
 # Agent launch functions (issue 5 item 5): route through the gate when it exists.
@@ -147,7 +154,12 @@ if [[ $_tcg_mediate == 1 && $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; 
       w=${t%%[[:space:]\;\&\|]*}
       rest=${t#"$w"}
       v=${BASH_ALIASES[$w]-}
-      if [[ -z $w || -z $v || $v == *' -m tcg.shell_entry run-argv '* ]]; then break; fi
+      if [[ $v == *' -m tcg.shell_entry run-argv '* ]]; then
+        # Our reader alias: the whole line is mediated anyway; keep the user's options.
+        t=${v#*' run-argv '}$rest
+        break
+      fi
+      if [[ -z $w || -z $v ]]; then break; fi
       t=$v$rest
       if [[ ${v%%[[:space:]]*} == "$w" ]]; then break; fi
     done
@@ -158,7 +170,8 @@ if [[ $_tcg_mediate == 1 && $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; 
     READLINE_POINT=${#READLINE_LINE}
   }
 
-  if ((BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 3))); then
+  # _tcg_veto_only=1 (set before loading) selects the bash 3.2 path on any bash.
+  if [[ -z ${_tcg_veto_only-} ]] && ((BASH_VERSINFO[0] > 4 || (BASH_VERSINFO[0] == 4 && BASH_VERSINFO[1] >= 3))); then
     for _tcg_km in emacs vi-insert vi-command; do
       builtin bind -m "$_tcg_km" -x '"\C-x\C-_T1": _tcg_enter'
       builtin bind -m "$_tcg_km" '"\C-x\C-_T2": accept-line'
@@ -172,9 +185,22 @@ if [[ $_tcg_mediate == 1 && $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; 
     # line. Output is not masked on this path (docs/shells.md).
     _tcg_armed=0
     _tcg_skip=0
-    _tcg_arm() { _tcg_armed=1; _tcg_skip=0; }
+    # PROMPT_COMMAND markers; the trap does the work (extdebug traces function
+    # bodies too, so our own functions must be no-ops the trap lets through).
+    _tcg_unskip() { :; }
+    _tcg_arm() { :; }
     _tcg_veto() {
+      case ${FUNCNAME[1]-} in _tcg_*) return 0 ;; esac
       if [[ -n ${COMP_LINE-} ]]; then return 0; fi
+      if [[ $BASH_COMMAND == _tcg_unskip ]]; then
+        _tcg_armed=0
+        _tcg_skip=0
+        return 0
+      fi
+      if [[ $BASH_COMMAND == _tcg_arm ]]; then
+        _tcg_armed=1
+        return 0
+      fi
       if [[ $_tcg_armed == 1 ]]; then
         _tcg_armed=0
         local l
@@ -189,6 +215,6 @@ if [[ $_tcg_mediate == 1 && $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; 
     }
     shopt -s extdebug
     trap '_tcg_veto' DEBUG
-    PROMPT_COMMAND="_tcg_arm${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
+    PROMPT_COMMAND="_tcg_unskip${PROMPT_COMMAND:+;$PROMPT_COMMAND};_tcg_arm"
   fi
 fi

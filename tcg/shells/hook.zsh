@@ -20,10 +20,17 @@ _tcg_pyq="'$_tcg_pyq'"
 # interactive guard; each holds the literal interpreter path (no helpers).
 if [[ $_tcg_mediate == 1 ]]; then
   for _tcg_w in cat less more head tail grep egrep fgrep rg bat nl od xxd strings; do
-    # shellcheck disable=SC2139
-    alias "$_tcg_w=$_tcg_pyq -I -m tcg.shell_entry run-argv $_tcg_w"
+    # Keep a user alias's options (alias grep='grep --color=auto').
+    _tcg_v=${aliases[$_tcg_w]-}
+    case $_tcg_v in
+      *' -m tcg.shell_entry run-argv '*) _tcg_v=${_tcg_v#*' run-argv '} ;;
+      "$_tcg_w" | "$_tcg_w "*) ;;
+      *) _tcg_v=$_tcg_w ;;
+    esac
+    # shellcheck disable=SC2139  # expanded now on purpose: the alias holds the literal path
+    alias "$_tcg_w=$_tcg_pyq -I -m tcg.shell_entry run-argv $_tcg_v"
   done
-  unset _tcg_w
+  unset _tcg_w _tcg_v
 fi
 
 # Agent launch functions (issue 5 item 5).
@@ -123,6 +130,13 @@ if [[ $_tcg_mediate == 1 && $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; 
   }
 
   _tcg_accept_line() {
+    # Re-entered through a plugin that wrapped us and that we chain to
+    # (zsh-syntax-highlighting style): accept, do not wrap twice or loop.
+    if [[ -n ${_tcg_busy-} ]]; then
+      zle .accept-line
+      return
+    fi
+    local _tcg_busy=1
     local bang=0
     if [[ -o banghist ]]; then bang=1; fi
     emulate -L zsh
@@ -149,7 +163,12 @@ if [[ $_tcg_mediate == 1 && $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; 
       w=${t%%[[:space:]\;\&\|]*}
       rest=${t#"$w"}
       v=${aliases[$w]-}
-      if [[ -z $w || -z $v || $v == *' -m tcg.shell_entry run-argv '* ]]; then break; fi
+      if [[ $v == *' -m tcg.shell_entry run-argv '* ]]; then
+        # Our reader alias: the whole line is mediated anyway; keep the user's options.
+        t=${v#*' run-argv '}$rest
+        break
+      fi
+      if [[ -z $w || -z $v ]]; then break; fi
       t=$v$rest
       if [[ ${v%%[[:space:]]*} == "$w" ]]; then break; fi
     done

@@ -122,8 +122,11 @@ def _hook_run(argv: list[str]) -> int:
     # --no-classify: PowerShell decided state-vs-run on its own AST already.
     mode = classify(line) if "--no-classify" not in flags else (SKIP if not line.strip() else RUN)
     flags.discard("--no-classify")
-    if mode == SKIP:
-        return 0 if "--check-only" in flags else ACK
+    if mode == SKIP:  # comments only: nothing to check; the shell may "run" it
+        if "--check-only" in flags or not opts["--ack"] or not nonce:
+            return 0
+        _write_ack(opts["--ack"], nonce)
+        return ACK
     if flags or _station().is_nested(os.environ):
         # Already inside a mediated session (no second PTY) or a function /
         # veto-only path: still policy-checked.

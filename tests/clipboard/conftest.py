@@ -35,38 +35,49 @@ class XServer:
 
     def start(self) -> XServer:
         r, w = os.pipe()
-        # -displayfd: Xvfb writes the display number there once it accepts clients
-        # (with an explicit display too, so a restart on the same number is ready).
-        argv = ["Xvfb", "-displayfd", str(w), "-nolisten", "tcp", "-screen", "0", "320x200x24"]
-        if self.display_num is not None:
+        argv = ["Xvfb", "-nolisten", "tcp", "-screen", "0", "320x200x24"]
+        if self.display_num is None:
+            # Xvfb picks a free display and writes its number there once it is up
+            argv[1:1] = ["-displayfd", str(w)]
+        else:
             argv.insert(1, self.display)
         self.proc = subprocess.Popen(argv, pass_fds=(w,), stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL, start_new_session=True)
         os.close(w)
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = os.read(r, 64)  # EOF if Xvfb dies
-            if not chunk:
-                break
-            data += chunk
+        if self.display_num is None:
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = os.read(r, 64)  # EOF if Xvfb dies
+                if not chunk:
+                    break
+                data += chunk
+            if not data.strip():
+                os.close(r)
+                self.stop()
+                pytest.skip("Xvfb did not start")
+            self.display_num = int(data.strip())
         os.close(r)
-        if not data.strip():
-            self.stop()
-            pytest.skip("Xvfb did not start")
-        self.display_num = int(data.strip())
         self._wait_ready()
         return self
 
     def _wait_ready(self) -> None:
+        """Ready = a copy through xclip can be pasted back."""
         deadline = time.monotonic() + 30
         env = {**os.environ, "DISPLAY": self.display}
+        probe = f"ready-{os.getpid()}-{time.monotonic()}".encode()
         while time.monotonic() < deadline:
-            r = subprocess.run(["xclip", "-selection", "clipboard", "-t", "TARGETS", "-o"], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=10)
-            if b"display" not in r.stderr.lower():
-                return
+            if self.proc is not None and self.proc.poll() is not None:
+                break
+            w = subprocess.run(["xclip", "-selection", "clipboard", "-i"], input=probe, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)
+            if w.returncode == 0:
+                r = subprocess.run(["xclip", "-selection", "clipboard", "-o"], env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=10)
+                if r.stdout == probe:
+                    return
             time.sleep(0.1)
-        raise RuntimeError("Xvfb never became ready")
+        self.stop()
+        raise RuntimeError(f"Xvfb on {self.display} never became ready")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

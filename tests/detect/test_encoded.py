@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from tcg.detect.encoded import MAX_RUN, decode_run, encoded_runs
+from tcg.detect.encoded import MAX_RUN, MIN_RUN, decode_run, encoded_runs
 from tcg.detect.engine import Detector
 from tcg.detect.normalize import normalize_for_match
 from tests.detect.conftest import ENGINES
@@ -92,3 +92,39 @@ def test_normalize_is_not_applied_inside_find(det):
     encoded = TOKEN.replace("_", "%5F")
     assert det.find(encoded) == []
     assert det.find(normalize_for_match(encoded)) != []
+
+
+def _reference_runs(data: bytes):
+    """The definition in tcg/detect/encoded.py, spelled as plainly as possible."""
+    import re
+
+    out = []
+    for m in re.finditer(rb"[A-Za-z0-9+/_\-]+", data):
+        s, e = m.span()
+        k = 0
+        while e + k < len(data) and data[e + k : e + k + 1] == b"=":
+            k += 1
+        nxt = data[e + k : e + k + 1]
+        if MIN_RUN <= e - s <= MAX_RUN and k <= 2 and not re.fullmatch(rb"[A-Za-z0-9+/_\-]", nxt):
+            out.append((s, e + k))
+    return out
+
+
+def test_run_finder_matches_its_definition():
+    import random
+
+    rnd = random.Random(4)
+    alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+    pieces = []
+    for _ in range(400):
+        kind = rnd.random()
+        if kind < 0.5:
+            pieces.append(base64.b64encode(b"plain text secret value %d " % rnd.randrange(10**9) * rnd.randrange(1, 4)))
+        elif kind < 0.7:
+            pieces.append(bytes(rnd.choice(alphabet) for _ in range(rnd.choice([10, 23, 24, 25, 60, 4097]))))
+        else:
+            pieces.append(rnd.choice([b" ", b"\n", b"=", b"==", b"===", b";", b"\xff", b"\"key\": \""]))
+    data = b"".join(pieces)
+    found = [(s, e) for s, e, _ in encoded_runs(data)]
+    assert found == [(s, e) for s, e in _reference_runs(data) if decode_run(data[s:e]) is not None]
+    assert len(found) > 20

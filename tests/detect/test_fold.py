@@ -74,3 +74,34 @@ def test_fold_across_block_boundaries(det):
         text = "a" * pad + " АKIA" + KEY[4:] + " "
         (f,) = det.find(text)
         assert text[f.start:f.end] == "АKIA" + KEY[4:], pad
+
+
+@pytest.mark.skipif(len(ENGINES) < 2, reason="hyperscan wheel not installed")
+def test_fold_pass_identical_on_both_engines():
+    """hyperscan decides which regions to fold from its own pass, re from a regex:
+    same findings, including keys planted around the 4 KB block edges."""
+    hs = Detector.from_rules(engine_rules(), engine="hyperscan")
+    plain = Detector.from_rules(engine_rules(), engine="re")
+    prose = "Пароль от сервера хранится в сейфе, а не в чате.\n" * 300
+    variants = ["АKIA" + KEY[4:], "ＡＫＩＡ" + KEY[4:], KEY, "аkіа" + KEY[4:].lower()]
+    for k, pos in enumerate([10, 4090, 4100, 8180, 8195, 12000]):
+        text = prose[:pos] + " " + variants[k % len(variants)] + " " + prose[pos:]
+        data = text.encode()
+        assert hs.find_bytes(data) == plain.find_bytes(data), pos
+        assert hs.find(text) == plain.find(text)
+        if k % len(variants) < 3:
+            assert [f.rule_id for f in hs.find(text)] == ["tst-akia"], pos
+
+
+def test_fold_findings_do_not_depend_on_block_alignment(det):
+    """Regions follow 4 KB blocks of the input; shifting the input must shift the
+    findings and change nothing else (the masker scans windows at any alignment)."""
+    prose = "Пароль хранится в сейфе. " * 400
+    key = "АKIA" + KEY[4:]
+    base = prose[:3000] + key + "x" + prose[:2000] + " " + key + " " + prose[:500] + key[:-1]
+    want = det.find_bytes(base.encode())
+    assert len(want) == 1  # glued to "x"/cut short: only the middle key counts
+    for pad in (1, 7, 100, 351, 353, 1000, 2047, 4095):
+        data = b"a" * pad + base.encode()
+        got = [(f.start - pad, f.end - pad, f.rule_id) for f in det.find_bytes(data)]
+        assert got == [(f.start, f.end, f.rule_id) for f in want], pad

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from tcg.detect.engine import Detector, load_detector
 from tcg.keyhash import KeyedHasher

@@ -14,8 +14,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import anyio
-
 HERE = Path(__file__).resolve().parent
 SERVER = str(HERE / "server.py")
 TAP = str(HERE / "tap.py")
@@ -50,6 +48,7 @@ def run_client(body: Callable[[Any], Awaitable[Any]], *, tap_log: Path | None = 
                env: dict[str, str] | None = None, cwd: Path | None = None,
                direct: bool = False, mode: str = "legacy", **client_kw: Any) -> Any:
     """Run ``body(client)`` with the official SDK client over stdio through the proxy."""
+    import anyio
     import mcp_types as types
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters

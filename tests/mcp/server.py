@@ -15,7 +15,6 @@ import os
 import sys
 
 import mcp_types as types
-
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 
@@ -107,7 +106,8 @@ async def sleep(seconds: float) -> str:
 
 @mcp.tool()
 def garbage() -> str:
-    """Print a non-JSON line on stdout, then answer."""
+    """Write a non-JSON line to fd 1, then answer (the SDK server maps fd 1 to stderr
+    while serving, so only the TEST_GARBAGE startup line reaches the real stdout)."""
     sys.stdout.flush()
     os.write(1, b"garbage from inside a tool {not json\n")
     return "ok"

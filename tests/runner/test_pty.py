@@ -117,14 +117,13 @@ def test_ctrl_z_suspends_like_a_job_and_fg_resumes(tmp_path):
     """^Z inside the PTY stops the child; tcg stops itself so the outer shell's
     job control sees a stopped job; `fg` continues both."""
     ready = tmp_path / "ready"
-    rc = tmp_path / "rc"
     argv = " ".join(f"'{a}'" for a in station(f"touch '{ready}'; sleep 1; echo resumed"))
     sh = pexpect.spawn(
         BASH, ["--norc", "--noprofile", "-i"], env=station_env(PS1="PROMPT> ", TERM="dumb"),
         timeout=TIMEOUT,
     )
     sh.expect("PROMPT> ")
-    sh.sendline(f"{argv}; echo $? > '{rc}'")
+    sh.sendline(argv)
     wait_for(ready.exists)
     time.sleep(0.2)
     sh.sendcontrol("z")
@@ -133,10 +132,10 @@ def test_ctrl_z_suspends_like_a_job_and_fg_resumes(tmp_path):
     sh.sendline("fg")
     sh.expect("\nresumed")
     sh.expect("PROMPT> ")
-    wait_for(rc.exists)
+    sh.sendline("echo rc=$?")
+    sh.expect("rc=0")
     sh.sendline("exit")
     sh.expect(pexpect.EOF)
-    assert rc.read_text().strip() == "0"
 
 
 # ---------------------------------------------------------------- terminal restore
@@ -197,11 +196,11 @@ def test_terminal_mode_restored(tmp_path, how):
 
 def test_vi_open_scroll_edit_quit(tmp_path):
     target = tmp_path / "notes.txt"
-    target.write_text("".join(f"line {i}\n" for i in range(1, 201)))
+    target.write_text("".join(f"line {i}\n" for i in range(1, 200)) + "THE-END-MARKER\n")
     child = spawn(f"vi -u NONE '{target}'", rows=24, cols=80)
     child.expect("line 1")
     child.send("G")
-    child.expect("line 200")
+    child.expect("THE-END-MARKER")  # vim redraws by difference; this line shares no prefix
     child.send("dd")
     child.send(":wq\r")
     assert finish(child) == 0

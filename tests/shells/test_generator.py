@@ -303,3 +303,13 @@ def test_features_follow_the_installation():
     assert f.agents  # from the policy's agents.known
     assert set(AGENTS) <= set(f.agents)
     assert isinstance(features("/p").launch, bool)
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_reader_alias_keeps_a_user_alias_options(shell):
+    """Debian's `alias grep='grep --color=auto'` keeps its option behind tcg's alias."""
+    src = "alias grep='grep --color=auto'\nalias cat='bat -p'\n" + render(shell, mediate=True)
+    r = run_rendered(shell, src + "\n" + src, "\nalias grep\nalias cat\n")  # sourced twice
+    out = r.stdout.decode()
+    assert "run-argv grep --color=auto'" in out
+    assert "run-argv cat'" in out  # an alias to another program is replaced, not chained

@@ -175,11 +175,44 @@ def test_rc_sourced_twice_is_harmless(shell_name, session_factory, tmp_path):
     assert s.lines().count("echo once > r1") == 1
 
 
+def test_nested_interactive_shell_is_checked_without_a_second_pty(shell_name, session_factory, tmp_path):
+    """§1.5: an interactive shell started inside a mediated line (TCG_MEDIATED set,
+    stdout = the outer station's PTY) takes the check-only path for every line."""
+    s = session_factory(shell_name)
+    nested = (f"bash --noprofile --rcfile {tmp_path / 'bashrc'} -i" if shell_name == "bash"
+              else "zsh --no-globalrcs -i")
+    s.child.send(nested + "\r")
+    s.child.expect_exact("TCGPROMPT1> ", timeout=60)  # the nested shell's first prompt
+    assert not list(tmp_path.glob("tcg-*-ack.*"))
+    s.child.send("echo nested > n1\r")
+    s.child.expect_exact("TCGPROMPT2> ", timeout=60)
+    assert s.read("n1") == "nested\n"
+    assert len(list(tmp_path.glob("tcg-*-ack.*"))) == 1  # checked, then run by the nested shell
+    s.child.send("echo BLOCKME; echo $? > n2\r")
+    s.child.expect_exact("TCGPROMPT3> ", timeout=60)
+    s.child.send("echo $? > n3\r")
+    s.child.expect_exact("TCGPROMPT4> ", timeout=60)
+    assert s.read("n3") == "126\n" and not (tmp_path / "n2").exists()
+    assert s.lines()[-3:] == ["echo nested > n1", "echo BLOCKME; echo $? > n2", "echo $? > n3"]
+
+
 def test_bash_vi_mode_is_mediated(session_factory, tmp_path):
     s = session_factory("bash", extra_rc="set -o vi")
     s.type("echo vi > v1")
     assert s.read("v1") == "vi\n"
     assert "echo vi > v1" in s.lines()
+
+
+def test_bash_veto_only_path_blocks_without_rewriting(session_factory, tmp_path):
+    """The bash 3.2 path (DEBUG trap + extdebug), forced on this bash: a refused
+    line does not run; others run unmediated (no rewrite, output not masked)."""
+    s = session_factory("bash", extra_rc="_tcg_veto_only=1")
+    s.type("echo BLOCKME > v1; echo also-skipped > v2")
+    s.type("echo ok > v3")
+    assert s.read("v3") == "ok\n"
+    assert not (tmp_path / "v1").exists() and not (tmp_path / "v2").exists()
+    assert "echo ok > v3" in s.lines()
+    assert "_tcg_go" not in s.history()
 
 
 def test_zsh_chains_an_existing_accept_line_widget(session_factory, tmp_path):
@@ -190,11 +223,15 @@ def test_zsh_chains_an_existing_accept_line_widget(session_factory, tmp_path):
     assert s.read("z1") == "chained\n"
     log = s.read("widget.log")
     assert log.startswith("_tcg_go 'echo chained > z1'")  # user widget ran, after our rewrite
-    # A plugin re-wrapping accept-line later is re-wrapped at the next prompt.
-    s.type("zle -N accept-line my-accept")
+    # A plugin wrapping accept-line AFTER tcg (keeping tcg's widget as its
+    # "original", as zsh-syntax-highlighting does) is re-wrapped at the next
+    # prompt without looping and without wrapping twice.
+    s.type("zle -A accept-line orig-accept; hl-accept() { echo hl >> $TMPDIR/hl.log; zle orig-accept; }")
+    s.type("zle -N accept-line hl-accept")
     s.type("echo again > z2")
     assert s.read("z2") == "again\n"
-    assert "echo again > z2" in s.lines()
+    assert s.lines()[-1] == "echo again > z2"
+    assert s.read("hl.log").count("hl") >= 1
 
 
 # ------------------------------------------------------- with the real engine

@@ -1,0 +1,56 @@
+"""What Claude Code's ``CLAUDE_CODE_SHELL_PREFIX`` runs: hand the line to the station.
+
+Claude Code calls the prefix executable with the WHOLE shell line as one
+argument (``source <snapshot> … && eval '<cmd>' < /dev/null && pwd -P >| <file>``)
+for every Bash-tool command and every hook command (research/agents.md). The
+line is run exactly as `tcg_shell run-line LINE` would: policy first (actor =
+agent, from TCG_ACTOR/TCG_AGENT), then the shell, output masked (pipe mode).
+
+The shell is the one Claude Code itself would use: its snapshot file names it
+(``snapshot-zsh-…``), else $SHELL when that is bash or zsh, else bash. The
+launcher materialises a tiny executable that imports this module (see
+tcg.launcher.wiring.ensure_claude_prefix).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+USAGE = "usage: tcg-claude-prefix LINE  (Claude Code passes the whole command line as ONE argument)\n"
+
+
+def pick_shell(line: str, env: dict[str, str] | os._Environ[str]) -> str:
+    """bash or zsh, as Claude Code would have run the line."""
+    from tcg.runner.base import which
+
+    wanted = None
+    head = line[:4096]
+    if "snapshot-zsh-" in head:
+        wanted = "zsh"
+    elif "snapshot-bash-" in head:
+        wanted = "bash"
+    user = env.get("SHELL", "")
+    if wanted is None and os.path.basename(user) in ("bash", "zsh"):
+        wanted = os.path.basename(user)
+    if wanted and os.path.basename(user) == wanted and os.access(user, os.X_OK):
+        return user
+    for name in (wanted or "bash", "bash", "zsh"):
+        found = which(name, env.get("PATH"))
+        if found:
+            return found
+    return "/bin/sh"
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of the materialised prefix: ``argv`` is everything after the program name."""
+    if len(argv) != 1:
+        # Not what Claude Code does; refuse rather than guess what would run.
+        sys.stderr.write(f"tcg-claude-prefix: expected ONE argument, got {len(argv)}\n{USAGE}")
+        return 126
+    from tcg.errors import run_with_error_handler
+    from tcg.runner.station import Station
+
+    line = argv[0]
+    return run_with_error_handler(lambda: Station().run_line(line, shell=pick_shell(line, os.environ)),
+                                  prog="tcg")

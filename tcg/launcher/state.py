@@ -1,0 +1,164 @@
+"""The repository-state key: changes whenever a repo scan's result could change.
+
+Material (research: docs/agents.md "gate cache"):
+- every ref and its object id (``git for-each-ref``: branches, tags, remotes,
+  ``refs/stash``, ``refs/notes/*``, ``refs/replace/*``) and HEAD;
+- the index, as its differences from HEAD (``git status --porcelain=v2`` lists
+  each staged entry with its index object id);
+- the working tree: every modified tracked and untracked-not-ignored path, with
+  the bytes of each such file hashed — content, not mtime, so an edit that adds
+  a secret changes the key even within the same clock tick;
+- the scanner itself (tcg version and the rule files), since new rules can
+  find what old ones did not.
+Both git commands run concurrently and read-only (``--no-optional-locks``: the
+gate never rewrites the index). The digest is keyed (HMAC, per-install key):
+it covers file contents, so it must not be a plain hash of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+from tcg.errors import TcgError
+
+# Files larger than this are keyed by (size, mtime_ns) instead of content: the
+# scanner skips them anyway (scan.max-blob-bytes), so their bytes cannot
+# change its result.
+HASH_LIMIT = 10 * 1024 * 1024
+_CHUNK = 1 << 20
+
+
+class StateError(TcgError):
+    """The repository state cannot be read (git failed)."""
+
+
+def git_env() -> dict[str, str]:
+    """Read-only, program-free git: no repo overrides, no fsmonitor hook, C locale."""
+    from tcg.scan.gitobjects import git_env as scanner_git_env
+
+    env = scanner_git_env()
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    return env
+
+
+def find_repo(cwd: Path) -> Path | None:
+    """The work-tree root of the git repository containing ``cwd``; None outside one."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(cwd), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            env=git_env(),
+            check=False,
+        )
+    except FileNotFoundError:
+        # No git: a repository we cannot scan is an error, not "no repository".
+        for d in (cwd, *cwd.parents):
+            if (d / ".git").exists():
+                raise StateError("git is not installed; the repository cannot be scanned",
+                                 hint="install git") from None
+        return None
+    if proc.returncode != 0:
+        return None
+    top = proc.stdout.decode("utf-8", "surrogateescape").strip()
+    return Path(top) if top else None
+
+
+def _hash_file(h: hashlib._Hash, path: Path) -> None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        h.update(b"missing\0")
+        return
+    import stat as _stat
+
+    if _stat.S_ISLNK(st.st_mode):
+        h.update(b"link\0" + os.fsencode(os.readlink(path)) + b"\0")
+        return
+    if not _stat.S_ISREG(st.st_mode):
+        h.update(b"other\0")
+        return
+    if st.st_size > HASH_LIMIT:
+        h.update(f"large {st.st_size} {st.st_mtime_ns}\0".encode())
+        return
+    fh = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(_CHUNK):
+                fh.update(chunk)
+    except OSError:
+        h.update(b"unreadable\0")
+        return
+    h.update(b"file\0" + fh.digest())
+
+
+def _status_paths(out: bytes) -> list[bytes]:
+    """Work-tree paths whose bytes the key must cover, from ``status --porcelain=v2 -z``."""
+    paths = []
+    records = out.split(b"\0")
+    i = 0
+    while i < len(records):
+        rec = records[i]
+        i += 1
+        if not rec or rec.startswith(b"#"):
+            continue
+        kind = rec[:1]
+        if kind == b"?":
+            paths.append(rec[2:])
+        elif kind == b"1":
+            # 1 XY sub mH mI mW hH hI path
+            fields = rec.split(b" ", 8)
+            if len(fields) == 9 and fields[1][1:2] != b".":
+                paths.append(fields[8])
+        elif kind == b"2":
+            fields = rec.split(b" ", 9)
+            if len(fields) == 10 and fields[1][1:2] != b".":
+                paths.append(fields[9])
+            i += 1  # the original path follows as its own record
+        elif kind == b"u":
+            fields = rec.split(b" ", 10)
+            if len(fields) == 11:
+                paths.append(fields[10])
+    return paths
+
+
+def state_material(root: Path) -> bytes:
+    """Everything the key covers, as bytes (hash it; never store it)."""
+    env = git_env()
+    refs = subprocess.Popen(
+        ["git", "-C", str(root), "for-each-ref", "--format=%(objectname) %(refname)"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+    )
+    status = subprocess.Popen(
+        ["git", "-C", str(root), "--no-optional-locks", "status", "--porcelain=v2", "-z",
+         "--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=none"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+    )
+    refs_out, _ = refs.communicate()
+    status_out, _ = status.communicate()
+    if refs.returncode != 0 or status.returncode != 0:
+        raise StateError(f"git cannot read the repository state of {root}",
+                         hint=f"check it with `git -C {root} status`")
+    h = hashlib.sha256()
+    h.update(b"refs\0" + refs_out + b"\0status\0" + status_out + b"\0files\0")
+    for rel in sorted(_status_paths(status_out)):
+        h.update(rel + b"\0")
+        _hash_file(h, root / os.fsdecode(rel))
+    return h.digest()
+
+
+def scanner_id() -> str:
+    """tcg's version and its rule files: a new rule set must not reuse an old 'clean'."""
+    import tcg
+
+    parts = [tcg.__version__]
+    rules = Path(__file__).resolve().parent.parent / "detect" / "rules"
+    try:
+        for entry in sorted(os.scandir(rules), key=lambda e: e.name):
+            st = entry.stat()
+            parts.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+    except OSError:
+        parts.append("rules-unreadable")
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]

@@ -1,0 +1,99 @@
+"""Response masking: every string field, keys, base64 blobs, placeholders as the masker's."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from tcg.detect.engine import load_detector
+from tcg.keyhash import KeyedHasher
+from tcg.mask import mask_text
+from tcg.mcp.mask_response import MaskStats, ResponseMasker, base64_runs
+from tests.mcp.helpers import assert_no_leak, planted_secrets
+
+
+@pytest.fixture
+def masker():
+    return ResponseMasker(load_detector(), KeyedHasher.for_install())
+
+
+@pytest.fixture
+def secrets():
+    return planted_secrets()
+
+
+def test_placeholders_equal_the_maskers(masker, secrets):
+    text = f"a {secrets['TEST_SECRET_A']} b {secrets['TEST_SECRET_B']} é漢"
+    assert masker.mask_string(text, MaskStats()) == mask_text(text)
+
+
+def test_every_field_and_key_is_masked_envelope_kept(masker, secrets):
+    a, b, c, d = (secrets[k] for k in sorted(secrets))
+    msg = {"jsonrpc": "2.0", "id": "x-1", "result": {
+        "content": [{"type": "text", "text": f"token {a}"}],
+        "structuredContent": {"cfg": {"k": b, "list": [1, True, None, c]}, d: "as key"},
+        "tools": [{"name": "t", "description": f"uses {a}"}],
+    }}
+    out, stats = masker.mask_message(msg)
+    assert out["id"] == "x-1" and out["jsonrpc"] == "2.0"
+    assert stats.spans == 5 and {"github-pat-classic", "stripe-live-secret-key"} <= stats.rules
+    assert_no_leak(json.dumps(out).encode(), [a, b, c, d])
+    assert out["result"]["structuredContent"]["cfg"]["list"][:3] == [1, True, None]
+    assert json.dumps(msg).count(a) == 2  # the input is not modified
+
+
+def test_error_messages_and_notifications(masker, secrets):
+    a = secrets["TEST_SECRET_A"]
+    err = {"jsonrpc": "2.0", "id": 3, "error": {"code": -1, "message": f"bad {a}", "data": {"x": a}}}
+    out, stats = masker.mask_message(err)
+    assert stats.spans == 2 and a not in json.dumps(out)
+    note = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": f"log {a}"}}
+    out, _ = masker.mask_message(note)
+    assert out["method"] == "notifications/message" and a not in json.dumps(out)
+
+
+@pytest.mark.parametrize("prefix", [b"", b"x\n" * 3000, b"\x89PNG\r\n\x1a\n\x00\x01" * 700])
+def test_whole_base64_blob_becomes_base64_of_the_placeholder(masker, secrets, prefix):
+    a = secrets["TEST_SECRET_A"]
+    for enc in (base64.b64encode, base64.urlsafe_b64encode):
+        blob = enc(prefix + f"\nTOKEN={a}\n".encode()).decode()
+        stats = MaskStats()
+        out = masker.mask_string(blob, stats)
+        assert stats.spans == 1
+        assert base64.b64decode(out, altchars=b"-_" if enc is base64.urlsafe_b64encode else None) \
+            .startswith(b"<SECRET:")
+
+
+def test_base64_runs_inside_text_short_and_long(masker, secrets):
+    a = secrets["TEST_SECRET_A"]
+    short = base64.b64encode(f"TOKEN={a}".encode()).decode()
+    long_ = base64.b64encode(b"line\n" * 2000 + f"TOKEN={a}\n".encode()).decode()
+    for run in (short, long_, short + "==="):
+        text = f'data:text/plain;base64,{run} and more'
+        out = masker.mask_string(text, MaskStats())
+        assert out.startswith("data:text/plain;base64,<SECRET:") and out.endswith(" and more")
+        assert_no_leak(out.encode(), [a])
+
+
+def test_harmless_base64_and_text_untouched(masker):
+    png = base64.b64encode(bytes(range(256)) * 50).decode()
+    for s in (png, "hello world", "ghp_short", "a" * 10000):
+        assert masker.mask_string(s, MaskStats()) is s
+
+
+def test_ansi_split_and_private_key_blocks_use_the_streaming_masker(masker, secrets):
+    a = secrets["TEST_SECRET_A"]
+    colored = f"\x1b[31m{a[:10]}\x1b[0m{a[10:]}"
+    assert a[12:] not in masker.mask_string(colored, MaskStats())
+    body = base64.b64encode(bytes(range(256)) * 4).decode()
+    pem = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(
+        body[i:i + 64] for i in range(0, len(body), 64)) + "\n-----END RSA PRIVATE KEY-----\n"
+    out = masker.mask_string("key:\n" + pem + "done", MaskStats())
+    assert "PRIVATE KEY-----\n" not in out and body[:64] not in out and out.endswith("done")
+
+
+def test_base64_runs_are_maximal():
+    data = b"ab " + b"Q" * 30 + b"== x " + b"Z" * 23 + b" " + b"Y" * 24
+    assert base64_runs(data) == [(3, 35), (62, 86)]
