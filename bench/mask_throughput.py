@@ -48,8 +48,9 @@ def _blocks(r: random.Random) -> list[bytes]:
         out.append(f"2026-01-0{i % 9 + 1}T12:{i % 60:02d}:00Z INFO {' '.join(r.choices(words, k=8))} "
                    f"ms={r.randrange(999)}\n".encode())
     for i in range(200):  # JSON
-        out.append(('{"id": %d, "name": "%s", "tags": ["a", "b"], "score": %f, "ok": true}\n'
-                    % (i, "".join(r.choices(string.ascii_lowercase, k=12)), r.random())).encode())
+        name = "".join(r.choices(string.ascii_lowercase, k=12))
+        out.append(f'{{"id": {i}, "name": "{name}", "tags": ["a", "b"], "score": {r.random():f}, '
+                   f'"ok": true}}\n'.encode())
     src = Path(__file__).read_bytes() + (ROOT / "tcg" / "mask" / "masker.py").read_bytes()
     out += [line + b"\n" for line in src.splitlines()]  # source code
     for i in range(50):  # coloured tool output
@@ -123,9 +124,9 @@ def bench_inproc(path: Path, runs: int, mode: str, limit: int) -> None:
 
 
 def bench_rss(megabytes: int, mode: str) -> None:
-    prog = ("import sys; from tcg.cli import main; rc = main(['mask', '--mode', %r]); "
+    prog = (f"import sys; from tcg.cli import main; rc = main(['mask', '--mode', {mode!r}]); "
             "s = open('/proc/self/status').read(); "
-            "sys.stderr.write([l for l in s.splitlines() if l.startswith('VmHWM')][0]); sys.exit(rc)" % mode)
+            "sys.stderr.write([l for l in s.splitlines() if l.startswith('VmHWM')][0]); sys.exit(rc)")
     r = random.Random(2)
     blocks = _blocks(r)
     block = b"".join(r.choices(blocks, k=1200))[:100_000] + _secret(r) + b"\n"

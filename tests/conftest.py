@@ -18,13 +18,26 @@ def _home_fingerprint() -> tuple:
     return home_fingerprint(REAL_HOME, real_tcg_dirs())
 
 
+@pytest.fixture(scope="session")
+def shared_detect_cache(tmp_path_factory) -> Path:
+    """One compiled-detector cache for the whole run.
+
+    Compiling the hyperscan database for every rule takes seconds; every test
+    has its own TCG_HOME, so without this each test (and each tcg subprocess a
+    test starts) would recompile it. The database holds patterns, no values.
+    """
+    return tmp_path_factory.mktemp("detect-cache")
+
+
 @pytest.fixture(autouse=True)
-def hermetic_home(tmp_path_factory, monkeypatch):
+def hermetic_home(tmp_path_factory, monkeypatch, shared_detect_cache):
     """Point HOME/TCG_HOME/XDG into a temp dir; fail on writes to the real home."""
     base = tmp_path_factory.mktemp("hermetic")
     home = base / "home"
     tcg_home = base / "tcg-home"
     home.mkdir()
+    (tcg_home / "cache").mkdir(parents=True)
+    (tcg_home / "cache" / "detect").symlink_to(shared_detect_cache, target_is_directory=True)
     before = _home_fingerprint()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("TCG_HOME", str(tcg_home))

@@ -15,6 +15,7 @@ import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 READ_TIMEOUT = 3.0  # seconds for one read (10 MB through INCR takes well under this)
 WRITE_TIMEOUT = 5.0
@@ -207,6 +208,10 @@ class Backend:
             return "empty", ""
         return "error", "failed"
 
+    def change_hint(self) -> Any:
+        """A cheap "did the clipboard change?" signal (``SelectionHint``) or None."""
+        return None
+
     def targets(self) -> tuple[str, ...] | None:
         argv = self.targets_argv()
         if argv is None:
@@ -240,7 +245,16 @@ def _one_line(text: str) -> str:
     return (text.splitlines() or [""])[0][:200]
 
 
-class XclipBackend(Backend):
+class _X11Backend(Backend):
+    def change_hint(self) -> Any:
+        from tcg.clipboard.x11 import SelectionHint
+
+        env = os.environ if self.env is None else self.env
+        display = env.get("DISPLAY")
+        return SelectionHint(display, env) if display else None
+
+
+class XclipBackend(_X11Backend):
     """X11 through xclip. The owner may answer any target with its data (xclip
     does), so a change is confirmed against TARGETS before it is treated as text."""
 
@@ -259,7 +273,7 @@ class XclipBackend(Backend):
         return ["xclip", "-selection", self.selection, "-t", "TARGETS", "-o"]
 
 
-class XselBackend(Backend):
+class XselBackend(_X11Backend):
     """X11 through xsel; xsel converts to text itself and cannot list targets."""
 
     name = "xsel"

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 DEFAULT_INTERVAL = 0.5
 DEFAULT_CAP = 256 * 1024
 OWN_WRITES_KEPT = 8
+VERIFY_EVERY = 2.0  # seconds: with a change hint, still read at least this often
 NUDGE = 64  # bytes: how far past a cut the watcher looks for whitespace to cut at
 _SPACE = re.compile(rb"\s")
 
@@ -144,7 +145,7 @@ class ClipboardWatcher:
     def __init__(self, backend: Backend, *, policy: Policy | None = None,
                  interval: float | None = None, cap: int | None = None,
                  events: EventLog | None = None, hasher: KeyedHasher | None = None,
-                 log: Callable[[str], None] = stderr_log):
+                 log: Callable[[str], None] = stderr_log, use_hint: bool = True):
         self.backend = backend
         self.policy = policy
         self.interval = float(interval if interval is not None else _setting(
@@ -161,6 +162,9 @@ class ClipboardWatcher:
         self._salt = os.urandom(32)
         self._last: bytes | None = None
         self._own: deque[bytes] = deque(maxlen=OWN_WRITES_KEPT)
+        # X11: XFixes owner-change events let an idle poll skip the tool call
+        self._hint = backend.change_hint() if use_hint else None
+        self._last_read = 0.0
 
     # ------------------------------------------------------------------ helpers
     def _digest(self, data: bytes) -> bytes:
@@ -222,6 +226,12 @@ class ClipboardWatcher:
             return self._count(ERROR)
 
     def _poll(self) -> str:
+        if self._hint is not None:
+            hinted = self._hint.changed()  # always drained, so old events cause no read
+            if (hinted is False and self._last is not None
+                    and time.monotonic() - self._last_read < VERIFY_EVERY):
+                return UNCHANGED
+        self._last_read = time.monotonic()
         res = self.backend.read()
         self.stats.reads += 1
         if res.kind == "error":

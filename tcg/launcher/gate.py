@@ -44,6 +44,7 @@ class GateResult:
     complete: bool = True
     duration_ms: int = 0
     error: str | None = None
+    root: Path | None = None  # for messages on the terminal only: never recorded or cached
 
     @property
     def findings(self) -> int:
@@ -133,7 +134,7 @@ def run_gate(agent: str, cwd: Path, policy: Any, *, paths: Paths | None = None,
         state_key = hasher.hexdigest(st.state_material(root))
     except (st.StateError, OSError) as exc:
         return GateResult(repo_hash, "error", "none", False, error=getattr(exc, "message", None) or str(exc),
-                          duration_ms=int((time.perf_counter() - t0) * 1000))
+                          duration_ms=int((time.perf_counter() - t0) * 1000), root=root)
     scanner = st.scanner_id()
     cpath = cache_path(repo_hash, paths)
     hit = load_cached(cpath, state_key, policy.fingerprint, scanner)
@@ -142,7 +143,7 @@ def run_gate(agent: str, cwd: Path, policy: Any, *, paths: Paths | None = None,
             repo_hash, str(hit["status"]), "hit", False,
             files=int(hit.get("files", 0)), blobs=int(hit.get("blobs", 0)),
             counts_by_rule=dict(hit["counts_by_rule"]), complete=bool(hit.get("complete", True)),
-            duration_ms=int((time.perf_counter() - t0) * 1000),
+            duration_ms=int((time.perf_counter() - t0) * 1000), root=root,
         )
 
     from tcg.scan.engine import scan_paths
@@ -153,7 +154,7 @@ def run_gate(agent: str, cwd: Path, policy: Any, *, paths: Paths | None = None,
         result = scan_paths([root], policy, history=True, progress=bar)
     except Exception as exc:  # noqa: BLE001 - a scan that cannot run is status "error" (fail closed)
         return GateResult(repo_hash, "error", "miss", True, error=type(exc).__name__,
-                          duration_ms=int((time.perf_counter() - t0) * 1000))
+                          duration_ms=int((time.perf_counter() - t0) * 1000), root=root)
     finally:
         bar.done()
     gate = GateResult(
@@ -162,7 +163,7 @@ def run_gate(agent: str, cwd: Path, policy: Any, *, paths: Paths | None = None,
         counts_by_rule={str(k): int(v) for k, v in result.counts_by_rule.items()},
         complete=result.complete,
         duration_ms=int((time.perf_counter() - t0) * 1000),
-        error=f"{len(result.errors)} scan error(s)" if result.errors else None,
+        error=f"{len(result.errors)} scan error(s)" if result.errors else None, root=root,
     )
     if result.status != "error":
         try:

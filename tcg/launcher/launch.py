@@ -182,7 +182,7 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
             decision = Decision.ALLOW if (actor == "human" and _confirm(question)) else Decision.BLOCK
             accepted = decision == Decision.ALLOW
 
-    root_display = str(here)
+    root_display = str(gate.root or here)
     if decision == Decision.BLOCK:
         _emit(policy, session, actor, "block", reason, rules, **fields, accepted=False, exit_code=EXIT_REFUSED)
         if gate.status == "findings":

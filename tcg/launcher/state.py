@@ -36,10 +36,19 @@ class StateError(TcgError):
 
 
 def git_env() -> dict[str, str]:
-    """Read-only, program-free git: no repo overrides, no fsmonitor hook, C locale."""
-    from tcg.scan.gitobjects import git_env as scanner_git_env
-
-    env = scanner_git_env()
+    """Read-only, program-free git, as the scanner runs it (tcg.scan.gitobjects.git_env):
+    no inherited repo overrides, no fsmonitor hook (a repository's config could name
+    a program), C locale, no prompt — plus no optional locks (never rewrite the index).
+    Kept here without importing the scanner: the cache-hit path must stay light."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
+           and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["LC_ALL"] = "C"
+    env.setdefault("GIT_CONFIG_NOSYSTEM", "1")
+    env["GIT_CONFIG_COUNT"] = "1"
+    env["GIT_CONFIG_KEY_0"] = "core.fsmonitor"
+    env["GIT_CONFIG_VALUE_0"] = "false"
     env["GIT_OPTIONAL_LOCKS"] = "0"
     return env
 
@@ -124,29 +133,59 @@ def _status_paths(out: bytes) -> list[bytes]:
     return paths
 
 
-def state_material(root: Path) -> bytes:
-    """Everything the key covers, as bytes (hash it; never store it)."""
-    env = git_env()
-    refs = subprocess.Popen(
-        ["git", "-C", str(root), "for-each-ref", "--format=%(objectname) %(refname)"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-    )
-    status = subprocess.Popen(
-        ["git", "-C", str(root), "--no-optional-locks", "status", "--porcelain=v2", "-z",
-         "--branch", "--untracked-files=all", "--no-renames", "--ignore-submodules=none"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-    )
-    refs_out, _ = refs.communicate()
-    status_out, _ = status.communicate()
-    if refs.returncode != 0 or status.returncode != 0:
-        raise StateError(f"git cannot read the repository state of {root}",
-                         hint=f"check it with `git -C {root} status`")
+_REFS = ("for-each-ref", "--format=%(objectname) %(refname)")
+_STATUS = ("--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
+           "--no-renames", "--ignore-submodules=none")
+
+
+def _digest(root: Path, refs_out: bytes, status_out: bytes) -> bytes:
     h = hashlib.sha256()
     h.update(b"refs\0" + refs_out + b"\0status\0" + status_out + b"\0files\0")
     for rel in sorted(_status_paths(status_out)):
         h.update(rel + b"\0")
         _hash_file(h, root / os.fsdecode(rel))
     return h.digest()
+
+
+def _spawn(where: Path, args: tuple[str, ...], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(["git", "-C", str(where), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
+
+
+def state_material(root: Path) -> bytes:
+    """Everything the key covers, as a digest (key it; never store the material)."""
+    env = git_env()
+    refs, status = _spawn(root, _REFS, env), _spawn(root, _STATUS, env)
+    refs_out, _ = refs.communicate()
+    status_out, _ = status.communicate()
+    if refs.returncode != 0 or status.returncode != 0:
+        raise StateError(f"git cannot read the repository state of {root}",
+                         hint=f"check it with `git -C {root} status`")
+    return _digest(root, refs_out, status_out)
+
+
+def repo_state(cwd: Path) -> tuple[Path, bytes] | None:
+    """(work-tree root, state digest) of the repository holding ``cwd``, or None outside one.
+
+    The three git commands run concurrently (porcelain paths are relative to the
+    root, so the root is only needed for hashing, after all three finish).
+    """
+    env = git_env()
+    try:
+        top = _spawn(cwd, ("rev-parse", "--show-toplevel"), env)
+    except FileNotFoundError:
+        return None if find_repo(cwd) is None else None  # find_repo raises StateError inside a repo
+    refs, status = _spawn(cwd, _REFS, env), _spawn(cwd, _STATUS, env)
+    top_out, _ = top.communicate()
+    refs_out, _ = refs.communicate()
+    status_out, _ = status.communicate()
+    if top.returncode != 0:
+        return None
+    root = Path(top_out.decode("utf-8", "surrogateescape").strip())
+    if refs.returncode != 0 or status.returncode != 0 or not str(root):
+        raise StateError(f"git cannot read the repository state of {root}",
+                         hint=f"check it with `git -C {root} status`")
+    return root, _digest(root, refs_out, status_out)
 
 
 def scanner_id() -> str:

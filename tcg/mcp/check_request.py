@@ -122,6 +122,7 @@ class RequestChecker:
         self._static = _abs_paths(roots)  # e.g. directories named on the server's command line
         self._client: list[Path] = []  # from the client's roots/list answers
         self._lock = threading.Lock()
+        self._real_cache: dict[str, str] = {}
 
     # ------------------------------------------------------------ roots
 
@@ -175,10 +176,23 @@ class RequestChecker:
                 if os.path.isabs(cand):
                     yield os.path.realpath(cand)
                     continue
+                first = cand.split("/", 1)[0]
                 for base in [self.cwd, *self.roots]:
-                    yield _below(os.path.realpath(base), os.path.realpath(os.path.join(base, cand)))
+                    real_base = self._real(base)
+                    # a path whose first component does not exist cannot lead through a
+                    # symlink: one lstat instead of a realpath walk per string and base
+                    if first not in ("", ".", "..") and not os.path.lexists(os.path.join(real_base, first)):
+                        continue
+                    yield _below(real_base, os.path.realpath(os.path.join(real_base, cand)))
             except (OSError, ValueError):
                 continue
+
+    def _real(self, base: Path) -> str:
+        key = str(base)
+        real = self._real_cache.get(key)
+        if real is None:
+            real = self._real_cache[key] = os.path.realpath(key)
+        return real
 
     def check_string(self, s: str) -> str | None:
         """The rule id that ``s`` trips, else None."""
@@ -194,7 +208,7 @@ class RequestChecker:
             rule = self._match_text(f)
             if rule:
                 return rule
-        for f in forms:
+        for f in dict.fromkeys(forms):
             for resolved in self._resolved_forms(f):
                 rule = self._match_text(resolved)
                 if rule:

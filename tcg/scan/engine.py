@@ -89,7 +89,7 @@ class ScanResult:
     """Outcome of one scan. ``metadata()`` is the value-free summary the gate caches."""
 
     status: str  # clean | findings | partial | error
-    complete: bool  # False when a budget stopped the scan early
+    complete: bool  # False when a budget stopped the scan or blobs were missing (partial clone)
     history: bool
     targets: list[str]
     findings: list[ScanFinding]
@@ -99,6 +99,7 @@ class ScanResult:
     duration_s: float
     policy: dict[str, str] | None
     budget: dict[str, int | None]
+    budget_exceeded: bool = False
 
     @property
     def files_scanned(self) -> int:
@@ -121,6 +122,7 @@ class ScanResult:
             "duration_s": round(self.duration_s, 3),
             "policy": self.policy,
             "budget": dict(self.budget),
+            "budget_exceeded": self.budget_exceeded,
         }
 
 
@@ -320,7 +322,9 @@ def _enumerate(target: _Target, history: bool, max_blob: int, allow: tuple[str, 
         seen: set[str] = set()
         for ref in gitobjects.iter_reachable_blobs(repo):
             seen.add(ref.oid)
-            if _allowed(ref.path, allow):
+            if ref.size < 0:
+                stats["blobs_missing"] += 1
+            elif _allowed(ref.path, allow):
                 stats["blobs_skipped_allowed"] += 1
             elif ref.size > max_blob:
                 stats["blobs_skipped_large"] += 1
@@ -525,7 +529,8 @@ def scan_paths(
         findings.append(f)
     findings.sort(key=lambda f: (f.target, f.path, f.line, f.column, f.rule_id, f.source, f.commit or ""))
     counts = Counter(f.rule_id for f in findings)
-    complete = not budget.exceeded
+    # Blobs absent from a partial clone were not scanned, yet an agent can fetch them.
+    complete = not budget.exceeded and stats["blobs_missing"] == 0
     if errors:
         status = STATUS_ERROR
     elif findings:
@@ -546,6 +551,7 @@ def scan_paths(
         duration_s=time.perf_counter() - t0,
         policy=policy.ref() if hasattr(policy, "ref") else None,
         budget={"max_objects": max_objects, "max_bytes": max_bytes},
+        budget_exceeded=budget.exceeded,
     )
 
 

@@ -39,7 +39,7 @@ class BlobRef:
     """One unique blob of a repository and where it was first seen."""
 
     oid: str
-    size: int
+    size: int  # -1: absent from a partial clone (not fetched, not scanned)
     path: str
     commit: str | None  # None: only in the index (staged, never committed)
 
@@ -55,6 +55,9 @@ def git_env() -> dict[str, str]:
     # config (GIT_CONFIG_COUNT) overrides the repository's.
     for k in [k for k in env if k.startswith("GIT_CONFIG_KEY_") or k.startswith("GIT_CONFIG_VALUE_")]:
         del env[k]
+    # Never the network: in a partial clone git would fetch missing objects from
+    # the promisor remote on demand. No transport allowed = the fetch fails fast.
+    env["GIT_ALLOW_PROTOCOL"] = ""
     env["GIT_CONFIG_COUNT"] = "1"
     env["GIT_CONFIG_KEY_0"] = "core.fsmonitor"
     env["GIT_CONFIG_VALUE_0"] = "false"
@@ -98,7 +101,10 @@ def iter_reachable_blobs(repo: Path) -> Iterator[BlobRef]:
     """Yield every blob reachable from any ref, once, oldest introducing commit first."""
     env = git_env()
     rev = subprocess.Popen(
-        ["git", "-C", str(repo), "rev-list", "--objects", "--all", "--reverse", "--in-commit-order"],
+        [
+            "git", "-C", str(repo), "rev-list", "--objects", "--all", "--reverse", "--in-commit-order",
+            "--missing=print",  # partial clone: list absent objects as "?oid", never fetch them
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -130,6 +136,8 @@ def iter_reachable_blobs(repo: Path) -> Iterator[BlobRef]:
                 )
             elif kind == b"commit":
                 commit = rest.partition(b" ")[0].decode("ascii")
+            elif kind.startswith(b"?"):  # "?oid missing": not in this (partial) clone
+                yield BlobRef(kind[1:].decode("ascii", "replace"), -1, "", commit)
     finally:
         check.stdout.close()
         check.wait()

@@ -61,12 +61,15 @@ def summary_line(result: ScanResult) -> str:
 def partial_note(result: ScanResult) -> str | None:
     if result.complete:
         return None
-    b = result.budget
-    limits = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in b.items() if v is not None)
-    return (
-        f"tcg scan: PARTIAL — the object budget ({limits}) was reached; "
-        "the rest of the history was not scanned"
-    )
+    notes = []
+    if result.budget_exceeded:
+        b = result.budget
+        limits = ", ".join(f"--{k.replace('_', '-')} {v}" for k, v in b.items() if v is not None)
+        notes.append(f"the object budget ({limits}) was reached; the rest was not scanned")
+    missing = result.stats.get("blobs_missing", 0)
+    if missing:
+        notes.append(f"{missing} blob(s) are not in this clone (partial clone) and were not scanned")
+    return "tcg scan: PARTIAL — " + "; ".join(notes)
 
 
 def render_text(result: ScanResult) -> str:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tcg.clipboard.backends import MacBackend, PowerShellBackend, WaylandBackend, XclipBackend, XselBackend
+from tcg.clipboard.backends import (
+    MacBackend,
+    PowerShellBackend,
+    WaylandBackend,
+    XclipBackend,
+    XselBackend,
+)
 from tcg.clipboard.detect import ClipboardUnavailable, detect_backend
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,20 @@ def test_repository_config_cannot_run_commands(tmp_path):
     res = scan_repo(r, load_policy(), jobs=1)
     assert res.status == "clean", res.errors
     assert not marker.exists()
+
+
+def test_partial_clone_is_not_fetched_and_reported_partial(tmp_path):
+    src = init_repo(tmp_path / "src")
+    commit_file(src, "old.txt", f"t={GH}\n", "old")
+    commit_file(src, "new.txt", "fine\n", "new")
+    git(src, "config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    subprocess.run(
+        ["git", "clone", "-q", "--filter=blob:none", "--no-checkout", f"file://{src}", str(clone)],
+        check=True, capture_output=True,
+    )
+    res = scan_repo(clone, load_policy(), jobs=1)
+    assert (res.status, res.complete, res.stats["blobs_missing"]) == ("partial", False, 2)
+    # nothing was fetched from the promisor remote
+    missing = git(clone, "rev-list", "--objects", "--all", "--missing=print")
+    assert sum(1 for line in missing.splitlines() if line.startswith("?")) == 2
