@@ -37,6 +37,15 @@ def __getattr__(name: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["launch"] and not {"-h", "--help"} & set(args[1:2]):
+        # Hot path (the shell hook's `claude` function runs `python -I -m tcg launch claude`):
+        # no click. tcg.launcher parses `[--accept-findings] AGENT [ARG…]` itself, as the
+        # click command (tcg/cli/launch.py) documents it.
+        from tcg.launcher.launch import launch_main
+
+        return run_with_error_handler(lambda: launch_main(args[1:]), prog="tcg")
+
     import click
 
     from tcg.cli.app import cli

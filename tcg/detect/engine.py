@@ -29,14 +29,14 @@ import re
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tcg.detect import fold as foldmod
 from tcg.detect import regex as rx
 from tcg.detect.entropy import shannon_entropy
-from tcg.detect.rule import Rule, load_rules
+from tcg.detect.rule import Rule, builtin_rule_files, load_rules
 from tcg.detect.validators import VALIDATORS, Validator
 
 if TYPE_CHECKING:
@@ -67,17 +67,32 @@ class Finding:
 
 @dataclass
 class _Compiled:
+    """A rule prepared for matching. The ``re`` patterns compile on first use:
+    with hyperscan most rules are never confirmed in a given process, and
+    compiling all of them up front cost ~0.2 s of every `tcg_shell` start."""
+
     index: int
     rule: Rule
-    pat: re.Pattern[bytes]
     width: int
     min_len: int
     kws: tuple[bytes, ...]
     allow_values: frozenset[bytes]
-    allow_pats: tuple[re.Pattern[bytes], ...]
     validator: Validator | None
     entropy: float | None
     block_end: re.Pattern[bytes] | None
+
+    @cached_property
+    def pat(self) -> re.Pattern[bytes]:
+        return rx.compile_bytes(self.rule.regex)
+
+    @cached_property
+    def allow_pats(self) -> tuple[re.Pattern[bytes], ...]:
+        return tuple(re.compile(p.encode("utf-8")) for p in self.rule.allow_patterns)
+
+
+class NeedsExamplesError(Exception):
+    """Rules were restored from the start-up memo without their examples, but the
+    hyperscan database must be (re)verified against them: load the rules whole."""
 
 
 def hyperscan_available() -> bool:
@@ -100,7 +115,8 @@ class Detector:
     """Compiled rule set. Build with :meth:`from_rules` or :func:`load_detector`."""
 
     def __init__(self, rules: Sequence[Rule], engine: str | None = None,
-                 cache_dir: Path | None = None):
+                 cache_dir: Path | None = None, memo: rx.AnalysisMemo | None = None):
+        self._memo = memo
         self.rules: tuple[Rule, ...] = tuple(rules)
         self.engine = engine or default_engine()
         if self.engine not in ("hyperscan", "re"):
@@ -128,24 +144,23 @@ class Detector:
 
     @classmethod
     def from_rules(cls, rules: Iterable[Rule], *, engine: str | None = None,
-                   cache_dir: Path | None = None) -> Detector:
+                   cache_dir: Path | None = None, memo: rx.AnalysisMemo | None = None) -> Detector:
         """A detector over ``rules`` (rule order breaks ties between equal spans).
 
         ``cache_dir``: keep the compiled hyperscan database there (compiling
         ~170 rules takes >1 s, loading the cached one ~1 ms). The cached
         database is re-verified against every rule's examples on load.
         """
-        return cls(list(rules), engine, cache_dir)
+        return cls(list(rules), engine, cache_dir, memo)
 
     # ------------------------------------------------------------ compile
 
     @staticmethod
     def _compile(index: int, rule: Rule) -> _Compiled:
         return _Compiled(
-            index=index, rule=rule, pat=rx.compile_bytes(rule.regex), width=rule.max_len,
+            index=index, rule=rule, width=rule.max_len,
             min_len=rule.min_len, kws=tuple(k.encode("utf-8") for k in rule.keywords),
             allow_values=frozenset(v.encode("utf-8") for v in rule.allow_values),
-            allow_pats=tuple(re.compile(p.encode("utf-8")) for p in rule.allow_patterns),
             validator=VALIDATORS[rule.validator] if rule.validator else None,
             entropy=rule.entropy,
             block_end=rx.compile_bytes(rule.block_end) if rule.block_end else None,
@@ -157,7 +172,8 @@ class Detector:
         exprs: list[tuple[_Compiled, bytes, int]] = []
         for c in self._compiled:
             try:
-                expr, flags = rx.hyperscan_pattern(c.rule.regex)
+                expr, flags = (self._memo.hyperscan_pattern if self._memo
+                               else rx.hyperscan_pattern)(c.rule.regex)
             except rx.PatternError:
                 continue  # not translatable: the rule runs on keywords + re
             exprs.append((c, expr, flags))
@@ -178,9 +194,19 @@ class Detector:
         loaded = _hs_cache_load(cache_file, exprs)
         if loaded is not None:
             db, accepted = loaded
-            if self._hs_self_check(db, accepted):
-                loaded = None  # stale or tampered cache: rebuild (fail closed)
+            # The self-check compiles every rule's re (~0.3 s); skip it when the
+            # authenticated memo says this exact file already passed it.
+            digest = _file_digest(cache_file)
+            if not (self._memo and digest and self._memo.is_verified(cache_file.name, digest)):
+                if any(not c.rule.examples_match for c, _, _ in accepted):
+                    raise NeedsExamplesError  # rules came from the memo: reload them whole
+                if self._hs_self_check(db, accepted):
+                    loaded = None  # stale or tampered cache: rebuild (fail closed)
+                elif self._memo and digest:
+                    self._memo.mark_verified(cache_file.name, digest)
         if loaded is None:
+            if any(not c.rule.examples_match for c in self._compiled):
+                raise NeedsExamplesError
             accepted = exprs
             try:
                 db = compile_set(exprs, with_keywords=True)
@@ -198,6 +224,9 @@ class Detector:
                 accepted = [item for item in accepted if item[0].index not in bad]
                 db = compile_set(accepted, with_keywords=True)
             _hs_cache_store(cache_file, db, accepted)
+            digest = _file_digest(cache_file)
+            if self._memo and digest and cache_file is not None:
+                self._memo.mark_verified(cache_file.name, digest)
         in_hs = {c.index for c, _, _ in accepted}
         self._hs_db = db
         self._hs_kw = [(idx, len(kw)) for idx, kw in self._hs_keywords(accepted)]
@@ -492,6 +521,15 @@ def _hs_cache_file(cache_dir: Path | None, exprs: list[tuple[_Compiled, bytes, i
     return cache_dir / f"hs-{h.hexdigest()[:32]}.db"
 
 
+def _file_digest(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
 def _hs_cache_load(path: Path | None, exprs: list[tuple[_Compiled, bytes, int]]
                    ) -> tuple[Any, list[tuple[_Compiled, bytes, int]]] | None:
     if path is None:
@@ -647,10 +685,53 @@ def disabled_rules(policy: Policy | None) -> frozenset[str]:
 
 @lru_cache(maxsize=8)
 def _cached_detector(disabled: frozenset[str], engine: str) -> Detector:
+    from tcg.keyhash import load_or_create_key
     from tcg.paths import get_paths
 
-    rules = [r for r in load_rules() if r.id not in disabled]
-    return Detector.from_rules(rules, engine=engine, cache_dir=get_paths().cache / "detect")
+    paths = get_paths()
+    cache_dir = paths.cache / "detect"
+    try:
+        key: bytes | None = load_or_create_key(paths)
+    except Exception:  # noqa: BLE001 - no key, no memo: only start-up time is lost
+        key = None
+    memo = rx.AnalysisMemo(cache_dir / "analysis.json", key)
+    files = builtin_rule_files()
+    digest = hashlib.sha256(json.dumps(files).encode("utf-8", "surrogatepass")).hexdigest()
+    remembered = memo.rules_for(digest)
+    detector = None
+    if remembered is not None:
+        try:
+            rules = [_rule_from_memo(d) for d in remembered]
+            detector = Detector.from_rules([r for r in rules if r.id not in disabled],
+                                           engine=engine, cache_dir=cache_dir, memo=memo)
+        except (NeedsExamplesError, TypeError, ValueError, KeyError):
+            detector = None
+    if detector is None:
+        full = load_rules(memo=memo)
+        memo.store_rules(digest, [_rule_to_memo(r) for r in full])
+        detector = Detector.from_rules([r for r in full if r.id not in disabled],
+                                       engine=engine, cache_dir=cache_dir, memo=memo)
+    memo.save()
+    return detector
+
+
+_MEMO_FIELDS = ("id", "category", "description", "regex", "keywords", "entropy", "validator",
+                "fold", "max_len", "min_len", "allow_values", "allow_patterns", "block_end",
+                "has_value_group", "source")
+
+
+def _rule_to_memo(rule: Rule) -> dict[str, Any]:
+    # Examples stay out of the cache: they are only needed to verify a database.
+    return {f: getattr(rule, f) for f in _MEMO_FIELDS}
+
+
+def _rule_from_memo(d: dict[str, Any]) -> Rule:
+    fields = {f: d[f] for f in _MEMO_FIELDS}
+    for f in ("keywords", "allow_values", "allow_patterns"):
+        fields[f] = tuple(fields[f])
+    if fields["validator"] is not None and fields["validator"] not in VALIDATORS:
+        raise ValueError("unknown validator in memo")
+    return Rule(**fields)
 
 
 def load_detector(policy: Policy | None = None, *, engine: str | None = None) -> Detector:

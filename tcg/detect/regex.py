@@ -244,3 +244,112 @@ def hyperscan_pattern(pattern: str) -> tuple[bytes, int]:
         flags |= hyperscan.HS_FLAG_DOTALL
     body = _unparse(_strip_leading_runs(_flatten(tree.data)))
     return body.encode("ascii"), flags
+
+
+class AnalysisMemo:
+    """Remembered results of :func:`analyse` and :func:`hyperscan_pattern`.
+
+    Analysing ~220 rule regexes with ``re``'s parser costs ~0.3 s — paid by
+    every `tcg_shell` process that masks. The results depend only on the
+    pattern text and the Python version, so they are kept in a JSON file in the
+    cache dir, authenticated with the install's HMAC key: a file that fails the
+    check (edited, truncated, another install's) is ignored and rebuilt, so a
+    tampered memo cannot shrink a rule's width bound. Failures are never memoised.
+    """
+
+    FORMAT = 1
+
+    def __init__(self, path: Any = None, key: bytes | None = None):
+        import sys
+
+        self.path = path
+        self._key = key
+        self._tag = f"{self.FORMAT}:{sys.version_info[0]}.{sys.version_info[1]}"
+        self._analysis: dict[str, list[int | bool]] = {}
+        self._hs: dict[str, list[str | int]] = {}
+        self._verified: dict[str, str] = {}
+        self._rules: dict[str, Any] = {}
+        self.dirty = False
+        if path is not None and key is not None:
+            self._load()
+
+    def _mac(self, body: bytes) -> str:
+        import hashlib
+        import hmac
+
+        assert self._key is not None
+        return hmac.new(self._key, self._tag.encode() + b"\0" + body, hashlib.sha256).hexdigest()
+
+    def _load(self) -> None:
+        import json
+
+        try:
+            raw = self.path.read_bytes()
+            mac, _, body = raw.partition(b"\n")
+            if not mac or mac.decode("ascii") != self._mac(body):
+                return
+            doc = json.loads(body)
+            analysis, hs, verified, rules = doc["analysis"], doc["hs"], doc["verified"], doc["rules"]
+            if all(isinstance(x, dict) for x in (analysis, hs, verified, rules)):
+                self._analysis, self._hs, self._verified = analysis, hs, verified
+                self._rules = rules
+        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+            return
+
+    def analyse(self, pattern: str) -> Analysis:
+        got = self._analysis.get(pattern) if isinstance(pattern, str) else None
+        if isinstance(got, list) and len(got) == 4:
+            return Analysis(int(got[0]), int(got[1]), int(got[2]), bool(got[3]))
+        result = analyse(pattern)
+        self._analysis[pattern] = [result.min_width, result.max_width, result.flags,
+                                   result.has_value_group]
+        self.dirty = True
+        return result
+
+    def hyperscan_pattern(self, pattern: str) -> tuple[bytes, int]:
+        got = self._hs.get(pattern)
+        if isinstance(got, list) and len(got) == 2:
+            return str(got[0]).encode("latin-1"), int(got[1])
+        expr, flags = hyperscan_pattern(pattern)
+        self._hs[pattern] = [expr.decode("latin-1"), flags]
+        self.dirty = True
+        return expr, flags
+
+    def rules_for(self, digest: str) -> list[dict[str, Any]] | None:
+        """Validated rule fields (examples excluded) of the rule files with this digest."""
+        got = self._rules.get(digest)
+        return got if isinstance(got, list) else None
+
+    def store_rules(self, digest: str, rules: list[dict[str, Any]]) -> None:
+        self._rules = {digest: rules}  # only the current rule set is worth keeping
+        self.dirty = True
+
+    def is_verified(self, name: str, digest: str) -> bool:
+        """True when the compiled database file ``name`` with this content digest
+        already passed the engine's example self-check on this install."""
+        return self._verified.get(name) == digest
+
+    def mark_verified(self, name: str, digest: str) -> None:
+        if self._verified.get(name) != digest:
+            self._verified[name] = digest
+            self.dirty = True
+
+    def save(self) -> None:
+        """Best effort: a memo that cannot be written only costs start-up time."""
+        import json
+        import os
+
+        if not self.dirty or self.path is None or self._key is None:
+            return
+        body = json.dumps({"analysis": self._analysis, "hs": self._hs,
+                           "verified": self._verified, "rules": self._rules}, sort_keys=True,
+                          separators=(",", ":")).encode("utf-8")
+        data = self._mac(body).encode("ascii") + b"\n" + body
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, self.path)
+            self.dirty = False
+        except OSError:
+            pass

@@ -74,7 +74,7 @@ def _str_list(value: Any, source: str, rid: str, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def parse_rule(raw: Any, source: str) -> Rule:
+def parse_rule(raw: Any, source: str, memo: rx.AnalysisMemo | None = None) -> Rule:
     """Validate one ``[[rule]]`` table and return the Rule."""
     if not isinstance(raw, dict):
         raise RuleError(f"{source}: every [[rule]] must be a table")
@@ -94,7 +94,7 @@ def parse_rule(raw: Any, source: str) -> Rule:
         raise _fail(source, rid, "description is required")
     pattern = raw.get("regex")
     try:
-        analysis = rx.analyse(pattern)  # type: ignore[arg-type]
+        analysis = (memo.analyse if memo else rx.analyse)(pattern)  # type: ignore[arg-type]
     except rx.PatternError as exc:
         raise _fail(source, rid, f"regex: {exc}") from None
     keywords = _str_list(raw.get("keywords", []), source, rid, "keywords")
@@ -123,7 +123,7 @@ def parse_rule(raw: Any, source: str) -> Rule:
         if not isinstance(block_end, str):
             raise _fail(source, rid, "block_end must be a regex string")
         try:
-            rx.analyse(block_end)
+            (memo.analyse if memo else rx.analyse)(block_end)
         except rx.PatternError as exc:
             raise _fail(source, rid, f"block_end: {exc}") from None
     allow = raw.get("allow", {})
@@ -154,7 +154,7 @@ def parse_rule(raw: Any, source: str) -> Rule:
     )
 
 
-def parse_rules_text(text: str, source: str) -> list[Rule]:
+def parse_rules_text(text: str, source: str, memo: rx.AnalysisMemo | None = None) -> list[Rule]:
     """Parse one rules file's TOML text."""
     try:
         doc = tomllib.loads(text)
@@ -165,7 +165,7 @@ def parse_rules_text(text: str, source: str) -> list[Rule]:
     raw_rules = doc.get("rule", [])
     if not isinstance(raw_rules, list):
         raise RuleError(f"{source}: 'rule' must be an array of tables ([[rule]])")
-    return [parse_rule(r, source) for r in raw_rules]
+    return [parse_rule(r, source, memo) for r in raw_rules]
 
 
 def check_unique(rules: Iterable[Rule]) -> list[Rule]:
@@ -187,7 +187,8 @@ def builtin_rule_files() -> list[tuple[str, str]]:
     return [(p.name, p.read_text(encoding="utf-8")) for p in files]
 
 
-def load_rules(paths: Iterable[str | Path] | None = None) -> list[Rule]:
+def load_rules(paths: Iterable[str | Path] | None = None,
+               memo: rx.AnalysisMemo | None = None) -> list[Rule]:
     """Load and validate rules: the packaged files, or the given files (tests, custom sets)."""
     if paths is None:
         items = builtin_rule_files()
@@ -195,5 +196,5 @@ def load_rules(paths: Iterable[str | Path] | None = None) -> list[Rule]:
         items = [(Path(p).name, Path(p).read_text(encoding="utf-8")) for p in paths]
     rules: list[Rule] = []
     for name, text in items:
-        rules.extend(parse_rules_text(text, name))
+        rules.extend(parse_rules_text(text, name, memo))
     return check_unique(rules)

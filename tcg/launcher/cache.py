@@ -114,9 +114,9 @@ def policy_stamp(cwd: str, user_policy: str) -> str:
     return hashlib.sha256("\0".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
 
-def load_stamp(scan_cache: Path, stamp: str) -> dict[str, Any] | None:
+def load_stamp(cache_dir: Path, stamp: str) -> dict[str, Any] | None:
     try:
-        with open(scan_cache / STAMP_FILE, "rb") as fh:
+        with open(cache_dir / STAMP_FILE, "rb") as fh:
             entry = json.loads(fh.read())
     except (OSError, ValueError):
         return None
@@ -129,7 +129,7 @@ def load_stamp(scan_cache: Path, stamp: str) -> dict[str, Any] | None:
     return entry
 
 
-def store_stamp(scan_cache: Path, stamp: str, policy: Any) -> None:
+def store_stamp(cache_dir: Path, stamp: str, policy: Any) -> None:
     entry = {
         "stamp": stamp,
         "fingerprint": policy.fingerprint,
@@ -137,6 +137,6 @@ def store_stamp(scan_cache: Path, stamp: str, policy: Any) -> None:
         "known": sorted(str(a) for a in policy.get("agents.known", []) or []),
     }
     try:
-        _write_private(scan_cache / STAMP_FILE, json.dumps(entry, sort_keys=True).encode("ascii"))
+        _write_private(cache_dir / STAMP_FILE, json.dumps(entry, sort_keys=True).encode("ascii"))
     except OSError:
         pass

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 EXIT_REFUSED = 126
 EXIT_NOT_FOUND = 127
@@ -111,26 +113,93 @@ def _findings_summary(agent: str, gate: Any, root_display: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def fast_launch(agent: str, agent_args: list[str], environ: dict[str, str], here: Path) -> int | None:
+    """The cache-hit launch: no TOML, no click, no scanner. None = take the full path.
+
+    Taken only when everything is already known and clean: the policy stamp
+    matches (same layer files), the agent is known and on PATH, and the gate
+    cache holds "clean" for this exact repository state (or there is no
+    repository). Anything else — findings, a miss, an error — goes the full way,
+    which explains itself and records its own event.
+    """
+    if environ.get("TCG_POLICY"):
+        return None
+    from tcg.launcher import cache
+    from tcg.paths import get_paths
+
+    paths = get_paths(environ)
+    stamp = cache.load_stamp(paths.cache, cache.policy_stamp(str(here), str(paths.policy_file)))
+    if stamp is None or agent not in stamp["known"]:
+        return None
+    from tcg.launcher.resolve import interpreter, resolve_agent
+
+    path = resolve_agent(agent, environ.get("PATH"))
+    if path is None:
+        return None
+    from tcg.launcher.gate import lookup
+
+    gate, _ = lookup(here, stamp["fingerprint"], paths)
+    if gate is None or gate.status not in ("clean", "none"):
+        return None
+    from tcg.launcher.wiring import WiringError, agent_env
+    from tcg.events import new_session_id
+
+    session = new_session_id()
+    try:
+        child_env, wired = agent_env(agent, session, environ, interpreter(), paths)
+    except WiringError:
+        return None
+    policy_ref = {"snapshot": stamp["snapshot"], "fingerprint": stamp["fingerprint"]}
+    _emit(_Ref(policy_ref), session, _actor(environ), "allow", "allowed" if gate.status == "clean" else "no-repository",
+          [], agent=agent, **gate.fields(), accepted=False, wired=wired, exit_code=None)
+    from tcg.launcher.exec import exec_agent
+
+    return exec_agent(path, [agent, *agent_args], child_env)
+
+
+class _Ref:
+    """A policy reference from the stamp (what events need: ``ref()``)."""
+
+    def __init__(self, ref: dict[str, str]):
+        self._ref = ref
+
+    def ref(self) -> dict[str, str]:
+        return dict(self._ref)
+
+
 def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
            env: Mapping[str, str] | None = None, cwd: Path | None = None) -> int:
     """Gate, wire and exec ``agent``. Returns only when the agent does not start (or on Windows)."""
-    from tcg.errors import PolicyError
-    from tcg.events import new_session_id
-    from tcg.policy.load import load_policy
-
     environ = dict(os.environ if env is None else env)
     here = cwd or Path.cwd()
+    if not accept_findings:
+        fast = fast_launch(agent, agent_args, environ, here)
+        if fast is not None:
+            return fast
+
+    from tcg.errors import PolicyError
+    from tcg.events import new_session_id
+    from tcg.launcher import cache
+    from tcg.paths import get_paths
+    from tcg.policy.load import load_policy
+
     session = new_session_id()
     actor = _actor(environ)
     base: dict[str, Any] = {"agent": agent}
+    paths = get_paths(environ)
+    # Stamped before loading: a layer edited meanwhile then misses next time, never hits stale.
+    stamp = None if environ.get("TCG_POLICY") else cache.policy_stamp(str(here), str(paths.policy_file))
 
     try:
-        policy = load_policy(cwd=here)
+        policy = load_policy(cwd=here, environ=environ)
     except PolicyError as exc:
         _emit(None, session, actor, "block", "policy-invalid", [], **base, exit_code=EXIT_REFUSED)
         _refuse(f"launch of {agent} refused: the policy is invalid: {exc.message}",
                 exc.hint or "run `tcg policy check` and fix the file and line it names")
         return EXIT_REFUSED
+
+    if stamp is not None:
+        cache.store_stamp(paths.cache, stamp, policy)
 
     known = [str(a) for a in policy.get("agents.known", []) or []]
     if agent not in known:
@@ -156,12 +225,8 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
 
     from tcg.launcher.gate import run_gate
 
-    gate = run_gate(agent, here, policy, progress=sys.stderr.isatty())
-    fields = {
-        **base, "repo": gate.repo_hash, "status": gate.status, "cache": gate.cache, "scanned": gate.scanned,
-        "files": gate.files, "blobs": gate.blobs, "findings": gate.findings,
-        "counts_by_rule": gate.counts_by_rule, "complete": gate.complete, "duration_ms": gate.duration_ms,
-    }
+    gate = run_gate(agent, here, policy, paths=paths, progress=sys.stderr.isatty())
+    fields = {**base, **gate.fields()}
     rules = sorted(gate.counts_by_rule)
 
     from tcg.policy.model import Decision
@@ -198,7 +263,7 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
     from tcg.launcher.wiring import WiringError, agent_env
 
     try:
-        child_env, wired = agent_env(agent, session, environ, interpreter())
+        child_env, wired = agent_env(agent, session, environ, interpreter(), paths)
     except WiringError as exc:
         _emit(policy, session, actor, "block", "internal-error", rules, **fields, exit_code=EXIT_REFUSED)
         _refuse(f"launch of {agent} refused: {exc.message}", exc.hint)

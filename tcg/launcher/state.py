@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 from pathlib import Path
 
 from tcg.errors import TcgError
@@ -55,6 +54,8 @@ def git_env() -> dict[str, str]:
 
 def find_repo(cwd: Path) -> Path | None:
     """The work-tree root of the git repository containing ``cwd``; None outside one."""
+    import subprocess
+
     try:
         proc = subprocess.run(
             ["git", "-C", str(cwd), "rev-parse", "--show-toplevel"],
@@ -147,18 +148,61 @@ def _digest(root: Path, refs_out: bytes, status_out: bytes) -> bytes:
     return h.digest()
 
 
-def _spawn(where: Path, args: tuple[str, ...], env: dict[str, str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(["git", "-C", str(where), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env)
+def _run_all(where: Path, commands: list[tuple[str, ...]], env: dict[str, str]) -> list[tuple[int, bytes]]:
+    """Run git commands concurrently: [(exit status, stdout)], stdin/stderr on /dev/null.
+
+    posix_spawn and raw pipes instead of subprocess: this is the cache-hit path,
+    and subprocess (with selectors, threading, signal) costs more to import than
+    the git commands cost to run. Reading the pipes one after the other cannot
+    deadlock: the commands do not depend on each other, so each one finishes.
+    """
+    if not hasattr(os, "posix_spawnp"):  # pragma: no cover - Windows
+        import subprocess
+
+        procs = [subprocess.Popen(["git", "-C", str(where), *c], stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env) for c in commands]
+        return [(p.returncode, out) for p in procs for out, _ in [p.communicate()]]
+    running = []
+    try:
+        for args in commands:
+            r, w = os.pipe()
+            actions = [
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, w, 1),
+                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_CLOSE, r),
+                (os.POSIX_SPAWN_CLOSE, w),
+            ]
+            try:
+                pid = os.posix_spawnp("git", ["git", "-C", str(where), *args], env, file_actions=actions)
+            except BaseException:
+                os.close(r)
+                os.close(w)
+                raise
+            os.close(w)
+            running.append((pid, r))
+    except FileNotFoundError:
+        for pid, r in running:
+            os.close(r)
+            os.waitpid(pid, 0)
+        raise
+    results = []
+    for pid, r in running:
+        chunks = []
+        try:
+            while chunk := os.read(r, 1 << 16):
+                chunks.append(chunk)
+        finally:
+            os.close(r)
+        _, status = os.waitpid(pid, 0)
+        results.append((os.waitstatus_to_exitcode(status), b"".join(chunks)))
+    return results
 
 
 def state_material(root: Path) -> bytes:
     """Everything the key covers, as a digest (key it; never store the material)."""
-    env = git_env()
-    refs, status = _spawn(root, _REFS, env), _spawn(root, _STATUS, env)
-    refs_out, _ = refs.communicate()
-    status_out, _ = status.communicate()
-    if refs.returncode != 0 or status.returncode != 0:
+    (rc1, refs_out), (rc2, status_out) = _run_all(root, [_REFS, _STATUS], git_env())
+    if rc1 != 0 or rc2 != 0:
         raise StateError(f"git cannot read the repository state of {root}",
                          hint=f"check it with `git -C {root} status`")
     return _digest(root, refs_out, status_out)
@@ -170,19 +214,16 @@ def repo_state(cwd: Path) -> tuple[Path, bytes] | None:
     The three git commands run concurrently (porcelain paths are relative to the
     root, so the root is only needed for hashing, after all three finish).
     """
-    env = git_env()
     try:
-        top = _spawn(cwd, ("rev-parse", "--show-toplevel"), env)
+        (rc0, top_out), (rc1, refs_out), (rc2, status_out) = _run_all(
+            cwd, [("rev-parse", "--show-toplevel"), _REFS, _STATUS], git_env())
     except FileNotFoundError:
-        return None if find_repo(cwd) is None else None  # find_repo raises StateError inside a repo
-    refs, status = _spawn(cwd, _REFS, env), _spawn(cwd, _STATUS, env)
-    top_out, _ = top.communicate()
-    refs_out, _ = refs.communicate()
-    status_out, _ = status.communicate()
-    if top.returncode != 0:
+        find_repo(cwd)  # no git: raises StateError when a repository is there after all
         return None
-    root = Path(top_out.decode("utf-8", "surrogateescape").strip())
-    if refs.returncode != 0 or status.returncode != 0 or not str(root):
+    if rc0 != 0:
+        return None
+    root = Path(os.fsdecode(top_out.rstrip(b"\n")))
+    if rc1 != 0 or rc2 != 0 or not top_out.strip():
         raise StateError(f"git cannot read the repository state of {root}",
                          hint=f"check it with `git -C {root} status`")
     return root, _digest(root, refs_out, status_out)

@@ -105,6 +105,7 @@ class Masker:
         self._cut = 0  # view offset: everything before it is emitted (or swallowed)
         self._emitted = 0  # raw offset up to which output has been produced
         self._block: _Block | None = None
+        self._idle_blocks: set[int] = set()  # terminal: view offsets of blocks closed on idle
         self._block_ends = dict(getattr(detector, "block_rules", {}) or {})
         self._end_width = max((_width(p) for p in self._block_ends.values()), default=0)
         self._anchors: AnchorSet | None = None
@@ -139,6 +140,7 @@ class Masker:
         self._v.finish()
         out = bytearray()
         if self._block is not None:
+            self._idle_blocks.add(self._block.start)
             self._close_block(out, self._v.view_end)
         self._advance(out, final=True)
         self._held_since = None
@@ -179,8 +181,8 @@ class Masker:
                 _shift(f, f.start + ws, f.end + ws)
                 for f in (self.detector.find_bytes(window, decode=self.decode) if window else [])
                 if f.end + ws > self._cut
-                # terminal: a block whose BEGIN was already released on idle stays released
-                and not (terminal and f.start + ws < self._cut and f.rule_id in self._block_ends)
+                # terminal: a block already cut short on idle is not reopened
+                and not (terminal and f.start + ws in self._idle_blocks)
             ]
             cut_to = decided
             block: Finding | None = None

@@ -44,7 +44,7 @@ from tcg.mcp.framing import (
     parse_line,
     readable_id,
 )
-from tcg.mcp.mask_response import ResponseMasker
+from tcg.mcp.mask_response import MaskStats, ResponseMasker
 from tcg.mcp.relay import CLIENT, SERVER, Output, StdioRelay
 
 SURFACE = "mcp"
@@ -63,8 +63,6 @@ def _id_key(value: Any) -> tuple[str, Any]:
     return (type(value).__name__, value)
 
 
-def _safe(value: Any) -> str | None:
-    return value if isinstance(value, str) and _SAFE_NAME.fullmatch(value) else None
 
 
 class McpSession:
@@ -84,6 +82,13 @@ class McpSession:
         self._notes = 0
 
     # ------------------------------------------------------------ helpers
+
+    def _label(self, value: Any) -> str | None:
+        """A method/tool name for an event: short plain names only, and masked
+        (a client may put anything in a tool name)."""
+        if not (isinstance(value, str) and _SAFE_NAME.fullmatch(value)):
+            return None
+        return self.masker.mask_string(value, MaskStats())
 
     def _count(self, key: str, n: int = 1) -> None:
         with self._lock:
@@ -161,7 +166,7 @@ class McpSession:
         self._count("blocked")
         params = obj.get("params") if isinstance(obj.get("params"), dict) else {}
         self._emit("mcp_request_blocked", decision="block", reason=blocked.reason,
-                   rules=[blocked.rule], method=_safe(frame.method), tool=_safe(params.get("name")),
+                   rules=[blocked.rule], method=self._label(frame.method), tool=self._label(params.get("name")),
                    kind=frame.kind)
         if frame.kind == NOTIFICATION:
             return []  # notifications are never answered
@@ -217,7 +222,7 @@ class McpSession:
         self._count("masked_spans", stats.spans)
         self._emit("mcp_response_masked", decision="sanitize", reason="secret-in-response",
                    rules=sorted(stats.rules), count=stats.spans, kind=frame.kind,
-                   method=_safe(frame.method), length=len(line), withheld=not valid)
+                   method=self._label(frame.method), length=len(line), withheld=not valid)
         if valid:
             return [(CLIENT, data)]
         self._count("withheld")
@@ -269,7 +274,7 @@ def run_proxy(argv: list[str], name: str | None = None, *, client_in: int = 0,
     masker = ResponseMasker(load_detector(policy), KeyedHasher.for_install())
     log = EventLog()
     session = current_session()
-    server_name = name or default_name(argv)
+    server_name = masker.mask_string(name or default_name(argv), MaskStats())  # events hold no secret
     warned = [False]
 
     def emit(event: str, **fields: Any) -> None:
@@ -285,7 +290,7 @@ def run_proxy(argv: list[str], name: str | None = None, *, client_in: int = 0,
     relay = StdioRelay(argv, handler, client_in=client_in, client_out=client_out,
                        on_note=_stderr_note)
     started = time.monotonic()
-    emit("mcp_session_status", status="start", command=os.path.basename(argv[0]),
+    emit("mcp_session_status", status="start", command=masker.mask_string(os.path.basename(argv[0]), MaskStats()),
          args=len(argv) - 1, roots=len(checker.roots))
     status = "error"
     rc = 1

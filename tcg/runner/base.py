@@ -8,6 +8,7 @@ loop only sees file descriptors / bytes and an :class:`OutputFilter`.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Protocol
 
 # Exit codes of the station agent (DESIGN §3): the child's own, 128+N for a
@@ -130,3 +131,43 @@ def fd_identity(fd: int) -> str:
     if stat.S_ISCHR(st.st_mode):
         return f"c{st.st_rdev}"
     return f"i{st.st_dev}:{st.st_ino}"
+
+
+class LazyFilter:
+    """Builds the real filter on the first output byte.
+
+    Building the masker means loading the detector (hundreds of ms today); a
+    command that prints nothing (cd, mkdir, cp, true) should not pay for it.
+    If the build fails, the output is withheld (never shown unmasked) and
+    ``error`` records why; the station reports it after the run.
+    """
+
+    def __init__(self, factory: Callable[[], OutputFilter]):
+        self._factory = factory
+        self._inner: OutputFilter | None = None
+        self.error: BaseException | None = None
+
+    @property
+    def built(self) -> bool:
+        return self._inner is not None
+
+    def _get(self) -> OutputFilter | None:
+        if self._inner is None and self.error is None:
+            try:
+                self._inner = self._factory()
+            except Exception as exc:  # noqa: BLE001 - fail closed: withhold output
+                self.error = exc
+        return self._inner
+
+    def feed(self, data: bytes) -> bytes:
+        inner = self._get()
+        return inner.feed(data) if inner is not None else b""
+
+    def flush(self) -> bytes:
+        return self._inner.flush() if self._inner is not None else b""
+
+    def release_idle(self) -> bytes:
+        return self._inner.release_idle() if self._inner is not None else b""
+
+    def idle_deadline(self) -> float | None:
+        return self._inner.idle_deadline() if self._inner is not None else None

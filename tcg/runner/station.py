@@ -147,6 +147,8 @@ class Station:
         self.session = self.env.get("TCG_SESSION") or os.urandom(8).hex()
         self.policy: Any = None
         self._warned = False
+        self._filters: list[Any] = []
+        self._keyed: Any = None
 
     # ------------------------------------------------------------ decide
 
@@ -202,24 +204,63 @@ class Station:
     # ------------------------------------------------------------ masking
 
     def make_filter(self, mode: str) -> Any:
-        """The masker for ``mode`` ("strict"|"terminal"); identity until tcg.mask exists.
+        """The masker for ``mode`` ("strict"|"terminal"), built on first output.
 
-        Raises when the masker exists but cannot be built (the caller refuses).
+        Identity until tcg.mask exists. The module is imported here, before
+        anything runs, so a broken install refuses the line; the detector
+        itself is loaded lazily (see LazyFilter).
+        """
+        from tcg.runner.base import IdentityFilter, LazyFilter
+
+        factory = _masker_factory()
+        if factory is None:
+            return IdentityFilter()
+        policy = self.policy
+        lazy = LazyFilter(lambda: factory(policy, mode))
+        self._filters.append(lazy)
+        return lazy
+
+    def masked_line(self, line: str) -> str | None:
+        """The command line as the strict masker prints it; None without a masker.
+
+        Results are cached on disk, keyed by a keyed hash of (line, policy,
+        detector files): the masked form holds no secret, and a silent command
+        then never loads the detector. A hit is only used while the detector
+        is not loaded anyway.
         """
         factory = _masker_factory()
         if factory is None:
-            from tcg.runner.base import IdentityFilter
-
-            return IdentityFilter()
-        return factory(self.policy, mode)
-
-    def masked_line(self, line: str) -> str | None:
-        """The command line as the strict masker prints it; None without a masker."""
-        if _masker_factory() is None:
             return None
-        m = self.make_filter("strict")
+        loaded = any(f.built for f in self._filters)
+        entry = None if loaded else self._line_cache_entry(line)
+        if entry is not None:
+            try:
+                return entry.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                pass
+        m = factory(self.policy, "strict")
         data = line.encode("utf-8", "surrogateescape")
-        return (m.feed(data) + m.flush()).decode("utf-8", "replace")
+        masked = (m.feed(data) + m.flush()).decode("utf-8", "replace")
+        entry = entry or self._line_cache_entry(line)
+        if entry is not None:
+            _store(entry, masked)
+        return masked
+
+    def _line_cache_entry(self, line: str) -> Any:
+        try:
+            from tcg.paths import get_paths
+
+            key = f"{self.policy.fingerprint if self.policy else ''}\0{_detector_signature()}\0{line}"
+            return get_paths(self.env).cache / "masked-lines" / (self._hasher().h16(key) + ".txt")
+        except Exception:  # noqa: BLE001 - the cache is an optimisation only
+            return None
+
+    def _hasher(self) -> Any:
+        if self._keyed is None:
+            from tcg.keyhash import KeyedHasher
+
+            self._keyed = KeyedHasher.for_install()
+        return self._keyed
 
     # ------------------------------------------------------------ events
 
@@ -227,7 +268,6 @@ class Station:
         """Append the command_decision event; on failure warn once, never raise."""
         try:
             from tcg.events import EventLog
-            from tcg.keyhash import KeyedHasher
 
             try:
                 command = self.masked_line(line)
@@ -244,7 +284,7 @@ class Station:
                 session=self.session,
                 command=command,
                 command_len=len(line),
-                command_hash=KeyedHasher.for_install().h16(line),
+                command_hash=self._hasher().h16(line),
                 **fields,
             )
         except Exception as exc:  # noqa: BLE001 - logging must not change the outcome
@@ -318,7 +358,16 @@ class Station:
         except SpawnError as exc:
             sys.stderr.write(f"tcg: {exc}\n")
             code = exc.exit_code
-        self.record(line, verdict, exit_code=code, mode=mode, nested=False, shell=shell)
+        failed = [f.error for f in self._filters if getattr(f, "error", None) is not None]
+        if failed:
+            # The command ran, but its output could not be masked: it was withheld.
+            sys.stderr.write(
+                f"tcg: output withheld: the masker failed ({type(failed[0]).__name__})\n"
+                "hint: rerun with TCG_DEBUG=1 to see the traceback and report it\n"
+            )
+            code = EXIT_BLOCKED
+        self.record(line, verdict, exit_code=code, mode=mode, nested=False, shell=shell,
+                    output_withheld=bool(failed))
         return code
 
 
@@ -336,6 +385,46 @@ def _masker_factory() -> Any:
             raise
         return None
     return getattr(mask, "masker_for", None)
+
+
+def _detector_signature() -> str:
+    """Changes when the packaged rules or the masking code change (stat only)."""
+    import tcg
+
+    root = os.path.dirname(tcg.__file__)
+    parts = [getattr(tcg, "__version__", "")]
+    rules = os.path.join(root, "detect", "rules")
+    try:
+        names = sorted(os.listdir(rules))
+    except OSError:
+        names = []
+    paths = [os.path.join(rules, n) for n in names]
+    paths += [os.path.join(root, *p) for p in (("detect", "engine.py"), ("detect", "rule.py"),
+                                               ("mask", "masker.py"), ("mask", "view.py"))]
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        parts.append(f"{path}:{st.st_mtime_ns}:{st.st_size}")
+    return "|".join(parts)
+
+
+def _store(path: Any, text: str) -> None:
+    """Atomic best-effort write of a cache entry (0600, private dir)."""
+    try:
+        from tcg.paths import ensure_private_dir
+
+        ensure_private_dir(path.parent)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        pass
 
 
 def _print_refusal(verdict: Any) -> None:

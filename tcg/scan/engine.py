@@ -207,7 +207,7 @@ def _scan_task(task: tuple[Any, ...]) -> tuple[int, list[_Row], dict[str, int]]:
                     stats["blobs_missing"] += 1
                 elif len(data) > _W["max_blob"]:
                     stats["blobs_skipped_large"] += 1
-                elif b"\0" in data[:BINARY_SNIFF]:
+                elif data.find(b"\0", 0, BINARY_SNIFF) >= 0:
                     stats["blobs_skipped_binary"] += 1
                 else:
                     stats["blobs_scanned"] += 1
@@ -226,7 +226,7 @@ def _scan_task(task: tuple[Any, ...]) -> tuple[int, list[_Row], dict[str, int]]:
                 stats["files_skipped_large"] += 1
             elif data is None:
                 continue
-            elif b"\0" in data[:BINARY_SNIFF]:
+            elif data.find(b"\0", 0, BINARY_SNIFF) >= 0:
                 stats["files_skipped_binary"] += 1
             else:
                 stats["files_scanned"] += 1
@@ -366,7 +366,9 @@ def _resolve_targets(paths: Iterable[str | os.PathLike[str]]) -> list[_Target]:
         path = Path(p).expanduser().absolute()
         repo = None
         bare = False
-        if path.is_dir():
+        if path.is_dir() and (path / ".git").is_dir() and (path / ".git" / "HEAD").is_file():
+            repo = path  # the common case, without spawning git
+        elif path.is_dir():
             found = gitobjects.repo_root(path)
             # Only a repository rooted exactly here: a subdirectory of a checkout is
             # scanned as a plain directory (its history is the whole repository's).
@@ -452,53 +454,67 @@ def scan_paths(
     max_blob = int(policy.get("scan.max-blob-bytes", DEFAULT_MAX_BLOB_BYTES) or DEFAULT_MAX_BLOB_BYTES)
     allow = tuple(str(p) for p in policy.get("scan.allow_paths", []) or [])
     disabled = frozenset(str(r) for r in policy.get("detect.disabled_rules", []) or [])
-    categories = frozenset(str(c) for c in policy.get("scan.categories", DEFAULT_CATEGORIES) or DEFAULT_CATEGORIES)
-    det = detector if detector is not None else _load_detector(policy, disabled, categories)
-    secret_key = key if key is not None else _load_key()
-    njobs = _jobs(jobs)
+    categories = frozenset(
+        str(c) for c in policy.get("scan.categories", DEFAULT_CATEGORIES) or DEFAULT_CATEGORIES
+    )
     targets = _resolve_targets(paths)
     errors: list[str] = []
     stats: Counter[str] = Counter()
-    pre_stats: Counter[str] = Counter()  # written only by the task generator's thread
     budget = _Budget(max_objects, max_bytes)
     rows: list[tuple[int, _Row]] = []
 
-    _set_state(det, secret_key, max_blob, disabled, categories)
-    ctx = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-    pool = ctx.Pool(njobs, initializer=_pool_init) if (ctx is not None and njobs > 1) else None
-    enum_pool = ThreadPoolExecutor(max_workers=max(2, min(8, njobs * 2)))
-    try:
+    # 1. List every target's work in threads (git does the work in child processes)
+    #    while this thread loads the detector; all threads are joined before the
+    #    pool forks, so no worker is forked from a multi-threaded parent.
+    tasks: list[tuple[Any, ...]] = []
+    with ThreadPoolExecutor(max_workers=4) as enum_pool:
         futures = []
         for t in targets:
             if not t.path.exists():
                 futures.append(None)
                 errors.append(f"{t.path}: no such file or directory")
+            else:
+                futures.append(enum_pool.submit(_enumerate, t, history, max_blob, allow))
+        try:
+            det = detector if detector is not None else _load_detector(policy, disabled, categories)
+            secret_key = key if key is not None else _load_key()
+        except BaseException:
+            for fut in futures:
+                if fut is not None:
+                    fut.cancel()
+            raise
+        # Targets in the order given, so a budget always cuts the same objects.
+        for t, fut in zip(targets, futures, strict=True):
+            if fut is None:
                 continue
-            futures.append(enum_pool.submit(_enumerate, t, history, max_blob, allow))
+            try:
+                blobs, files, pre = fut.result()
+            except (TcgError, OSError) as exc:
+                errors.append(f"{t.path}: {getattr(exc, 'message', None) or exc}")
+                continue
+            stats.update(pre)
+            root = t.path.parent if t.path.is_file() else t.path  # a single file: its dir
+            if max_bytes is not None:
+                files = _file_sizes(root, files)
+            kept_b = [(item, n) for item, n in blobs if budget.take(n)]
+            kept_f = [(item, n) for item, n in files if budget.take(n)]
+            tasks.extend(_batches("blobs", str(t.repo), t.index, kept_b))
+            tasks.extend(_batches("files", str(root), t.index, kept_f))
 
-        def tasks() -> Iterator[tuple[Any, ...]]:
-            # Targets in the order given, so a budget always cuts the same objects.
-            for t, fut in zip(targets, futures, strict=True):
-                if fut is None:
-                    continue
-                try:
-                    blobs, files, pre = fut.result()
-                except (TcgError, OSError) as exc:
-                    errors.append(f"{t.path}: {getattr(exc, 'message', None) or exc}")
-                    continue
-                pre_stats.update(pre)
-                root = t.path.parent if t.path.is_file() else t.path  # a single file: its dir
-                if max_bytes is not None:
-                    files = _file_sizes(root, files)
-                kept_b = [(item, n) for item, n in blobs if budget.take(n)]
-                kept_f = [(item, n) for item, n in files if budget.take(n)]
-                yield from _batches("blobs", str(t.repo), t.index, kept_b)
-                yield from _batches("files", str(root), t.index, kept_f)
-
+    # 2. Scan: in this process when the work is small, else in a forked pool.
+    njobs = _jobs(jobs)
+    if jobs is None and len(tasks) <= 1:
+        njobs = 1  # one batch cannot be split: forking workers would only cost time
+    _set_state(det, secret_key, max_blob, disabled, categories)
+    ctx = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+    pool = ctx.Pool(min(njobs, len(tasks)), initializer=_pool_init) if (ctx and njobs > 1 and len(tasks) > 1) else None
+    try:
         if pool is not None:
-            results: Iterable[tuple[int, list[_Row], dict[str, int]]] = pool.imap_unordered(_scan_task, tasks())
+            results: Iterable[tuple[int, list[_Row], dict[str, int]]] = pool.imap_unordered(
+                _scan_task, tasks
+            )
         else:
-            results = map(_scan_task, tasks())
+            results = map(_scan_task, tasks)
         for tidx, out, st in results:
             stats.update(st)
             rows.extend((tidx, r) for r in out)
@@ -513,12 +529,10 @@ def scan_paths(
             pool.terminate()
         raise
     finally:
-        enum_pool.shutdown(wait=True, cancel_futures=True)
         if pool is not None:
             pool.close()
             pool.join()
         _close_readers()
-    stats.update(pre_stats)
 
     findings = []
     for tidx, r in rows:

@@ -84,7 +84,7 @@ def git(repo: Path | str, *args: str, check: bool = True) -> bytes:
 def repo_root(path: Path) -> tuple[Path, bool] | None:
     """(work tree root or, for a bare repository, its git dir; bare?) for ``path``, else None."""
     proc = subprocess.run(
-        ["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-toplevel"],
+        ["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-cdup"],
         capture_output=True,
         env=git_env(),
         check=False,
@@ -92,9 +92,13 @@ def repo_root(path: Path) -> tuple[Path, bool] | None:
     if proc.returncode != 0:
         return None
     lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if lines and lines[0] == "true":
+    if len(lines) < 2:
+        return None
+    if lines[0] == "true" or len(lines) < 3:
+        # A bare repository, or the .git directory of a checkout itself (no
+        # --show-cdup there): only the object database can be scanned.
         return Path(lines[1]), True
-    return (Path(lines[2]), False) if len(lines) >= 3 else None
+    return (path / lines[2]).resolve(), False
 
 
 def iter_reachable_blobs(repo: Path) -> Iterator[BlobRef]:
@@ -241,8 +245,11 @@ class BlobReader:
                     yield oid, None
                     continue
                 size = int(parts[2])
-                data = stdout.read(size + 1)
-                yield oid, data[:size]
+                data = stdout.read(size)  # exactly size bytes (no slice copy of big blobs)
+                stdout.read(1)  # the newline after the contents
+                if len(data) != size:
+                    raise GitError(f"git cat-file ended early in {self.repo}")
+                yield oid, data
 
     def close(self) -> None:
         proc = self._proc

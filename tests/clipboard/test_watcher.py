@@ -82,8 +82,44 @@ def test_own_write_is_not_remasked_and_unchanged_clipboard_is_not_written(displa
     w2, rec2 = make()
     assert w2.poll() == CLEAN and rec2.writes == 0
     assert [w2.poll() for _ in range(3)] == [UNCHANGED] * 3 and rec2.writes == 0
-    # unchanged polls cost one tool call each (no TARGETS, no write)
-    assert len(rec2.argvs) == 1 + 1 + 3
+    # with the XFixes hint, unchanged polls start no tool at all (read + TARGETS only)
+    assert len(rec2.argvs) == 2
+
+
+def test_without_the_hint_an_unchanged_poll_costs_one_read_and_no_write(display, tcg_home):
+    copy(b"plain text")
+    w, rec = make(use_hint=False)
+    assert w.poll() == CLEAN
+    assert [w.poll() for _ in range(3)] == [UNCHANGED] * 3
+    assert len(rec.argvs) == 2 + 3 and rec.writes == 0
+
+
+def test_hint_sees_every_copy_and_the_periodic_read_still_happens(display, tcg_home, monkeypatch):
+    copy(b"plain text")
+    w, rec = make()
+    assert w._hint is not None
+    assert w.poll() == CLEAN
+    assert w.poll() == UNCHANGED and len(rec.argvs) == 2
+    tok = fake_pat()
+    copy(f"new {tok}".encode())  # a new copy: XFixes reports the owner change
+    assert wait_for_outcome(w, MASKED)
+    assert tok.encode() not in paste()
+    import tcg.clipboard.watcher as watcher_mod
+
+    monkeypatch.setattr(watcher_mod, "VERIFY_EVERY", 0.0)  # the safety net: read regardless
+    n = len(rec.argvs)
+    assert w.poll() in (OWN_WRITE, UNCHANGED) and w.poll() == UNCHANGED
+    assert len(rec.argvs) == n + 2
+
+
+def wait_for_outcome(w, outcome, polls=50):
+    import time
+
+    for _ in range(polls):
+        if w.poll() == outcome:
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def test_clean_text_is_never_written(display, tcg_home):

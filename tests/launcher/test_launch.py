@@ -13,7 +13,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tcg.launcher.gate import CACHE_FIELDS
+from tcg.launcher.cache import CACHE_FIELDS
 from tests.helpers.leaks import assert_no_secret_written
 from tests.launcher.conftest import TCG, commit, git, github_pat, make_repo
 

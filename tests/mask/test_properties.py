@@ -65,11 +65,15 @@ def streams(draw, pool: tuple[Plant, ...] | None = None, max_fill: int = 4000):
     chosen = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3))
     rate = draw(st.sampled_from([0.0, 0.0, 0.05, 0.3]))
     parts = []
+    fills = []
     for p in chosen:
-        parts.append(filler(r.randrange(2**32), draw(st.integers(0, max_fill))))
-        parts.append(b"\n" + noisify(r, p.text, rate) + b"\n")
-    parts.append(filler(r.randrange(2**32), draw(st.integers(0, max_fill))))
-    return b"".join(parts), needles_of(chosen)
+        fills.append(filler(r.randrange(2**32), draw(st.integers(0, max_fill))))
+        parts += [fills[-1], b"\n" + noisify(r, p.text, rate) + b"\n"]
+    fills.append(filler(r.randrange(2**32), draw(st.integers(0, max_fill))))
+    parts.append(fills[-1])
+    # a needle the filler happens to contain (": import") is not a leak of the plant
+    junk = b"\x00".join(fills)
+    return b"".join(parts), [n for n in needles_of(chosen) if n not in junk]
 
 
 # chunk sizes; "ones" = the whole stream one byte at a time (only on short streams)

@@ -130,10 +130,13 @@ def test_ids_keep_their_type_and_blocked_requests_never_reach_the_server(tmp_pat
     assert r == {"jsonrpc": "2.0", "id": "s-2", "result": {"text": "hello"}}
     p.send(req(0, "echo", text="zero"))
     assert p.next()["id"] == 0
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "s-9", "reason": "t"}}
+    p.send(cancel)  # relayed unchanged (the id it names is untouched)
     assert p.close() == 0
     got = p.server_got()
     assert b".env" not in got and b"002e" not in got and b"id_rsa" not in got and b".ssh" not in got
-    assert got.count(b"\n") == 2
+    assert got.count(b"\n") == 3
+    assert json.loads(got.splitlines()[-1]) == cancel
 
 
 def test_invalid_client_frames_fail_closed(tmp_path):

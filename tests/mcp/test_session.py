@@ -99,3 +99,12 @@ def test_internal_errors_fail_closed(session, monkeypatch):
 ])
 def test_default_name(argv, name):
     assert default_name(argv) == name
+
+
+def test_event_fields_never_carry_a_secret_even_as_a_tool_name(session):
+    secret = planted_secrets()["TEST_SECRET_B"]
+    session.from_client(line({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                              "params": {"name": secret, "arguments": {"p": ".env"}}}))
+    event, fields = session.events[-1]
+    assert event == "mcp_request_blocked"
+    assert secret not in json.dumps(fields) and fields["tool"].startswith("<SECRET:")

@@ -218,3 +218,15 @@ def test_partial_clone_is_not_fetched_and_reported_partial(tmp_path):
     # nothing was fetched from the promisor remote
     missing = git(clone, "rev-list", "--objects", "--all", "--missing=print")
     assert sum(1 for line in missing.splitlines() if line.startswith("?")) == 2
+
+
+def test_bare_repository_and_git_dir_scan_history(repo, tmp_path):
+    r, added, _ = repo
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(r), str(bare)], check=True)
+    for target in (bare, r / ".git"):
+        res = scan_repo(target, load_policy(), jobs=1)
+        assert [(f.rule_id, f.path, f.commit) for f in res.findings] == [
+            ("github-pat-classic", "app/settings.py", added)
+        ], target
+        assert res.stats["files_scanned"] == 0
