@@ -33,6 +33,19 @@ WORDS = ("the quick brown fox jumps over lazy dog build test deploy error warnin
          "request response server client cache index value table row column 404 200 17 3.14").split()
 
 
+# The station's copy loops with an identity filter: what the runner itself costs.
+RUNNER_ONLY = """
+import os, sys
+from tcg.runner.base import IdentityFilter
+if os.isatty(0) and os.isatty(1):
+    from tcg.runner.loop import run_pty
+    sys.exit(run_pty(sys.argv[1:2] + ["-c", sys.argv[2]], dict(os.environ), IdentityFilter()))
+from tcg.runner.pipes import run_pipes
+sys.exit(run_pipes(sys.argv[1:2] + ["-c", sys.argv[2]], dict(os.environ), IdentityFilter(),
+                   IdentityFilter()))
+"""
+
+
 def make_text(path: Path, size: int) -> None:
     rng = random.Random(4)
     lines = []
@@ -101,11 +114,14 @@ def main() -> int:
         line = f"cat '{big}'"
         tcg = [TCG_SHELL, "run-line", "--shell", BASH, line]
         piped([TCG_SHELL, "run-line", "--shell", BASH, "echo warm"], env)  # warm caches
+        unmasked = [PY, "-c", RUNNER_ONLY, BASH, line]
         results = {
             "pty  script -qfc": median_of(args.runs, on_outer_pty,
                                           ["script", "-qfc", line, "/dev/null"], env),
+            "pty  tcg runner, no masker": median_of(args.runs, on_outer_pty, unmasked, env),
             "pty  tcg_shell (masked)": median_of(args.runs, on_outer_pty, tcg, env),
             "pipe cat | cat": median_of(args.runs, piped, [BASH, "-c", f"{line} | cat"], env),
+            "pipe tcg runner, no masker": median_of(args.runs, piped, unmasked, env),
             "pipe tcg_shell (masked)": median_of(args.runs, piped, tcg, env),
         }
     finally:
@@ -117,6 +133,8 @@ def main() -> int:
     pty_ratio = results["pty  script -qfc"] / results["pty  tcg_shell (masked)"]
     pipe_mbs = size / results["pipe tcg_shell (masked)"] / 1e6
     pipe_ratio = results["pipe cat | cat"] / results["pipe tcg_shell (masked)"]
+    loop_ratio = results["pty  script -qfc"] / results["pty  tcg runner, no masker"]
+    print(f"PTY: runner alone = {loop_ratio:.2f}x script's throughput")
     print(f"PTY: tcg = {pty_ratio:.2f}x script's throughput (target >= 0.8x): "
           f"{'PASS' if pty_ratio >= 0.8 else 'FAIL'}")
     print(f"pipe: tcg = {pipe_mbs:.1f} MB/s (target >= 150 MB/s): "

@@ -23,7 +23,9 @@ def clipboard() -> None:
 @click.option("--once", is_flag=True, help="Check the clipboard once, print the outcome, exit.")
 @click.option("--backend", type=click.Choice(sorted([*BACKENDS, *ALIASES])), default=None,
               help="Clipboard tool to use [default: detected].")
-def watch(interval: float | None, once: bool, backend: str | None) -> int:
+@click.option("--no-hint", is_flag=True,
+              help="X11: read the clipboard every poll instead of waiting for XFixes owner events.")
+def watch(interval: float | None, once: bool, backend: str | None, no_hint: bool) -> int:
     """Watch the clipboard; replace secrets copied to it with placeholders.
 
     Masking is destructive: the clipboard is overwritten with the masked text
@@ -38,7 +40,7 @@ def watch(interval: float | None, once: bool, backend: str | None) -> int:
     # .tcg/policy.toml has no business here.
     policy = load_policy(include_repo=False)
     be = detect_backend(backend)
-    watcher = ClipboardWatcher(be, policy=policy, interval=interval)
+    watcher = ClipboardWatcher(be, policy=policy, interval=interval, use_hint=not (no_hint or once))
     if once:
         outcome = watcher.run(once=True)
         click.echo(outcome)

@@ -64,15 +64,21 @@ def mask(file: str | None, mode: str) -> int:
 
     masker = masker_for(load_policy(), mode)
     if file is None or file == "-":
-        pump(0, 1, masker, mode)
-        return 0
-    try:
-        fd = os.open(file, os.O_RDONLY)
-    except OSError as exc:
-        raise MaskInputError(f"cannot read {file}: {exc.strerror}",
-                             hint="check the path and its permissions") from None
+        fd = 0
+    else:
+        try:
+            fd = os.open(file, os.O_RDONLY)
+        except OSError as exc:
+            raise MaskInputError(f"cannot read {file}: {exc.strerror}",
+                                 hint="check the path and its permissions") from None
     try:
         pump(fd, 1, masker, mode)
+    except BrokenPipeError:
+        # the consumer went away (`tcg mask | head`): not an error; silence the exit flush
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
     finally:
-        os.close(fd)
+        if fd != 0:
+            os.close(fd)
     return 0

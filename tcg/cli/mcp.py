@@ -9,9 +9,9 @@ _PASS_THROUGH = {"ignore_unknown_options": True, "allow_interspersed_args": Fals
 
 @click.command(name="mcp-proxy", context_settings=_PASS_THROUGH)
 @click.option("--name", metavar="N", help="Server name for events (default: the command's basename).")
-@click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.argument("argv", nargs=-1, required=True, type=click.UNPROCESSED, metavar="-- CMD [ARG]...")
 def mcp_proxy(name: str | None, argv: tuple[str, ...]) -> int:
-    """Run the MCP server CMD ARG… behind the proxy, speaking MCP on stdin/stdout.
+    """Run the MCP stdio server CMD ARG… behind the proxy (docs/mcp.md).
 
     Requests naming protected resources (.env, .ssh, SSH keys, policy
     mcp.protected_resources) get a JSON-RPC error (code -32051); secrets in

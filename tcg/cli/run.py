@@ -15,14 +15,14 @@ def run(argv: tuple[str, ...]) -> int:
 
     Exit code: the command's own; 126 when the policy blocks; 128+N on signal N.
     """
-    from tcg.runner.station import Station
+    from tcg.runner.station import Station, guarded
 
     args = list(argv)
     if args and args[0] == "--":
         args = args[1:]
     if not args:
         raise click.UsageError("missing CMD (usage: tcg run -- CMD ARG…)")
-    return Station().run_argv(args)
+    return guarded(lambda: Station().run_argv(args))
 
 
 @click.command(name="shell-run-line", context_settings=_PASS_THROUGH)

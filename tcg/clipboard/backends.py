@@ -204,7 +204,8 @@ class Backend:
             return "error", str(res.problem)
         if "can't open display" in err or "cannot open display" in err or "failed to connect" in err:
             return "error", "display"
-        if "not available" in err or "no selection" in err or "nothing is copied" in err:
+        if ("not available" in err or "no selection" in err or "nothing is copied" in err
+                or "no suitable type" in err):
             return "empty", ""
         return "error", "failed"
 

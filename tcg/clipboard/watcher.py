@@ -1,7 +1,9 @@
 """The clipboard watcher: poll, detect a change by hash, mask in place, record.
 
 One poll = one tool call when nothing changed (the content is read and hashed
-with an in-memory, per-process key). On a change the owner's TARGETS decide
+with an in-memory, per-process key) — or none on X11, where XFixes owner-change
+events (tcg.clipboard.x11) say nothing changed; then the clipboard is still read
+every VERIFY_EVERY seconds. On a change the owner's TARGETS decide
 whether it is text (images and other binary formats are left alone), then the
 first ``inspect-cap`` bytes (cut on a UTF-8 boundary, widened so a secret that
 starts before the cap is masked whole — see ``inspection_end``) go through the
@@ -38,6 +40,9 @@ if TYPE_CHECKING:
 DEFAULT_INTERVAL = 0.5
 DEFAULT_CAP = 256 * 1024
 OWN_WRITES_KEPT = 8
+CONFIRM_TIMEOUT = 2.0  # seconds a write-back may take to become the clipboard's content
+CONFIRM_STEP = 0.02
+TOO_LARGE_BACKOFF = 10.0  # seconds between reads of a clipboard over the read limit
 VERIFY_EVERY = 2.0  # seconds: with a change hint, still read at least this often
 NUDGE = 64  # bytes: how far past a cut the watcher looks for whitespace to cut at
 _SPACE = re.compile(rb"\s")
@@ -165,6 +170,7 @@ class ClipboardWatcher:
         # X11: XFixes owner-change events let an idle poll skip the tool call
         self._hint = backend.change_hint() if use_hint else None
         self._last_read = 0.0
+        self._backoff_until = 0.0
 
     # ------------------------------------------------------------------ helpers
     def _digest(self, data: bytes) -> bytes:
@@ -226,15 +232,19 @@ class ClipboardWatcher:
             return self._count(ERROR)
 
     def _poll(self) -> str:
-        if self._hint is not None:
-            hinted = self._hint.changed()  # always drained, so old events cause no read
-            if (hinted is False and self._last is not None
-                    and time.monotonic() - self._last_read < VERIFY_EVERY):
-                return UNCHANGED
+        hinted = self._hint.changed() if self._hint is not None else None  # drained every poll
+        if (hinted is False and self._last is not None
+                and time.monotonic() - self._last_read < VERIFY_EVERY):
+            return UNCHANGED
+        if hinted is not True and time.monotonic() < self._backoff_until:
+            return ERROR  # still the same oversized content, as far as anyone can tell
         self._last_read = time.monotonic()
         res = self.backend.read()
         self.stats.reads += 1
         if res.kind == "error":
+            self._last = None  # whatever is there once it works again gets examined
+            if res.problem == "too-large":  # do not pull 64 MB through a pipe every poll
+                self._backoff_until = time.monotonic() + TOO_LARGE_BACKOFF
             self.problems.report(f"read:{res.problem}", _read_problem(self.backend, res.problem,
                                                                       res.detail))
             return ERROR
@@ -293,17 +303,41 @@ class ClipboardWatcher:
                                  f"could not write the masked clipboard ({wres.problem}: "
                                  f"{(wres.stderr.splitlines() or [''])[0][:160]}); retrying")
             return WRITE_FAILED
-        self.problems.clear("write:")
-        self._own.append(self._digest(masked))
-        # The next poll must recognise the write-back by its hash (OWN_WRITE) —
-        # which also confirms it landed; anything else there is a new change.
+        own = self._digest(masked)
+        self._own.append(own)
+        # The next poll must recognise the write-back by its hash (OWN_WRITE);
+        # anything else there is a new change.
         self._last = None
         self.stats.masked += 1
         self._emit("clipboard_masked", decision="sanitize", reason="clipboard-secret",
                    rules=sorted(masker.rules_seen), count=masker.count,
                    original_bytes=len(data), masked_bytes=len(masked), inspected_bytes=end,
                    content_h16=content_h16, masked_h16=self.hasher.h16(masked))
+        del masked, data
+        if not self._landed(own, digest):
+            self.problems.report("write:unconfirmed", "the masked clipboard did not take effect "
+                                 f"within {CONFIRM_TIMEOUT:g} s; retrying")
+            return WRITE_FAILED
+        self.problems.clear("write:")
         return MASKED
+
+    def _landed(self, own: bytes, original: bytes) -> bool:
+        """Wait until the write-back is what the clipboard holds.
+
+        Tools that fork (xclip -i, wl-copy) return before their child has taken
+        the selection, so a read right after the write may still see the
+        original. Anything other than the original also counts: a newer copy
+        is examined by the next poll.
+        """
+        deadline = time.monotonic() + CONFIRM_TIMEOUT
+        while True:
+            res = self.backend.read()
+            self.stats.reads += 1
+            if res.kind != "error" and self._digest(res.data if res.kind == "text" else b"") != original:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(CONFIRM_STEP)
 
     # ------------------------------------------------------------------ the loop
     def run(self, *, once: bool = False, stop: threading.Event | None = None,
@@ -324,7 +358,8 @@ def _setting(policy: Policy | None, key: str, default: Any) -> Any:
     if policy is None:
         return default
     value = policy.get(key, default)
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+    return value if ok else default  # a nonsensical setting must not stop the watcher
 
 
 def _read_problem(backend: Backend, problem: str | None, detail: str) -> str:

@@ -141,8 +141,8 @@ def fast_launch(agent: str, agent_args: list[str], environ: dict[str, str], here
     gate, _ = lookup(here, stamp["fingerprint"], paths)
     if gate is None or gate.status not in ("clean", "none"):
         return None
-    from tcg.launcher.wiring import WiringError, agent_env
     from tcg.events import new_session_id
+    from tcg.launcher.wiring import WiringError, agent_env
 
     session = new_session_id()
     try:

@@ -221,6 +221,12 @@ def repo_state(cwd: Path) -> tuple[Path, bytes] | None:
         find_repo(cwd)  # no git: raises StateError when a repository is there after all
         return None
     if rc0 != 0:
+        # Not a repository — or one git cannot read (broken HEAD, dubious ownership):
+        # that must not pass as "nothing to scan" (fail closed).
+        for d in (cwd, *cwd.resolve().parents):
+            if (d / ".git").exists():
+                raise StateError(f"git cannot read the repository at {d}",
+                                 hint=f"check it with `git -C {d} status`")
         return None
     root = Path(os.fsdecode(top_out.rstrip(b"\n")))
     if rc1 != 0 or rc2 != 0 or not top_out.strip():

@@ -103,13 +103,6 @@ def _abs_paths(roots: Iterable[str | Path]) -> list[Path]:
     return paths
 
 
-def _below(base: str, resolved: str) -> str:
-    """The part of ``resolved`` under ``base`` (a cwd named ``x.env.d`` must not block
-    every relative path); the whole path when a symlink led elsewhere."""
-    prefix = base.rstrip("/") + "/"
-    return resolved[len(prefix):] if resolved.startswith(prefix) else resolved
-
-
 class RequestChecker:
     """Decides whether a client message may reach the server. Thread-safe."""
 
@@ -183,7 +176,9 @@ class RequestChecker:
                     # symlink: one lstat instead of a realpath walk per string and base
                     if first not in ("", ".", "..") and not os.path.lexists(os.path.join(real_base, first)):
                         continue
-                    yield _below(real_base, os.path.realpath(os.path.join(real_base, cand)))
+                    # the whole resolved path is matched: a cwd or root inside .ssh or a
+                    # .env.d directory makes its existing entries protected too (fail closed)
+                    yield os.path.realpath(os.path.join(real_base, cand))
             except (OSError, ValueError):
                 continue
 

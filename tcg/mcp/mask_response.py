@@ -249,8 +249,16 @@ class ResponseMasker:
                 parts.append(data)
         if not parts:
             return True
-        found = self.detector.find_bytes(_SEP.join(parts), decode=True, overlapping=True)
-        return not any(f.category in MASKED_CATEGORIES for f in found)
+        joined = _SEP.join(parts)
+        if any(f.category in MASKED_CATEGORIES for f in self.detector.find_bytes(joined, overlapping=True)):
+            return False
+        # the base64 pass, located with translate+find (the same runs mask_bytes decodes)
+        for s, e in base64_runs(joined):
+            raw = decode_run(joined[s:e])
+            if raw and any(f.category in MASKED_CATEGORIES
+                           for f in self.detector.find_bytes(raw, overlapping=True)):
+                return False
+        return True
 
     def mask_message(self, message: dict[str, Any]) -> tuple[dict[str, Any], MaskStats]:
         """(masked copy, stats). The envelope keys are kept verbatim."""

@@ -11,6 +11,7 @@ period); the proxy exits with the server's status (128+N when killed by N).
 from __future__ import annotations
 
 import contextlib
+from collections import deque
 import os
 import signal
 import subprocess
@@ -75,6 +76,7 @@ class StdioRelay:
         self.note = on_note or (lambda msg: None)
         self.proc: subprocess.Popen[bytes] | None = None
         self._locks = {CLIENT: threading.Lock(), SERVER: threading.Lock()}
+        self._pending: dict[str, deque[bytes]] = {CLIENT: deque(), SERVER: deque()}
         self._server_in_closed = False
         self._client_gone = False
         self._stopping = False
@@ -122,30 +124,54 @@ class StdioRelay:
     # ------------------------------------------------------------ writing
 
     def send(self, dest: str, data: bytes) -> None:
+        """Queue a whole frame for ``dest`` and write what can be written now.
+
+        A thread never waits for the other direction's write: if the other thread
+        is busy writing to ``dest`` (say a 30 MB frame to a client that is itself
+        blocked writing to us), the frame is left in the queue and that thread
+        writes it when it is done. So an error reply from the client→server pump
+        cannot stop it from reading the client (no new deadlock through the proxy).
+        """
         if self.proc is None:
             return
-        with self._locks[dest]:
-            if dest == CLIENT:
-                if self._client_gone:
-                    return
-                try:
-                    _write_all(self.client_out, data)
-                except OSError:  # the client went away: nobody is left to serve
-                    self._client_gone = True
-                    self.terminate()
-            else:
-                if self._server_in_closed or self.proc.stdin is None:
-                    return
-                try:
-                    _write_all(self.proc.stdin.fileno(), data)
-                except OSError:  # the server closed its stdin or died; its stdout EOF ends us
-                    self._server_in_closed = True
+        self._pending[dest].append(data)
+        self._flush(dest)
+
+    def _flush(self, dest: str, wait: bool = False) -> None:
+        lock, pending = self._locks[dest], self._pending[dest]
+        while pending:
+            if not lock.acquire(blocking=wait):
+                return  # the holder re-checks the queue after releasing
+            try:
+                while pending:
+                    self._write(dest, pending.popleft())
+            finally:
+                lock.release()
+
+    def _write(self, dest: str, data: bytes) -> None:
+        assert self.proc is not None
+        if dest == CLIENT:
+            if self._client_gone:
+                return
+            try:
+                _write_all(self.client_out, data)
+            except OSError:  # the client went away: nobody is left to serve
+                self._client_gone = True
+                self.terminate()
+        else:
+            if self._server_in_closed or self.proc.stdin is None:
+                return
+            try:
+                _write_all(self.proc.stdin.fileno(), data)
+            except OSError:  # the server closed its stdin or died; its stdout EOF ends us
+                self._server_in_closed = True
 
     def _dispatch(self, out: Output) -> None:
         for dest, data in out:
             self.send(dest, data)
 
     def _close_server_stdin(self) -> None:
+        self._flush(SERVER, wait=True)  # every frame queued for the server goes first
         with self._locks[SERVER]:
             if not self._server_in_closed and self.proc is not None and self.proc.stdin is not None:
                 self._server_in_closed = True
@@ -207,6 +233,9 @@ class StdioRelay:
         """Start the server, relay until it exits, return its status."""
         self.start()
         assert self.proc is not None
+        # two pump threads: hand the GIL over fast (default 5 ms) so one direction's
+        # masking work does not add latency to a small frame going the other way
+        sys.setswitchinterval(0.0005)
         in_main = threading.current_thread() is threading.main_thread()
         old: dict[int, object] = {}
         if in_main:

@@ -10,7 +10,6 @@ background grandchild keeps the slave open.
 
 from __future__ import annotations
 
-import errno
 import os
 import select
 import signal
@@ -18,9 +17,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from tcg.runner.base import OutputFilter, PtyChild, write_all
+from tcg.runner.base import OutputFilter, PtyChild, read_burst, write_all
 
 READ_SIZE = 65536
+BURST = 1 << 18  # bytes collected from the master per masker call (see read_burst)
 # After the child is gone: stop once the master has been quiet this long.
 DRAIN_IDLE = 0.1
 # After forwarding SIGTERM/SIGHUP/SIGQUIT to the child: escalate to SIGKILL if it
@@ -199,18 +199,11 @@ def copy_loop(
                 elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT):
                     # Someone signalled tcg itself (Ctrl-C in raw mode reaches the
                     # child as a byte instead). Pass it on, then wait for the child.
-                    child.send_signal(signal.SIGHUP if signum == signal.SIGHUP else signal.SIGTERM)
+                    child.send_signal(signum)
                     if kill_at is None and signal.Signals(signum).name in ESCALATE:
                         kill_at = time.monotonic() + KILL_GRACE
         if master in r:
-            try:
-                data = os.read(master, READ_SIZE)
-            except BlockingIOError:
-                data = None
-            except OSError as exc:
-                if exc.errno != errno.EIO:
-                    raise
-                data = b""  # Linux: every slave fd closed
+            data = read_burst(master, BURST)  # b"" also for EIO: every slave fd closed
             if data is not None:
                 if data:
                     last_output = time.monotonic()

@@ -8,16 +8,15 @@ own strict masker, and are written out as soon as the masker releases bytes.
 
 from __future__ import annotations
 
-import errno
 import os
 import select
 import signal
 import time
 
-from tcg.runner.base import OutputFilter, exit_code_from_status, write_all
+from tcg.runner.base import OutputFilter, exit_code_from_status, read_burst, write_all
 from tcg.runner.loop import DRAIN_IDLE, ESCALATE, FORWARDED, KILL_GRACE, SignalPipe
 
-READ_SIZE = 65536
+BURST = 1 << 20  # bytes collected per masker call (see base.read_burst)
 # After the child exits, a background grandchild may keep our pipes open
 # (`server & echo started`): drain while output keeps coming, but never longer.
 DRAIN_MAX = 1.0
@@ -66,6 +65,8 @@ def run_pipes(
 
     with SignalPipe(("SIGCHLD", *FORWARDED)) as sigs:
         pid, out_r, err_r = spawn_pipes(argv, env, channel_var=channel_var)
+        os.set_blocking(out_r, False)
+        os.set_blocking(err_r, False)
         streams = [_Stream(out_r, stdout_fd, out_filter), _Stream(err_r, stderr_fd, err_filter)]
         status: int | None = None
         try:
@@ -132,12 +133,9 @@ def _loop(pid: int, streams: list[_Stream], sigs: SignalPipe) -> int:
                         kill_at = time.monotonic() + KILL_GRACE
         for s in open_streams:
             if s.src in r:
-                try:
-                    data = os.read(s.src, READ_SIZE)
-                except OSError as exc:
-                    if exc.errno not in (errno.EIO, errno.EBADF):
-                        raise
-                    data = b""
+                data = read_burst(s.src, BURST)
+                if data is None:
+                    continue
                 if data:
                     last_output = time.monotonic()
                     s.emit(s.filter.feed(data))

@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 USAGE = "usage: tcg_shell run-line [--shell PATH] [--] LINE\n"
 
@@ -34,6 +37,7 @@ MEDIATED = "TCG_MEDIATED"
 MEDIATED_FDS = "TCG_MEDIATED_FDS"
 EXIT_BLOCKED = 126
 EXIT_USAGE = 2
+LINE_CACHE_MAX = 4096  # masked command lines kept in <cache>/masked-lines
 
 
 class _Usage(Exception):
@@ -47,7 +51,27 @@ def run_line_main(argv: list[str]) -> int:
     except _Usage as exc:
         sys.stderr.write(f"tcg_shell run-line: {exc}\n{USAGE}")
         return EXIT_USAGE
-    return Station().run_line(line, shell=shell)
+    return guarded(lambda: Station().run_line(line, shell=shell))
+
+
+def guarded(run: Callable[[], int]) -> int:
+    """No tracebacks on the hot path: ^C before the child starts → 130; an
+    unexpected error → one line (traceback with TCG_DEBUG=1) and exit 1. The
+    decision step has its own fail-closed handling; this only catches the run."""
+    try:
+        return run()
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the one place the station maps crashes
+        if os.environ.get("TCG_DEBUG", "") not in ("", "0"):
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write(
+            f"tcg: internal error while running the command ({type(exc).__name__})\n"
+            "hint: rerun with TCG_DEBUG=1 for a traceback and report it\n"
+        )
+        return 1
 
 
 def parse_args(argv: list[str]) -> tuple[str | None, str]:
@@ -206,22 +230,19 @@ class Station:
     def make_filter(self, mode: str) -> Any:
         """The masker for ``mode`` ("strict"|"terminal"), built on first output.
 
-        Identity until tcg.mask exists. The module is imported here, before
-        anything runs, so a broken install refuses the line; the detector
-        itself is loaded lazily (see LazyFilter).
+        tcg.mask is imported here, before anything runs, so a broken install
+        refuses the line; the detector itself is loaded lazily (LazyFilter).
         """
-        from tcg.runner.base import IdentityFilter, LazyFilter
+        from tcg.runner.base import LazyFilter
 
         factory = _masker_factory()
-        if factory is None:
-            return IdentityFilter()
         policy = self.policy
         lazy = LazyFilter(lambda: factory(policy, mode))
         self._filters.append(lazy)
         return lazy
 
-    def masked_line(self, line: str) -> str | None:
-        """The command line as the strict masker prints it; None without a masker.
+    def masked_line(self, line: str) -> str:
+        """The command line as the strict masker prints it.
 
         Results are cached on disk, keyed by a keyed hash of (line, policy,
         detector files): the masked form holds no secret, and a silent command
@@ -229,8 +250,6 @@ class Station:
         is not loaded anyway.
         """
         factory = _masker_factory()
-        if factory is None:
-            return None
         loaded = any(f.built for f in self._filters)
         entry = None if loaded else self._line_cache_entry(line)
         if entry is not None:
@@ -301,15 +320,16 @@ class Station:
 
     def run_line(self, line: str, *, shell: str | None = None) -> int:
         """Mediate one shell command line; return the exit code to exit with."""
-        return self.mediate(line, lambda: [detect_shell(shell, self.env), "-c", line])
+        return self.mediate(line, lambda: [detect_shell(shell, self.env), "-c", line], via_shell=True)
 
     def run_argv(self, argv: list[str]) -> int:
         """Mediate an argv (no shell): the policy sees it as a quoted line."""
         import shlex
 
-        return self.mediate(shlex.join(argv), lambda: list(argv), shell_field=None)
+        return self.mediate(shlex.join(argv), lambda: list(argv), via_shell=False)
 
-    def mediate(self, line: str, make_argv: Any, shell_field: Any = True) -> int:
+    def mediate(self, line: str, make_argv: Callable[[], list[str]], *, via_shell: bool) -> int:
+        """Decide on ``line``; if allowed, run ``make_argv()`` (built only then)."""
         verdict = self.decide(line)
         if not self.allowed(verdict):
             self.record(line, verdict, exit_code=EXIT_BLOCKED, mode=None, nested=False)
@@ -317,10 +337,12 @@ class Station:
             return EXIT_BLOCKED
 
         argv = make_argv()
-        shell = argv[0] if shell_field else None
+        shell = argv[0] if via_shell else None
         nested = is_nested(self.env)
         if nested:
-            self.record(line, verdict, exit_code=None, mode="nested", nested=True, shell=shell)
+            # No exit code: we become the command; the outer station records it.
+            mode = "pty" if os.isatty(1) else "pipe"
+            self.record(line, verdict, exit_code=None, mode=mode, nested=True, shell=shell)
             return _exec_direct(argv, self.env)
 
         mode = "pty" if os.isatty(0) and os.isatty(1) else "pipe"
@@ -372,19 +394,11 @@ class Station:
 
 
 def _masker_factory() -> Any:
-    """``tcg.mask.masker_for``, or None while the masker (issue 3) has not landed.
+    """``tcg.mask.masker_for``. Importing it can fail only on a broken install:
+    the caller then refuses the line (output is never shown unmasked)."""
+    from tcg.mask import masker_for
 
-    Transitional: tcg.mask is being built in parallel; until it exports
-    masker_for, output passes unmasked (IdentityFilter). Any other import
-    error propagates, so a broken masker refuses the line instead.
-    """
-    try:
-        import tcg.mask as mask
-    except ModuleNotFoundError as exc:
-        if exc.name != "tcg.mask":
-            raise
-        return None
-    return getattr(mask, "masker_for", None)
+    return masker_for
 
 
 def _detector_signature() -> str:
@@ -423,8 +437,16 @@ def _store(path: Any, text: str) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
+        if os.urandom(1)[0] < 4:  # ~1 write in 64: keep the cache bounded
+            _prune(path.parent, LINE_CACHE_MAX)
     except OSError:
         pass
+
+
+def _prune(directory: Any, keep: int) -> None:
+    entries = sorted(directory.iterdir(), key=lambda p: p.stat().st_mtime)
+    for old in entries[: max(0, len(entries) - keep)]:
+        old.unlink(missing_ok=True)
 
 
 def _print_refusal(verdict: Any) -> None:

@@ -11,9 +11,7 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -108,10 +106,16 @@ def display(xserver, monkeypatch) -> str:
     return xserver.display
 
 
-def copy(data: bytes, target: str = "UTF8_STRING") -> None:
-    """Put ``data`` on the CLIPBOARD selection like a user would (xclip owns it)."""
+def copy(data: bytes, target: str = "UTF8_STRING", wait: bool = True) -> None:
+    """Put ``data`` on the CLIPBOARD selection like a user would (xclip owns it).
+
+    xclip -i returns before its forked child has taken the selection (Xlib sends
+    the request at the child's first flush), so wait until a paste shows it.
+    """
     subprocess.run(["xclip", "-selection", "clipboard", "-t", target, "-i"], input=data,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=20)
+    if wait:  # (not when a running watcher may already have replaced it)
+        wait_for(lambda: paste(target) == data, timeout=20)
 
 
 def paste(target: str = "UTF8_STRING") -> bytes:
@@ -130,26 +134,3 @@ def wait_for(cond, timeout: float = 20.0, step: float = 0.02):
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {timeout} s")
         time.sleep(step)
-
-
-# --- the compiled hyperscan database: built once per session, seeded per test ---------
-
-@pytest.fixture(scope="session")
-def _detect_cache(tmp_path_factory):
-    """Compile the detector once into a session dir (a cold compile takes seconds)."""
-    root = tmp_path_factory.mktemp("detect-cache")
-    env = {**os.environ, "TCG_HOME": str(root)}
-    subprocess.run([sys.executable, "-c", "from tcg.detect.engine import load_detector; "
-                    "load_detector()"], env=env, check=True, timeout=300)
-    return root / "cache" / "detect"
-
-
-@pytest.fixture
-def seeded_detect_cache(hermetic_home, _detect_cache, tcg_home: Path):
-    """Copy the session's compiled detector into this test's TCG_HOME."""
-    if _detect_cache.is_dir():
-        dest = tcg_home / "cache" / "detect"
-        dest.mkdir(parents=True, exist_ok=True)
-        for f in _detect_cache.iterdir():
-            shutil.copy2(f, dest / f.name)
-    yield

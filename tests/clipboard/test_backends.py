@@ -114,6 +114,7 @@ def test_linux_backend_commands(cls, read, write, targets):
         ("Error: Can't open display: :77", "error", "display"),
         ("Error: target UTF8_STRING not available", "empty", None),
         ("No selection", "empty", None),
+        ("No suitable type of content copied", "empty", None),
         ("something odd", "error", "failed"),
     ],
 )

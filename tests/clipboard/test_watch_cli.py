@@ -16,14 +16,12 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from tcg.events import iter_records
 from tests.clipboard.conftest import XServer, copy, needs_x, paste, wait_for
 from tests.clipboard.helpers import argv_logging_shim, fake_pat, path_with
 from tests.helpers.leaks import assert_no_secret_written
 
-pytestmark = [needs_x, pytest.mark.usefixtures("seeded_detect_cache")]
+pytestmark = needs_x
 
 TCG = [sys.executable, "-m", "tcg"]
 
@@ -58,9 +56,10 @@ class Watcher:
         return rc
 
 
-def masked(tok: str) -> bool:
+def masked(tok: str, prefix: str) -> bool:
+    """The clipboard holds this copy (``prefix``) with ``tok`` masked."""
     got = paste()
-    return tok.encode() not in got and b"<SECRET:github-pat-classic:" in got
+    return tok.encode() not in got and got.startswith(f"{prefix}<SECRET:github-pat-classic:".encode())
 
 
 def test_once_masks_a_planted_token(display, tcg_home):
@@ -101,19 +100,21 @@ def test_loop_masks_within_two_intervals_and_never_puts_content_in_argv(display,
         for i in range(3):
             tok = fake_pat()
             tokens.append(tok)
-            copy(f"round {i}: {tok}\n".encode())
+            copy(f"round {i}: {tok}\n".encode(), wait=False)
             t0 = time.monotonic()
-            wait_for(lambda tok=tok: masked(tok), timeout=30, step=0.01)
+            wait_for(lambda tok=tok, i=i: masked(tok, f"round {i}: "), timeout=30, step=0.01)
             delays.append(time.monotonic() - t0)
         # rapid changes: three copies back to back; the last one wins and is masked
         burst = [fake_pat() for _ in range(3)]
         tokens += burst
-        for tok in burst:
-            copy(f"burst {tok}\n".encode())
-        wait_for(lambda: masked(burst[-1]), timeout=30)
+        for j, tok in enumerate(burst):
+            copy(f"burst {j} {tok}\n".encode(), wait=False)
+            # xclip's child takes the selection a moment after xclip returns: keep the order
+            wait_for(lambda j=j: paste().startswith(f"burst {j} ".encode()), timeout=20, step=0.005)
+        wait_for(lambda: masked(burst[-1], "burst 2 "), timeout=30)
         time.sleep(1.2)  # two more polls: nothing older may overwrite the last copy
         last = paste()
-        assert last.startswith(b"burst <SECRET:github-pat-classic:")
+        assert last.startswith(b"burst 2 <SECRET:github-pat-classic:")
         assert all(t.encode() not in last for t in burst)
     finally:
         stop.set()
@@ -143,8 +144,8 @@ def test_display_going_away_is_survived_and_logged_once(tcg_home, monkeypatch):
         assert w.proc.poll() is None, w.err
         srv = XServer(srv.display_num).start()
         tok = fake_pat()
-        copy(f"after restart {tok}".encode())
-        wait_for(lambda: masked(tok), timeout=30)
+        copy(f"after restart {tok}".encode(), wait=False)
+        wait_for(lambda: masked(tok, "after restart "), timeout=30)
         assert w.stop() == 0
     finally:
         srv.stop()

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from tcg.clipboard.backends import XclipBackend
 from tcg.clipboard.watcher import (
     CLEAN,
@@ -31,7 +29,7 @@ from tests.clipboard.conftest import copy, needs_x, paste
 from tests.clipboard.helpers import RecordingRunner, fake_pat, path_with, shim_dir
 from tests.helpers.leaks import assert_no_secret_written
 
-pytestmark = [needs_x, pytest.mark.usefixtures("seeded_detect_cache")]
+pytestmark = needs_x
 
 CAP = 256 * 1024
 FILLER = "Съешь же ещё этих мягких французских булок, да выпей чаю. The quick brown fox.\n"
@@ -245,3 +243,46 @@ def test_failed_write_leaves_the_whole_original_and_retries(display, tmp_path, m
     assert w.poll() == MASKED
     assert logs[-1] == "recovered: write:failed"
     assert paste() == text.replace(tok, ph(tok)).encode()
+
+
+def test_unwritable_event_log_is_logged_once_and_masking_goes_on(display, tmp_path, tcg_home):
+    from tcg.events import EventLog
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")
+    logs: list[str] = []
+    w, rec = make(logs, events=EventLog(path=blocker / "events.jsonl"))
+    for _ in range(2):
+        tok = fake_pat()
+        copy(f"k={tok}".encode())
+        assert wait_for_outcome(w, MASKED)
+        assert tok.encode() not in paste()
+    assert [m for m in logs if "event log" in m] == logs[:1] and len(logs) == 1
+
+
+class BrokenTargets(XclipBackend):
+    """Fault injection: listing the formats raises (a bug, not a tool failure)."""
+
+    def targets(self):
+        raise RuntimeError("boom")
+
+
+def test_an_unexpected_exception_never_stops_the_watcher(display, tcg_home):
+    copy(b"some text")
+    logs: list[str] = []
+    w = ClipboardWatcher(BrokenTargets(), interval=0.1, log=logs.append)
+    assert [w.poll() for _ in range(3)] == [ERROR] * 3
+    assert len(logs) == 1 and "internal error" in logs[0] and "RuntimeError" in logs[0]
+
+
+def test_content_over_the_read_limit_is_left_alone_and_not_reread_every_poll(display, tcg_home):
+    tok = fake_pat()
+    data = f"{tok}\n".encode() + b"x" * 5000
+    copy(data)
+    logs: list[str] = []
+    w, rec = make(logs, use_hint=False)
+    w.backend.max_read = 1000
+    assert [w.poll() for _ in range(4)] == [ERROR] * 4
+    assert len(rec.argvs) == 1  # backed off: no read per poll
+    assert len(logs) == 1 and "read limit" in logs[0]
+    assert paste() == data and rec.writes == 0

@@ -66,6 +66,13 @@ def test_real_claude_code_tool_calls_are_mediated(claude_bin, tmp_path, hermetic
     (repo / ".env").write_text(f"DB_PASSWORD={ENV_VALUE}\n")
     token = github_pat(11)
     (repo / "notes.txt").write_text(f"token for deploys: {token}\n")
+    # A user-level PreToolUse hook: Claude Code runs hook commands through the same prefix,
+    # and they must keep working (stdin carries the hook's JSON input).
+    hook_out = tmp_path / "hook-input.json"
+    settings = hermetic_home / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": f"cat >> {hook_out}"}]}]}}))
     turns = [
         tool_turn("toolu_env", "cat .env"),
         tool_turn("toolu_notes", "cat notes.txt"),
@@ -110,7 +117,8 @@ def test_real_claude_code_tool_calls_are_mediated(claude_bin, tmp_path, hermetic
         echo_result = result_text("toolu_echo")
         assert "hello" in echo_result and "blocked" not in echo_result, echo_result
 
-        print(env_result, notes_result, echo_result, sep="\n")
+        hook_input = hook_out.read_text()
+        assert hook_input.count('"hook_event_name":"PreToolUse"') + hook_input.count('"hook_event_name": "PreToolUse"') == 3
         everything = "\n".join(api.bodies) + proc.stdout + proc.stderr
         assert ENV_VALUE not in everything
         assert token not in everything
@@ -120,4 +128,6 @@ def test_real_claude_code_tool_calls_are_mediated(claude_bin, tmp_path, hermetic
     agent_cmds = [e for e in events if e["event"] == "command_decision" and e["actor"] == "agent"]
     assert any(e["decision"] == "block" for e in agent_cmds)
     assert all(e["session"] == gate[-1]["session"] for e in agent_cmds)
+    # The hook commands reached the station too (through the prefix), and ran.
+    assert sum("hook-input.json" in (e.get("command") or "") for e in agent_cmds) == 3
     assert_no_secret_written(tcg_home, [ENV_VALUE, token])

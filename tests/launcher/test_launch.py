@@ -115,6 +115,18 @@ def test_clean_repo_execs_on_the_untouched_tty(tmp_path, launch_env, tcg_home):
     assert (ev["decision"], ev["reason"], ev["status"], ev["cache"]) == ("allow", "allowed", "clean", "miss")
     assert ev["session"] == env["TCG_SESSION"]  # the agent's commands correlate to the launch
 
+    # Again: the cache-hit fast path execs the same way.
+    Path(launch_env["FAKE_AGENT_OUT"]).unlink()
+    child = pexpect.spawn(TCG, ["launch", "claude"], cwd=str(repo), env=launch_env, timeout=120, encoding="utf-8")
+    launcher_pid = child.pid
+    child.expect(pexpect.EOF)
+    child.close()
+    rec = agent_record(launch_env)
+    assert child.exitstatus == 0 and rec is not None
+    assert rec["pid"] == launcher_pid and rec["isatty"] == [True, True, True]
+    assert rec["env"]["CLAUDE_CODE_SHELL_PREFIX"] == prefix
+    assert gate_events(tcg_home)[-1]["cache"] == "hit"
+
 
 def test_cache_hit_on_relaunch_does_not_rescan(tmp_path, launch_env, tcg_home):
     repo = make_repo(tmp_path / "repo")
@@ -216,3 +228,30 @@ def test_usage_errors():
     assert proc.returncode == 2
     proc = subprocess.run([sys.executable, "-m", "tcg", "launch", "--bogus", "claude"], capture_output=True, text=True)
     assert proc.returncode == 2
+
+
+@pytest.mark.shell
+def test_hook_function_routes_the_agent_through_the_gate(tmp_path, launch_env, tcg_home):
+    """The bash hook's `claude` function (issue 5) runs `tcg launch claude`: wired, on the TTY."""
+    import shutil
+
+    if shutil.which("bash") is None:
+        pytest.skip("bash not installed")
+    hook = subprocess.run([str(Path(TCG).parent / "tcg_shell"), "init", "bash"], capture_output=True, text=True,
+                          env=launch_env)
+    assert hook.returncode == 0, hook.stderr
+    hook_file = tmp_path / "hook.bash"
+    hook_file.write_text(hook.stdout)
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "a.py", "x = 1\n")
+    child = pexpect.spawn("bash", ["--norc", "--noprofile", "-c", f"source {hook_file}; claude -p 'a b'"],
+                          cwd=str(repo), env=launch_env, timeout=120, encoding="utf-8")
+    bash_pid = child.pid
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    rec = agent_record(launch_env)
+    assert rec["argv"][1:] == ["-p", "a b"] and rec["env"]["TCG_AGENT"] == "claude"
+    assert rec["ppid"] == bash_pid  # bash ran `tcg launch`, which became the agent
+    assert rec["isatty"] == [True, True, True]
+    assert gate_events(tcg_home)[-1]["reason"] == "allowed"

@@ -113,6 +113,9 @@ def test_shell_env_wiring_mediates_agent_shells(shell, workdir, tcg_home):
     assert masked.returncode == 0 and token not in masked.stdout and "<SECRET:github-pat" in masked.stdout
     hello = run([*argv, "echo hello; exit 3"], d, env)
     assert (hello.returncode, hello.stdout) == (3, "hello\n")
+    # `sh -c LINE arg0 args…`: the positional parameters survive the re-routing.
+    args = run([*argv, 'printf "[%s]" "$@"', "arg0", "one two", "it's", "$HOME"], d, env)
+    assert args.stdout == "[one two][it's][$HOME]", args.stderr
     assert_no_secret_written(tcg_home, [ENV_VALUE, token])
 
 
@@ -141,3 +144,22 @@ def test_agent_env_marks_the_actor_and_drops_a_mediated_marker():
     assert "TCG_MEDIATED" not in env and "TCG_MEDIATED_FDS" not in env
     assert "BASH_ENV" not in env  # Claude Code's own snapshot shell must not be re-routed
     assert wired == ["env", "claude-shell-prefix"]
+
+
+def test_generated_shell_files_are_clean(tmp_path):
+    """The rendered helper files pass shellcheck (bash, sh) and `zsh -n`."""
+    py = "/opt/py thon/bin/python3"  # a path that needs quoting
+    bash_env = tmp_path / "env.sh"
+    bash_env.write_text(wiring.bash_env_text(py))
+    prefix_sh = tmp_path / "prefix"
+    prefix_sh.write_text(wiring.claude_prefix_text(py))
+    zshenv = tmp_path / ".zshenv"
+    zshenv.write_text(wiring.zshenv_text(py))
+    assert subprocess.run(["bash", "-n", str(bash_env)]).returncode == 0
+    assert subprocess.run(["sh", "-n", str(prefix_sh)]).returncode == 0
+    if shutil.which("zsh"):
+        assert subprocess.run(["zsh", "-n", str(zshenv)]).returncode == 0
+    if shutil.which("shellcheck"):
+        for path, shell in ((bash_env, "bash"), (prefix_sh, "sh")):
+            out = subprocess.run(["shellcheck", "-s", shell, str(path)], capture_output=True, text=True)
+            assert out.returncode == 0, out.stdout

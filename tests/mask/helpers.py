@@ -86,10 +86,13 @@ def plants() -> tuple[Plant, ...]:
     in the example's own context (``Private-`` in a PuTTY file). An example
     whose value is shorter than 8 bytes is used for its values only.
     """
+    from tcg.detect.rule import load_rules  # the detector's rules carry no examples
+
     d = detector()
+    active = {r.id for r in d.rules}
     out = []
-    for rule in d.rules:
-        if rule.category not in ("secret", "pii"):
+    for rule in load_rules():
+        if rule.category not in ("secret", "pii") or rule.id not in active:
             continue
         for ex in rule.examples_match:
             data = ex.encode("utf-8")

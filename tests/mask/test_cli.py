@@ -159,3 +159,10 @@ def test_memory_stays_bounded_on_a_large_stream():
     base = hwm_kb(1)
     big = hwm_kb(64 << 20)
     assert big - base < 40 * 1024, (base, big)
+
+
+def test_consumer_going_away_is_not_an_error():
+    script = (f"yes 'line of output' | head -c 3000000 | {{ {TCG} mask; echo \"rc=$?\" >&2; }} | head -1")
+    res = subprocess.run(["bash", "-c", script], capture_output=True, timeout=120)
+    assert res.stdout == b"line of output\n"
+    assert res.stderr == b"rc=0\n"

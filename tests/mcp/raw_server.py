@@ -67,6 +67,7 @@ def handle(line: bytes) -> int | None:
             if data[i] >= 0x80:
                 time.sleep(0.002)
     elif method == "garbage":
+        os.write(2, b"raw-server: a log line on stderr\n")
         os.write(1, b"Server starting... not json\n")
         os.write(1, b"\xff\xfe invalid utf-8 \n")
         send({"jsonrpc": "2.0", "id": mid, "result": {"text": "after garbage"}})

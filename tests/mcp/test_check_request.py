@@ -80,13 +80,15 @@ def test_roots_static_and_declared(tmp_path):
     assert c.check_string("other.txt") == RULE_DOTENV
 
 
-def test_cwd_named_like_a_dotenv_does_not_block_everything(tmp_path):
-    cwd = tmp_path / "app.env.d"  # not a .env segment itself, but check a .env.d one too
-    weird = tmp_path / ".env.d"
-    cwd.mkdir()
-    weird.mkdir()
-    assert RequestChecker(cwd=cwd).check_string("readme.md") is None
-    assert RequestChecker(cwd=weird).check_string("readme.md") is None
+def test_cwd_inside_a_protected_directory(tmp_path):
+    lookalike = tmp_path / "app.env.d"  # not a .env segment: nothing blocked
+    inside = tmp_path / ".env.d"  # a dotenv directory: its existing entries are protected
+    for d in (lookalike, inside):
+        d.mkdir()
+        (d / "readme.md").write_text("x")
+    assert RequestChecker(cwd=lookalike).check_string("readme.md") is None
+    assert RequestChecker(cwd=inside).check_string("readme.md") == RULE_DOTENV
+    assert RequestChecker(cwd=inside).check_string("tools/call") is None  # not an existing entry
 
 
 def test_every_string_of_a_message_keys_included(tmp_path):

@@ -97,3 +97,30 @@ def test_ansi_split_and_private_key_blocks_use_the_streaming_masker(masker, secr
 def test_base64_runs_are_maximal():
     data = b"ab " + b"Q" * 30 + b"== x " + b"Z" * 23 + b" " + b"Y" * 24
     assert base64_runs(data) == [(3, 35), (62, 86)]
+
+
+@pytest.mark.parametrize("wrap", [
+    lambda b: f"config blob {b} end",          # a run inside text (the joined fast-path scan)
+    lambda b: b,                               # the whole field
+    lambda b: f"x\r\n{b}\r\n",                 # CR: the streaming masker's path
+])
+def test_message_level_base64_secret_is_never_passed_as_clean(masker, secrets, wrap):
+    a = secrets["TEST_SECRET_D"]
+    b64 = base64.b64encode(f"NPM_TOKEN={a}".encode()).decode()
+    msg = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": wrap(b64)}],
+                                                   "other": "harmless"}}
+    assert not masker.is_clean(msg)
+    out, stats = masker.mask_message(msg)
+    assert stats.spans == 1
+    assert_no_leak(json.dumps(out).encode(), [a])
+
+
+def test_clean_messages_take_the_fast_path_unchanged(masker):
+    msg = {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "hello " * 50}],
+                                                   "isError": False, "n": [1, 2.5, None]}}
+    out, stats = masker.mask_message(msg)
+    assert out is msg and stats.spans == 0
+    # a whole-field base64-looking string (a UUID) takes the per-string path, still unchanged
+    msg["result"]["uuid"] = "2f1c0a7e-4b7d-4c1e-9f0a-1b2c3d4e5f60"
+    out, stats = masker.mask_message(msg)
+    assert out == msg and stats.spans == 0

@@ -53,7 +53,8 @@ class RawProxy:
         self.received = bytearray()
         self.stderr = b""
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_err, daemon=True).start()
+        self._err_thread = threading.Thread(target=self._read_err, daemon=True)
+        self._err_thread.start()
 
     def _read(self):
         buf = bytearray()
@@ -101,7 +102,9 @@ class RawProxy:
             self.proc.stdin.close()
         except OSError:
             pass
-        return self.proc.wait(timeout)
+        rc = self.proc.wait(timeout)
+        self._err_thread.join(timeout)  # all of the proxy's stderr is in self.stderr
+        return rc
 
 
 def req(mid, method, **params):
@@ -211,6 +214,8 @@ def test_server_garbage_batches_and_bad_shapes_never_reach_the_client(tmp_path):
     for line in bytes(p.received).splitlines():
         assert json.loads(line)["jsonrpc"] == "2.0"
     assert b"not json" not in p.received and secret.encode() not in p.received
+    assert b"raw-server: a log line on stderr" in p.stderr  # the server's stderr is passed through
+    assert b"refused an invalid line (not valid JSON) from the server" in p.stderr
 
 
 def test_exit_status_is_the_servers_and_its_last_large_answer_is_delivered(tmp_path):

@@ -20,12 +20,10 @@ def warm_detect_cache(tmp_path_factory):
     old = os.environ.get("TCG_HOME")
     os.environ["TCG_HOME"] = str(home)
     try:
+        from tcg.mask import masker_for
         from tcg.policy.load import load_policy
-        from tcg.runner.station import _masker_factory
 
-        factory = _masker_factory()
-        if factory is not None:
-            factory(load_policy(include_repo=False), "strict")
+        masker_for(load_policy(include_repo=False), "strict")
     finally:
         if old is None:
             os.environ.pop("TCG_HOME", None)

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import sys
 from pathlib import Path
 
-import pytest
-
 BIN = Path(sys.executable).parent
 TCG_SHELL = str(BIN / "tcg_shell")
 BASH = shutil.which("bash") or "/bin/bash"
 ZSH = shutil.which("zsh")
-
-HAS_MASK = importlib.util.find_spec("tcg.mask") is not None
-
-needs_mask = pytest.mark.skipif(not HAS_MASK, reason="tcg.mask (issue 3) not present")
 
 
 def station(line: str, shell: str | None = BASH) -> list[str]:

@@ -10,14 +10,15 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.runner.helpers import BASH, station, station_env
+from tests.runner.helpers import BASH, ZSH, station, station_env
 
 pytestmark = pytest.mark.shell
 TIMEOUT = 30
 
 
-def spawn(line: str, *, rows: int = 24, cols: int = 80, **env: str) -> pexpect.spawn:
-    argv = station(line)
+def spawn(line: str, *, rows: int = 24, cols: int = 80, shell: str = BASH,
+          **env: str) -> pexpect.spawn:
+    argv = station(line, shell)
     return pexpect.spawn(
         argv[0], argv[1:], dimensions=(rows, cols), env=station_env(TERM="xterm", **env),
         timeout=TIMEOUT,
@@ -42,6 +43,16 @@ def wait_for(predicate, timeout: float = TIMEOUT) -> None:
 @pytest.mark.parametrize("code", [0, 1, 42])
 def test_exit_codes(code):
     assert finish(spawn(f"exit {code}")) == code
+
+
+@pytest.mark.skipif(ZSH is None, reason="zsh not installed")
+def test_zsh_in_pty_exit_code_size_and_restore(tmp_path):
+    """zsh is the shell that leaves a raw terminal behind when mishandled."""
+    child = spawn('[[ -t 0 && -t 1 ]] && print tty-ok; stty size; exit 5', shell=ZSH,
+                  rows=33, cols=111)
+    child.expect("tty-ok")
+    child.expect("33 111")
+    assert finish(child) == 5
 
 
 def test_command_not_found_127():

@@ -14,10 +14,10 @@ import pexpect
 import pytest
 
 from tcg.runner import station as st
-from tcg.runner.base import IdentityFilter, exit_code_from_status
+from tcg.runner.base import IdentityFilter, LazyFilter, exit_code_from_status
 from tcg.runner.loop import raw_mode
 from tests.helpers.leaks import assert_no_secret_written
-from tests.runner.helpers import BASH, TCG_SHELL, needs_mask, station, station_env
+from tests.runner.helpers import BASH, TCG_SHELL, station, station_env
 
 TIMEOUT = 60
 # Shaped like a classic GitHub token; made up for the tests, never printed by tcg.
@@ -72,7 +72,6 @@ def test_blocked_compound_line_runs_no_part_of_it(tmp_path):
 # ---------------------------------------------------------------- masked output
 
 
-@needs_mask
 def test_pipe_mode_masks_planted_secret_on_both_streams(tmp_path, tcg_home):
     secret_file = tmp_path / "notes.txt"
     secret_file.write_text(f"token {FAKE_TOKEN} end\n")
@@ -87,7 +86,6 @@ def test_pipe_mode_masks_planted_secret_on_both_streams(tmp_path, tcg_home):
     assert_no_secret_written(tcg_home, [FAKE_TOKEN])
 
 
-@needs_mask
 def test_pty_mode_masks_planted_secret(tmp_path, tcg_home):
     secret_file = tmp_path / "notes.txt"
     secret_file.write_text(f"token {FAKE_TOKEN} end\n")
@@ -102,7 +100,6 @@ def test_pty_mode_masks_planted_secret(tmp_path, tcg_home):
     assert_no_secret_written(tcg_home, [FAKE_TOKEN])
 
 
-@needs_mask
 def test_event_holds_the_masked_line_and_keyed_hash_only(tcg_home):
     line = f"echo {FAKE_TOKEN} >/dev/null"
     res = subprocess.run(station(line), capture_output=True, timeout=TIMEOUT,
@@ -214,3 +211,44 @@ def test_raw_mode_restored_after_an_exception():
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_lazy_filter_builds_on_first_output_and_withholds_on_failure():
+    built = []
+    lazy = LazyFilter(lambda: built.append(1) or IdentityFilter())
+    assert lazy.flush() == b"" and not built  # no output: never built
+    assert lazy.feed(b"x") == b"x" and built == [1] and lazy.built
+
+    def broken():
+        raise RuntimeError("no detector")
+
+    failing = LazyFilter(broken)
+    assert failing.feed(b"secret-ish") == b"" and failing.flush() == b""
+    assert isinstance(failing.error, RuntimeError)
+
+
+def test_silent_command_does_not_load_the_detector_twice(tcg_home):
+    """The masked line of a repeated silent command comes from the line cache."""
+    for _ in range(2):
+        res = subprocess.run(station("true"), capture_output=True, timeout=TIMEOUT,
+                             stdin=subprocess.DEVNULL, env=station_env())
+        assert res.returncode == 0
+    recs = events(tcg_home)
+    assert [r["command"] for r in recs] == ["true", "true"]
+    assert len(list((tcg_home / "cache" / "masked-lines").iterdir())) == 1
+
+
+def test_event_log_failure_warns_once_and_keeps_the_decision(tmp_path, tcg_home):
+    """A broken state dir is not a decision error: allowed lines still run,
+    refused lines are still refused, and stderr says once that nothing was logged."""
+    (tcg_home / "state" / "events.jsonl").mkdir(parents=True)  # cannot be opened for append
+    ok = subprocess.run(station("echo ran; exit 3"), capture_output=True, timeout=TIMEOUT,
+                        stdin=subprocess.DEVNULL, env=station_env())
+    assert ok.returncode == 3 and ok.stdout == b"ran\n"
+    assert ok.stderr.count(b"warning: the security event was not recorded") == 1
+    (tmp_path / ".env").write_text("A=1\n")
+    refused = subprocess.run(station("cat .env"), cwd=tmp_path, capture_output=True,
+                             timeout=TIMEOUT, stdin=subprocess.DEVNULL,
+                             env=station_env(TCG_ACTOR="agent"))
+    assert refused.returncode == 126 and refused.stdout == b""
+    assert b"warning: the security event was not recorded" in refused.stderr

@@ -1,0 +1,134 @@
+"""Gate cache, policy stamp, the cache-hit fast path and failure paths (issue 6 items 2-4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tcg.launcher import cache
+from tcg.launcher import exec as lexec
+from tcg.launcher import launch as llaunch
+from tcg.launcher.gate import SCAN_RUNS, Progress
+from tcg.paths import get_paths
+from tests.launcher.conftest import TCG, commit, make_repo
+
+
+def test_policy_stamp_follows_every_layer(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    sub = repo / "src"
+    sub.mkdir()
+    user = tmp_path / "user-policy.toml"
+    s0 = cache.policy_stamp(str(sub), str(user))
+    assert cache.policy_stamp(str(sub), str(user)) == s0
+    user.write_text("[scan]\n")
+    s1 = cache.policy_stamp(str(sub), str(user))
+    user.write_text("[scan]\ncategories = ['secret', 'pii']\n")
+    s2 = cache.policy_stamp(str(sub), str(user))
+    (repo / ".tcg").mkdir()
+    (repo / ".tcg" / "policy.toml").write_text("[launch]\n")
+    s3 = cache.policy_stamp(str(sub), str(user))
+    assert len({s0, s1, s2, s3}) == 4
+
+
+def test_load_cached_rejects_mismatches_and_tampering(tmp_path):
+    path = tmp_path / "e.json"
+    entry = {"v": 1, "state": "s", "policy": "p", "scanner": "x", "status": "clean", "counts_by_rule": {}}
+    cache.store_cached(path, {**entry, "path": "/secret/place", "value": "nope"})
+    stored = json.loads(path.read_text())
+    assert "path" not in stored and "value" not in stored  # only CACHE_FIELDS are written
+    assert cache.load_cached(path, "s", "p", "x") is not None
+    assert cache.load_cached(path, "s2", "p", "x") is None
+    assert cache.load_cached(path, "s", "p2", "x") is None
+    assert cache.load_cached(path, "s", "p", "x2") is None
+    for bad in ({"status": "error"}, {"counts_by_rule": {"r": "1"}}, {"v": 2}):
+        cache.store_cached(path, {**entry, **bad})
+        assert cache.load_cached(path, "s", "p", "x") is None
+    path.write_text("{torn")
+    assert cache.load_cached(path, "s", "p", "x") is None
+
+
+def test_cache_hit_takes_the_fast_path_without_policy_or_scan(tmp_path, monkeypatch, tcg_home):
+    """In-process: the second launch neither loads the policy nor scans."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "a.py", "x = 1\n")
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "claude").symlink_to("/bin/true")
+    env = dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin")
+    calls = []
+    monkeypatch.setattr(lexec, "exec_agent", lambda path, argv, child_env: calls.append(argv) or 0)
+    assert llaunch.launch("claude", ["-x"], env=env, cwd=repo) == 0
+    scans = SCAN_RUNS[0]
+
+    import tcg.policy.load
+
+    def no_policy(*a, **k):
+        raise AssertionError("the cache-hit path loaded the policy")
+
+    monkeypatch.setattr(tcg.policy.load, "load_policy", no_policy)
+    assert llaunch.launch("claude", ["-y"], env=env, cwd=repo) == 0
+    assert SCAN_RUNS[0] == scans
+    assert calls == [["claude", "-x"], ["claude", "-y"]]
+    events = [json.loads(x) for x in get_paths().events_file.read_text().splitlines()]
+    assert [e["cache"] for e in events] == ["miss", "hit"]
+    assert events[1]["policy"] == events[0]["policy"]
+
+
+def test_unreadable_repository_fails_closed(tmp_path, launch_env, tcg_home):
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "a.py", "x = 1\n")
+    (repo / ".git" / "HEAD").write_text("garbage\n")
+    proc = subprocess.run([TCG, "launch", "claude"], cwd=repo, env=launch_env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 126, proc.stderr
+    assert "scan failed" in proc.stderr
+    ev = json.loads(get_paths().events_file.read_text().splitlines()[-1])
+    assert (ev["reason"], ev["status"]) == ("repo-scan-error", "error")
+    assert not Path(launch_env["FAKE_AGENT_OUT"]).exists()
+
+
+def test_progress_shows_only_when_enabled(capsys):
+    quiet = Progress(False, delay=0)
+    quiet({"blobs_scanned": 3})
+    quiet.done()
+    shown = Progress(True, delay=0, every=0)
+    shown({"blobs_scanned": 3, "files_scanned": 2, "bytes_scanned": 10})
+    shown.done()
+    err = capsys.readouterr().err
+    assert err.count("scanning the repository") == 1 and "3 blobs, 2 files" in err
+
+
+def test_windows_exec_runs_a_child_and_returns_its_code(monkeypatch):
+    """Mock: os.execv does not replace the process on Windows, which cannot run here;
+    the subprocess branch is exercised on Linux by pretending os.name == 'nt'."""
+    monkeypatch.setattr(lexec.os, "name", "nt")
+    code = lexec.exec_agent(sys.executable, ["agent", "-c", "raise SystemExit(7)"], dict(os.environ))
+    assert code == 7
+
+
+def test_exec_failure_reports_127(tmp_path):
+    import signal
+
+    saved = {s: signal.getsignal(s) for s in (signal.SIGPIPE, signal.SIGXFSZ)}
+    try:
+        code = lexec.exec_agent(str(tmp_path / "missing"), ["claude"], dict(os.environ))
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+    assert code == 127
+
+
+@pytest.mark.parametrize("argv", [["--accept-findings"], [], ["-x", "claude"]])
+def test_parse_args_usage(argv):
+    with pytest.raises(ValueError):
+        llaunch.parse_args(argv)
+
+
+def test_parse_args_keeps_agent_options():
+    assert llaunch.parse_args(["--accept-findings", "claude", "--help", "-p", "--accept-findings"]) == (
+        True, "claude", ["--help", "-p", "--accept-findings"])
