@@ -11,13 +11,13 @@ period); the proxy exits with the server's status (128+N when killed by N).
 from __future__ import annotations
 
 import contextlib
-from collections import deque
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Protocol
 
