@@ -132,7 +132,8 @@ class AnchorSet:
             return re.compile(b"|".join(re.escape(w) for w in ws), flags) if ws else None
 
         object.__setattr__(self, "_re_exact", alt(self.exact, 0))
-        object.__setattr__(self, "_re_folded", alt(self.folded, re.IGNORECASE))
+        # searched in a lower-cased copy: sre skips ahead on a plain literal set, not under (?i)
+        object.__setattr__(self, "_re_folded", alt(self.folded, 0))
         parts: set[bytes] = set()
         for a in self.exact:
             parts.update(a[:k] for k in range(MIN_PARTIAL, len(a)))
@@ -156,19 +157,22 @@ class AnchorSet:
         first = max(lo - longest + 1, 0)
         line = max(_last_line_start(view, first), first)
         best: int | None = None
-        for rx, table in ((self._re_exact, self.exact), (self._re_folded, self.folded)):  # type: ignore[attr-defined]
+        low = bytes(view[first:]).lower()
+        passes = ((self._re_exact, self.exact, view, 0), (self._re_folded, self.folded, low, first))  # type: ignore[attr-defined]
+        for rx, table, hay, off in passes:
             if rx is None:
                 continue
-            for m in rx.finditer(view, first if self.multiline else line):
-                s = max(m.start(), lo)
+            for m in rx.finditer(hay, (first if self.multiline else line) - off):
+                ms, me = m.start() + off, m.end() + off
+                s = max(ms, lo)
                 if best is not None and s >= best:
                     break
-                if m.end() <= lo:
+                if me <= lo:
                     continue
-                key = m.group() if table is self.exact else m.group().lower()
-                if m.start() < line and key not in self.multiline:
+                key = m.group()
+                if ms < line and key not in self.multiline:
                     continue  # a line break since: that match is over
-                if _boundary_ok(view, m.start(), table.get(key, False)):
+                if _boundary_ok(view, ms, table.get(key, False)):
                     best = s
                     break
         start = line

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tcg.mask.anchors import AnchorSet, build_anchors
+from tcg.mask.strict_bound import StrictBound
 from tcg.mask.view import BS_REACH, SGR, View
 
 if TYPE_CHECKING:
@@ -92,10 +93,12 @@ class Masker:
         self.hold_ms = max(0, int(hold_ms))
         self.decode = decode
         look = detector.max_match_len
+        self._decode_run = 0
         if decode:
             from tcg.detect.encoded import MAX_RUN
 
             look = max(look, MAX_RUN + 2)
+            self._decode_run = MAX_RUN + 2
         #: view bytes held back beyond the decided point (the hold-back bound)
         self.window = look + CONTEXT
         self._ctx = look + CONTEXT + 1
@@ -109,6 +112,8 @@ class Masker:
         self._block_ends = dict(getattr(detector, "block_rules", {}) or {})
         self._end_width = max((_width(p) for p in self._block_ends.values()), default=0)
         self._anchors: AnchorSet | None = None
+        self._bound: StrictBound | None = None
+        self._burst_end = True
         self._held_since: float | None = None
         self.count = 0  # spans masked so far (for events: counts, never values)
         self.rules_seen: set[str] = set()
@@ -119,6 +124,7 @@ class Masker:
         """Mask the next chunk; returns what can be released now."""
         if not data:
             return b""
+        self._burst_end = len(data) >= 64 or data.endswith(b"\n")
         self._v.append(bytes(data))
         out = bytearray()
         self._advance(out, final=False)
@@ -170,8 +176,13 @@ class Masker:
                     break
                 continue
             # strict: released up to the decided point; terminal: unless an anchor holds it
-            decided = v.view_end if (final or terminal) else self._decided()
-            if not final and decided - self._cut < (1 if terminal else self._step):
+            if final or terminal:
+                decided = v.view_end
+            elif self._burst_end or self._plain_decided() - self._cut >= self._step:
+                decided = self._decided()
+            else:
+                break  # a tiny write mid-line: wait for more before rescanning
+            if not final and decided - self._cut < (1 if terminal else self._step // 8):
                 if terminal and v.parsed > self._emitted and v.view_end == self._cut:
                     self._emit(out, [], self._cut)  # escapes only (vim redraws): pass them on
                 break
@@ -213,9 +224,22 @@ class Masker:
             break
         self._trim()
 
-    def _decided(self) -> int:
+    def _plain_decided(self) -> int:
         v = self._v
         return min(v.view_end, v.hwm - BS_REACH) - self.window
+
+    def _decided(self) -> int:
+        """Strict: the rule-aware bound (tcg.mask.strict_bound), never below the plain one."""
+        v = self._v
+        top = min(v.view_end, v.hwm - BS_REACH)
+        plain = top - self.window
+        if self._bound is None:
+            self._bound = _bound_for(self.detector, self._decode_run)
+        rs = max(v.view_base, plain, self._cut)
+        if rs >= top:
+            return plain
+        h = rs + self._bound.hold_from(v.view_bytes(rs, v.view_end))
+        return max(plain, min(h, top))
 
     def _terminal_cut(self, window: bytes, ws: int, found: list[Finding], cut_to: int) -> int:
         """Terminal mode: hold only a tail that could begin a secret (or a finding at the end)."""
@@ -304,6 +328,11 @@ class Masker:
     def _trim(self) -> None:
         v = self._v
         v.trim(max(v.view_base, self._cut - self._ctx), self._emitted)
+
+
+@functools.lru_cache(maxsize=8)
+def _bound_for(detector: Detector, decode_run: int) -> StrictBound:
+    return StrictBound(detector.rules, decode_run=decode_run)
 
 
 @functools.lru_cache(maxsize=8)

@@ -267,3 +267,31 @@ def test_missing_server_command_fails_cleanly(tmp_path):
                        input=b"", capture_output=True, timeout=TIMEOUT)
     assert p.returncode == 127
     assert b"not found" in p.stderr and p.stdout == b""
+
+
+def test_no_deadlock_while_a_large_frame_waits_for_the_client(tmp_path):
+    """While the proxy is stuck writing a 4 MB answer to a client that is busy writing,
+    the client's next 2000 requests (answered by the proxy itself: blocked) must still be
+    read: their replies queue behind the big frame instead of stopping the reader."""
+    proc = subprocess.Popen([sys.executable, "-m", "tcg", "mcp-proxy", "--", sys.executable, RAW_SERVER],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    try:
+        proc.stdin.write(json.dumps(req(1, "big", size=4_000_000)).encode() + b"\n")
+        head = proc.stdout.read(1024)  # the big frame is being written: the writer holds the client side
+        blocked = b"".join(json.dumps(req(i, "tools/call", path=".env")).encode() + b"\n"
+                           for i in range(2, 2002))  # ~200 KB of replies: more than a pipe holds
+        done = threading.Event()
+
+        def writer():
+            proc.stdin.write(blocked)
+            done.set()
+
+        threading.Thread(target=writer, daemon=True).start()
+        assert done.wait(TIMEOUT), "the proxy stopped reading the client (deadlock)"
+        proc.stdin.close()
+        out = head + proc.stdout.read()
+        replies = [json.loads(line) for line in out.splitlines()]
+        assert [r["id"] for r in replies] == list(range(1, 2002))
+    finally:
+        proc.kill()
+        proc.wait(TIMEOUT)

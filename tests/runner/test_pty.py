@@ -231,3 +231,28 @@ def test_less_open_scroll_quit(tmp_path):
     child.expect("row-300")
     child.send("q")
     assert finish(child) == 0
+
+
+# ---------------------------------------------------------------- terminal-mode masking
+
+
+def test_plain_partial_line_shows_while_the_command_runs(tmp_path):
+    """A prompt-like partial line is not held until the command ends."""
+    go = tmp_path / "go"
+    child = spawn(f"printf 'hello '; while [ ! -e '{go}' ]; do sleep 0.05; done; printf 'world\\n'")
+    child.expect("hello ")  # before `go` exists: the command is still running
+    go.touch()
+    child.expect("world")
+    assert finish(child) == 0
+
+
+def test_secret_split_across_two_writes_is_masked(tcg_home):
+    token = "ghp_" + "Zq8Xw3Lk9Vb2Nm4Pr7Ts1Yu6Hj0Gf5Dc2Ea8"
+    head, tail = token[:14], token[14:]
+    child = spawn(f"printf '%s' '{head}'; sleep 0.1; printf '%s\\n' '{tail}'")
+    child.expect(pexpect.EOF)
+    out = child.before
+    child.close()
+    assert child.exitstatus == 0
+    assert head.encode() not in out and tail.encode() not in out
+    assert b"<SECRET:github-pat" in out
