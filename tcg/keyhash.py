@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import secrets
 from pathlib import Path
 
 from tcg.errors import TcgError
@@ -37,10 +36,10 @@ def load_or_create_key(paths: Paths | None = None) -> bytes:
     if key is not None:
         return key
     ensure_private_dir(key_file.parent)
-    tmp = key_file.with_name(f".key.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = key_file.with_name(f".key.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        os.write(fd, secrets.token_bytes(KEY_BYTES))
+        os.write(fd, os.urandom(KEY_BYTES))
     finally:
         os.close(fd)
     try:
