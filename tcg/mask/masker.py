@@ -13,7 +13,9 @@ crosses it, so a finding is never split. The next window starts ``W`` bytes
 before the cut, so every candidate that could reach past the cut is seen again
 with its full left context; findings before the cut are dropped and one that
 starts before it is clipped at it, exactly as the engine's own overlap
-resolution does on the whole stream.
+resolution does on the whole stream. tcg.mask.strict_bound moves the decided
+point much closer to the end when the rules prove no candidate there can still
+grow (timing only: the released content is the same).
 """
 
 from __future__ import annotations

@@ -151,9 +151,8 @@ class StrictBound:
         self.max_anchor_width = max([*exact.values(), *folded.values(), 0])
 
         def alt(words: Iterable[bytes]) -> re.Pattern[bytes] | None:
-            # a lookahead finds EVERY start (anchors may overlap: "abc" hides "bcd")
-            ws = sorted(set(words), key=len, reverse=True)
-            return re.compile(b"(?=(" + b"|".join(re.escape(w) for w in ws) + b"))") if ws else None
+            ws = sorted(set(words), key=len, reverse=True)  # longest first at a position
+            return re.compile(b"|".join(re.escape(w) for w in ws)) if ws else None
 
         def widest(table: dict[bytes, int]) -> dict[bytes, int]:
             # the longest anchor matching at a position stands for all its prefixes there
@@ -192,13 +191,16 @@ class StrictBound:
                                         (rx_folded, self.folded, low, first)):
                 if rx is None:
                     continue
-                for m in rx.finditer(hay, first - off):
+                search = rx.search
+                m = search(hay, first - off)
+                while m is not None:  # every start, overlaps included ("abc" hides "bcd")
                     s = m.start() + off
                     if s >= h:
                         break
-                    if s + table[m.group(1)] + CONTEXT >= n:
+                    if s + table[m.group()] + CONTEXT >= n:
                         h = s
                         break
+                    m = search(hay, m.start() + 1)
         for k in range(1, min(self._longest, n - lo + 1)):
             s = n - k
             if s >= h:

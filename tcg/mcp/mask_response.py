@@ -224,16 +224,16 @@ class ResponseMasker:
         return node
 
     def _needs_own_pass(self, data: bytes) -> bool:
-        """True when a string needs more than the engine's scan: rewrites for the
-        streaming masker's view, a whole-field base64 blob the engine would not
-        decode (binary, or longer than MAX_RUN), a run over MAX_RUN, or odd padding."""
+        """True when a string needs more than the joined scan: rewrites for the
+        streaming masker's view, a whole-field base64 blob that decode_run would not
+        decode (binary, or longer than MAX_RUN), or odd padding."""
         if any(t in data for t in _MASKER_TRIGGERS) or b"===" in data:
             return True
         if len(data) < MIN_RUN:
             return False
         if _WHOLE_BLOB.fullmatch(data):
             return len(data) > MAX_RUN or decode_run(data.strip()) is None
-        return len(data) > MAX_RUN and any(e - s > MAX_RUN for s, e in base64_runs(data))
+        return False  # runs over MAX_RUN inside text: is_clean sees them in the joined scan
 
     def is_clean(self, message: dict[str, Any]) -> bool:
         """Fast path: one engine scan over all strings joined by a separator that no
@@ -253,7 +253,9 @@ class ResponseMasker:
         if any(f.category in MASKED_CATEGORIES for f in self.detector.find_bytes(joined, overlapping=True)):
             return False
         # the base64 pass, located with translate+find (the same runs mask_bytes decodes)
-        for s, e in base64_runs(joined):
+        for s, e in base64_runs(joined):  # the separator ends every run: same runs as per string
+            if e - s > MAX_RUN:
+                return False  # decoded whatever it holds by mask_bytes, not by decode_run
             raw = decode_run(joined[s:e])
             if raw and any(f.category in MASKED_CATEGORIES
                            for f in self.detector.find_bytes(raw, overlapping=True)):

@@ -21,7 +21,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -54,10 +54,6 @@ STAT_FIELDS = (
     "suppressed_inline",
     "suppressed_baseline",
 )
-
-
-class ScanError(TcgError):
-    """A scan target cannot be scanned at all."""
 
 
 class _Detector(Protocol):
@@ -251,15 +247,6 @@ class _Target:
     path: Path  # as given, absolute
     repo: Path | None  # work tree root / git dir when a repository
     bare: bool = False
-
-
-@dataclass
-class _Plan:
-    """Tasks for one target plus what was skipped before reading anything."""
-
-    tasks: list[tuple[Any, ...]] = field(default_factory=list)
-    stats: Counter[str] = field(default_factory=Counter)
-    error: str | None = None
 
 
 def _allowed(path: str, patterns: tuple[str, ...]) -> bool:

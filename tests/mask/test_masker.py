@@ -206,6 +206,18 @@ def test_strict_holds_at_most_the_window_and_releases_beyond_it():
     assert out + m.flush() == b"hello\n" + line * 400
 
 
+def test_strict_releases_log_lines_long_before_the_window():
+    """The rule-aware bound (tcg.mask.strict_bound): a pausing log stream is not held 4 KB back."""
+    m = masker()
+    fed = out = b""
+    for i in range(60):
+        line = b"2026-01-01T12:00:%02d INFO request served path=/api/v1/items ms=12\n" % i
+        fed += line
+        out += m.feed(line)
+    assert fed.startswith(out) and 0 < len(fed) - len(out) < 1024 < m.window
+    assert out + m.flush() == fed
+
+
 def test_terminal_releases_typing_at_once():
     m = masker("terminal")
     for piece in [b"$ ", b"l", b"s", b" ", b"-", b"l", b"a", b"\r\n", b"hello", b" world\r\n",

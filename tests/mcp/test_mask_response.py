@@ -124,3 +124,13 @@ def test_clean_messages_take_the_fast_path_unchanged(masker):
     msg["result"]["uuid"] = "2f1c0a7e-4b7d-4c1e-9f0a-1b2c3d4e5f60"
     out, stats = masker.mask_message(msg)
     assert out == msg and stats.spans == 0
+
+
+def test_message_level_long_base64_run_inside_text(masker, secrets):
+    a = secrets["TEST_SECRET_A"]
+    long_ = base64.b64encode(b"line\n" * 2000 + f"TOKEN={a}\n".encode()).decode()
+    msg = {"jsonrpc": "2.0", "id": 1, "result": {"text": f"attachment: {long_} (end)"}}
+    assert not masker.is_clean(msg)
+    out, stats = masker.mask_message(msg)
+    assert stats.spans == 1 and out["result"]["text"].endswith(" (end)")
+    assert_no_leak(json.dumps(out).encode(), [a])

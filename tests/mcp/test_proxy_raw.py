@@ -278,8 +278,9 @@ def test_no_deadlock_while_a_large_frame_waits_for_the_client(tmp_path):
     try:
         proc.stdin.write(json.dumps(req(1, "big", size=4_000_000)).encode() + b"\n")
         head = proc.stdout.read(1024)  # the big frame is being written: the writer holds the client side
-        blocked = b"".join(json.dumps(req(i, "tools/call", path=".env")).encode() + b"\n"
-                           for i in range(2, 2002))  # ~200 KB of replies: more than a pipe holds
+        pad = "x" * 1100  # 2000 requests of ~1.2 KB: more than a 1 MiB read plus a 1 MiB pipe
+        blocked = b"".join(json.dumps(req(i, "tools/call", path=".env", pad=pad)).encode() + b"\n"
+                           for i in range(2, 2002))
         done = threading.Event()
 
         def writer():
