@@ -133,7 +133,11 @@ class View:
         n = len(raw)
         pos = self.parsed - self.raw_base
         base = pos
-        marks = bytes(raw[pos:]).translate(_TO_ZERO)
+        region = bytes(raw[pos:])
+        marks = region.translate(_TO_ZERO)
+        specials = marks.count(0)
+        if specials and self._only_csi(region, pos, specials):
+            return
         find = marks.find
         csi = _CSI.match
         add = self._add
@@ -163,6 +167,31 @@ class View:
             else:
                 pos = i + 1
         self.parsed = self.raw_base + pos
+
+    def _only_csi(self, region: bytes, pos: int, specials: int) -> bool:
+        """Fast path for coloured output: every special byte starts a complete CSI."""
+        found = [m.span() for m in _CSI.finditer(region)]
+        if len(found) != specials or region.count(0x1B) != specials:
+            return False
+        vs, rs = self._vs, self._rs
+        ve = self.view_base + len(self.view)
+        rb = self.raw_base + pos
+        a = 0
+        for s0, e0 in found:
+            if s0 > a:
+                vs.append(ve)
+                rs.append(rb + a)
+                ve += s0 - a
+            a = e0
+        if len(region) > a:
+            vs.append(ve)
+            rs.append(rb + a)
+            ve += len(region) - a
+        self.view += _CSI.sub(b"", region)
+        if ve > self.hwm:
+            self.hwm = ve
+        self.parsed = self.raw_base + pos + len(region)
+        return True
 
     def _escape(self, i: int, final: bool) -> int:
         """Consume the escape at raw[i]; return the next offset, or -1 if pending."""

@@ -24,6 +24,10 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+# Longest line passed as `SHELL -c LINE`; longer ones go through a temp file
+# (one argv string is capped at 128 KiB on Linux, 32 K chars on Windows).
+ARGV_LINE_LIMIT = 100_000
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -319,8 +323,26 @@ class Station:
     # ------------------------------------------------------------ run
 
     def run_line(self, line: str, *, shell: str | None = None) -> int:
-        """Mediate one shell command line; return the exit code to exit with."""
-        return self.mediate(line, lambda: [detect_shell(shell, self.env), "-c", line], via_shell=True)
+        """Mediate one shell command line; return the exit code to exit with.
+
+        A line longer than one argv string may be (Linux: 128 KiB, E2BIG) is
+        handed to the shell as a 0600 script file instead of ``-c LINE``; the
+        policy still decides on the line itself.
+        """
+        if len(line.encode("utf-8", "surrogateescape")) <= ARGV_LINE_LIMIT:
+            return self.mediate(line, lambda: [detect_shell(shell, self.env), "-c", line],
+                                via_shell=True)
+        import contextlib
+        import tempfile
+
+        fd, path = tempfile.mkstemp(prefix="tcg-line-", suffix=".sh")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(line.encode("utf-8", "surrogateescape"))
+            return self.mediate(line, lambda: [detect_shell(shell, self.env), path], via_shell=True)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
     def run_argv(self, argv: list[str]) -> int:
         """Mediate an argv (no shell): the policy sees it as a quoted line."""

@@ -80,28 +80,11 @@ def check_line(line: str) -> int:
     return 0
 
 
-# Above this, `SHELL -c LINE` would fail with E2BIG (one argv string is capped
-# at 128 KiB on Linux): the shell reads the line from a 0600 temp file instead,
-# while the policy still decides on the line itself.
-ARGV_LIMIT = 100_000
-
-
 def run_line(line: str, shell: str | None = None) -> int:
-    """Run through the station agent, in this process (no second Python start)."""
+    """Run through the station agent, in this process (no second Python start).
+    Lines too long for argv reach the shell through a temp file (Station.run_line)."""
     station = _station()
-    st = station.Station()
-    if len(line.encode("utf-8", "surrogateescape")) <= ARGV_LIMIT:
-        return int(st.run_line(line, shell=shell))
-    import tempfile
-
-    fd, path = tempfile.mkstemp(prefix="tcg-line-", suffix=".sh")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(line.encode("utf-8", "surrogateescape"))
-        return int(st.mediate(line, lambda: [station.detect_shell(shell, st.env), path]))
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
+    return int(station.Station().run_line(line, shell=shell))
 
 
 def _hook_run(argv: list[str]) -> int:
