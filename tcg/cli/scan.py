@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
 
 from tcg.errors import TcgError, UsageError
+from tcg.scan.progress import Progress
 
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1
@@ -69,38 +69,6 @@ def write_baseline(path: Path, findings: list[Any], known: set[tuple[str, str]])
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, path)
-
-
-class Progress:
-    """A one-line counter on stderr: only on a terminal, only once the scan passed ~1 s."""
-
-    def __init__(self, enabled: bool, delay: float = 1.0, every: float = 0.2):
-        self.enabled = enabled
-        self.start = time.monotonic()
-        self.delay = delay
-        self.every = every
-        self.last = 0.0
-        self.shown = False
-
-    def __call__(self, stats: dict[str, int]) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self.start < self.delay or now - self.last < self.every:
-            return
-        self.last = now
-        self.shown = True
-        mb = stats.get("bytes_scanned", 0) / 1e6
-        sys.stderr.write(
-            f"\rtcg scan: {stats.get('blobs_scanned', 0)} blobs, {stats.get('files_scanned', 0)} files, "
-            f"{mb:.1f} MB …"
-        )
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
 
 
 def exit_code_for(status: str) -> int:

@@ -40,6 +40,12 @@ def _printable(raw: bytes) -> bool:
 
 def decode_run(run: bytes) -> bytes | None:
     """Decode one base64/base64url run, or None if it is not text-like base64."""
+    raw = decode_base64(run)
+    return raw if raw is not None and _printable(raw) else None
+
+
+def decode_base64(run: bytes) -> bytes | None:
+    """Decode base64 or base64url (padding optional, not both alphabets mixed), or None."""
     body = run.rstrip(b"=")
     std = b"+" in body or b"/" in body
     url = b"-" in body or b"_" in body
@@ -50,10 +56,9 @@ def decode_run(run: bytes) -> bytes | None:
     if url:
         body = body.replace(b"-", b"+").replace(b"_", b"/")
     try:
-        raw = base64.b64decode(body + b"=" * (-len(body) % 4), validate=True)
+        return base64.b64decode(body + b"=" * (-len(body) % 4), validate=True)
     except (binascii.Error, ValueError):
         return None
-    return raw if _printable(raw) else None
 
 
 def encoded_runs(data: bytes) -> Iterator[tuple[int, int, bytes]]:

@@ -8,14 +8,15 @@ tcg.launcher.launch from the GateResult.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from tcg.launcher.cache import CACHE_VERSION, cache_path, load_cached, store_cached
 from tcg.paths import Paths, get_paths
+from tcg.scan.progress import Progress
 
+PROGRESS_LABEL = "tcg launch: scanning the repository for secrets"
 # Counts one per scan run in this process: tests prove a cache hit by it (events say `scanned`).
 SCAN_RUNS = [0]
 
@@ -49,35 +50,6 @@ class GateResult:
             "files": self.files, "blobs": self.blobs, "findings": self.findings,
             "counts_by_rule": self.counts_by_rule, "complete": self.complete, "duration_ms": self.duration_ms,
         }
-
-
-class Progress:
-    """A one-line counter on stderr, only on a terminal, only once the scan passed ~1 s."""
-
-    def __init__(self, enabled: bool, delay: float = 1.0, every: float = 0.25):
-        self.enabled = enabled
-        self.start = time.monotonic()
-        self.delay = delay
-        self.every = every
-        self.last = 0.0
-        self.shown = False
-
-    def __call__(self, stats: dict[str, int]) -> None:
-        now = time.monotonic()
-        if not self.enabled or now - self.start < self.delay or now - self.last < self.every:
-            return
-        self.last = now
-        self.shown = True
-        sys.stderr.write(
-            f"\rtcg launch: scanning the repository for secrets: {stats.get('blobs_scanned', 0)} blobs, "
-            f"{stats.get('files_scanned', 0)} files, {stats.get('bytes_scanned', 0) / 1e6:.1f} MB …"
-        )
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
 
 
 def _ms(t0: float) -> int:
@@ -124,7 +96,7 @@ def run_gate(agent: str, cwd: Path, policy: Any, *, paths: Paths | None = None,
 
     from tcg.scan.engine import scan_paths
 
-    bar = Progress(progress)
+    bar = Progress(progress, label=PROGRESS_LABEL)
     SCAN_RUNS[0] += 1
     try:
         result = scan_paths([root], policy, history=True, progress=bar)

@@ -28,13 +28,12 @@ regex tried at every offset: that keeps a 30 MB text field to one fast pass.
 from __future__ import annotations
 
 import base64
-import binascii
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tcg.detect.encoded import MAX_RUN, MIN_RUN, decode_run
+from tcg.detect.encoded import MAX_RUN, MIN_RUN, decode_base64, decode_run
 from tcg.mask.masker import MASKED_CATEGORIES, Masker, placeholder
 
 if TYPE_CHECKING:
@@ -64,19 +63,7 @@ class MaskStats:
 
 def decode_blob(run: bytes) -> bytes | None:
     """Decode base64 or base64url (padding and line breaks optional), or None."""
-    body = re.sub(rb"\s+", b"", run).rstrip(b"=")
-    std = b"+" in body or b"/" in body
-    url = b"-" in body or b"_" in body
-    if std and url:
-        return None
-    if len(body) % 4 == 1:
-        body = body[:-1]
-    if url:
-        body = body.replace(b"-", b"+").replace(b"_", b"/")
-    try:
-        return base64.b64decode(body + b"=" * (-len(body) % 4), validate=True)
-    except (binascii.Error, ValueError):
-        return None
+    return decode_base64(re.sub(rb"\s+", b"", run))
 
 
 def base64_runs(data: bytes) -> list[tuple[int, int]]:

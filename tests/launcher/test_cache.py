@@ -13,7 +13,7 @@ import pytest
 from tcg.launcher import cache
 from tcg.launcher import exec as lexec
 from tcg.launcher import launch as llaunch
-from tcg.launcher.gate import SCAN_RUNS, Progress
+from tcg.launcher.gate import PROGRESS_LABEL, SCAN_RUNS, Progress
 from tcg.paths import get_paths
 from tests.launcher.conftest import TCG, commit, make_repo
 
@@ -93,10 +93,10 @@ def test_unreadable_repository_fails_closed(tmp_path, launch_env, tcg_home):
 
 
 def test_progress_shows_only_when_enabled(capsys):
-    quiet = Progress(False, delay=0)
+    quiet = Progress(False, delay=0, label=PROGRESS_LABEL)
     quiet({"blobs_scanned": 3})
     quiet.done()
-    shown = Progress(True, delay=0, every=0)
+    shown = Progress(True, delay=0, every=0, label=PROGRESS_LABEL)
     shown({"blobs_scanned": 3, "files_scanned": 2, "bytes_scanned": 10})
     shown.done()
     err = capsys.readouterr().err

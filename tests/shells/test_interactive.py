@@ -264,3 +264,20 @@ def test_agent_blocked_read_exits_126(shell_name, session_factory, tmp_path, rea
     s.type("echo $? > rc")
     assert s.read("rc") == "126\n"
     assert os.path.exists(tmp_path / ".env")
+
+
+def test_completion_and_prompt_work_as_without_the_hook(shell_name, session_factory, tmp_path):
+    """Issue 5 acceptance: Tab completion still completes (the hook binds Enter only),
+    and the prompt still comes back numbered by the user's own precmd/PROMPT_COMMAND."""
+    s = session_factory(shell_name)
+    (tmp_path / "tcg-completion-target-file.txt").write_text("completed\n")
+    # Tab completes the unique file name; Enter then runs the completed line.
+    s.child.send("cat tcg-completion-targ\t")
+    s.child.expect_exact("tcg-completion-target-file.txt")
+    s.type(" > o-compl")
+    assert s.read("o-compl") == "completed\n"
+    assert any("tcg-completion-target-file.txt" in line for line in s.lines()), s.lines()
+    # The user's prompt hook still ran once per line (the counter in PS1 advanced).
+    before = s.n
+    s.type("true")
+    assert s.n == before + 1
