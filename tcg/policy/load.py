@@ -33,11 +33,6 @@ from tcg.paths import Paths, get_paths
 from tcg.policy.model import Decision, worst
 from tcg.policy.reasons import REASONS
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 DEFAULT_NAME = "default.toml"
 
 # Kinds of keys. A schema key is a dotted path; "*" matches one segment.
@@ -246,6 +241,10 @@ def _entry_line(text: str, table: str, index: int, field: str | None) -> int | N
 
 
 def parse_toml(text: str, path: str) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):  # imported here: a policy snapshot hit never parses TOML
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -353,17 +352,21 @@ def read_layer(path: Path, kind: str) -> Layer:
 
 
 @functools.lru_cache(maxsize=1)
-def default_layer() -> Layer:
-    """The built-in default (parsed once per process; merge_layers deep-copies it)."""
+def _default_text() -> str:
     # Next to this module in every install we support (wheel, editable); importlib.resources
     # costs ~6 ms of imports on the per-command path, so it is only the fallback (zip imports).
     here = Path(__file__).with_name(DEFAULT_NAME)
     if here.is_file():
-        text = here.read_text(encoding="utf-8")
-    else:  # pragma: no cover
-        from importlib import resources
+        return here.read_text(encoding="utf-8")
+    from importlib import resources  # pragma: no cover
 
-        text = resources.files("tcg.policy").joinpath(DEFAULT_NAME).read_text(encoding="utf-8")
+    return resources.files("tcg.policy").joinpath(DEFAULT_NAME).read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=1)
+def default_layer() -> Layer:
+    """The built-in default (parsed once per process; merge_layers deep-copies it)."""
+    text = _default_text()
     data = parse_toml(text, "<builtin default>")
     validate(data, "<builtin default>", text)
     return Layer(kind="default", path="<builtin>", data=data)
@@ -460,10 +463,11 @@ def load_policy(
     include_repo: bool = True,
 ) -> Policy:
     """Build the effective policy. Raises PolicyError on any unreadable/invalid layer."""
-    layers = [default_layer()]
+    paths = paths or get_paths(environ)
+    sources: list[tuple[str, Path]] = []
     upath, ukind = user_policy_path(paths, environ)
     if ukind == "env" or upath.exists():
-        layers.append(read_layer(upath, ukind))
+        sources.append((ukind, upath))
     if include_repo:
         try:
             here = cwd or Path.cwd()
@@ -471,8 +475,128 @@ def load_policy(
             here = None
         rpath = find_repo_policy(here) if here is not None else None
         if rpath is not None:
-            layers.append(read_layer(rpath, "repo"))
-    return merge_layers(layers)
+            sources.append(("repo", rpath))
+    texts = [(kind, path, _read_text(path)) for kind, path in sources]
+    snapshots = PolicySnapshots(paths)
+    key = snapshots.key(_default_text(), texts)
+    cached = snapshots.get(key)
+    if cached is not None:
+        return cached
+    layers = [default_layer()]
+    for kind, path, text in texts:
+        data = parse_toml(text, str(path))
+        validate(data, str(path), text)
+        layers.append(Layer(kind=kind, path=str(path), data=data))
+    policy = merge_layers(layers)
+    snapshots.put(key, policy)
+    return policy
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PolicyError(
+            "policy file not found", hint="create it, or unset TCG_POLICY", path=str(path)
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(
+            f"cannot read policy: {exc}", hint="check the file's permissions and encoding", path=str(path)
+        ) from None
+
+
+class PolicySnapshots:
+    """Effective policies remembered in the cache dir, keyed by the exact text of
+    every layer (and of the code that merges them).
+
+    Parsing and validating the TOML layers costs ~15 ms of every `tcg_shell`
+    start; a snapshot hit costs one small JSON read. The file is authenticated
+    with the install's HMAC key, so an edited or foreign snapshot is ignored
+    (and rebuilt): it cannot loosen the policy. Used only once the install key
+    exists — loading a policy never creates files by itself.
+    """
+
+    FILE = "policy-snapshots.json"
+    KEEP = 8
+
+    def __init__(self, paths: Paths):
+        self.path = paths.cache / self.FILE
+        try:
+            key = paths.key_file.read_bytes()
+        except OSError:
+            key = b""
+        self._key = key if len(key) >= 32 else None
+
+    def key(self, default_text: str, texts: list[tuple[str, Path, str]]) -> str:
+        h = hashlib.sha256(_CODE_STAMP)
+        for part in (default_text, *(f"{k}\0{p}\0{t}" for k, p, t in texts)):
+            h.update(b"\1" + part.encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    def _mac(self, body: bytes) -> str:
+        import hmac
+
+        assert self._key is not None
+        return hmac.new(self._key, b"policy-snapshots\0" + body, hashlib.sha256).hexdigest()
+
+    def _entries(self) -> dict[str, Any]:
+        if self._key is None:
+            return {}
+        try:
+            mac, _, body = self.path.read_bytes().partition(b"\n")
+            if mac.decode("ascii") != self._mac(body):
+                return {}
+            entries = json.loads(body)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return {}
+        return entries if isinstance(entries, dict) else {}
+
+    def get(self, key: str) -> Policy | None:
+        entry = self._entries().get(key)
+        try:
+            data = entry["data"]
+            if not isinstance(data, dict) or fingerprint_of(data) != entry["fingerprint"]:
+                return None
+            return Policy(data=data, fingerprint=entry["fingerprint"],
+                          sources=tuple(entry["sources"]), notices=tuple(entry["notices"]))
+        except (TypeError, KeyError):
+            return None
+
+    def put(self, key: str, policy: Policy) -> None:
+        """Best effort: a snapshot that cannot be written only costs start-up time."""
+        if self._key is None:
+            return
+        entries = self._entries()
+        entries.pop(key, None)
+        entries[key] = {"data": policy.data, "fingerprint": policy.fingerprint,
+                        "sources": list(policy.sources), "notices": list(policy.notices)}
+        while len(entries) > self.KEEP:
+            entries.pop(next(iter(entries)))
+        body = json.dumps(entries, separators=(",", ":")).encode("utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.FILE}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(self._mac(body).encode("ascii") + b"\n" + body)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+
+
+def _code_stamp() -> bytes:
+    """What the merge result depends on besides the layer texts: this module, the
+    reason codes and the package version."""
+    from tcg import __version__
+    from tcg.policy import reasons
+
+    h = hashlib.sha256(__version__.encode())
+    for mod_file in (__file__, reasons.__file__):
+        try:
+            h.update(Path(mod_file).read_bytes())
+        except OSError:
+            h.update(os.urandom(16))  # unreadable source: never reuse a snapshot
+    return h.digest()
 
 
 def merge_layers(layers: list[Layer]) -> Policy:
@@ -503,3 +627,6 @@ def _canonicalize(node: dict[str, Any]) -> None:
 def basename_matches(name: str, patterns: list[str]) -> bool:
     low = name.lower()
     return any(fnmatch.fnmatchcase(low, p.lower()) for p in patterns)
+
+
+_CODE_STAMP = _code_stamp()

@@ -10,7 +10,7 @@ import pytest
 
 from tcg.cli import main
 from tcg.paths import get_paths
-from tcg.policy.load import load_policy, tomllib
+from tcg.policy.load import load_policy, parse_toml
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -35,7 +35,7 @@ def test_show_prints_snapshot_and_fingerprint(capsys, tmp_path, monkeypatch):
     assert f"fingerprint: {pol.fingerprint}\n" in out
     # The body is TOML that reads back to exactly the effective policy.
     body = out.split("\n\n", 1)[1]
-    assert tomllib.loads(body) == pol.data
+    assert parse_toml(body, "<policy show>") == pol.data
 
 
 def test_show_json(capsys, tmp_path, monkeypatch):
