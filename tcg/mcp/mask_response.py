@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tcg.detect.encoded import MAX_RUN, MIN_RUN, decode_base64, decode_run
 from tcg.mask.masker import MASKED_CATEGORIES, Masker, placeholder
+from tcg.mcp.check_request import iter_strings
 
 if TYPE_CHECKING:
     from tcg.detect.engine import Detector
@@ -86,19 +86,6 @@ def base64_runs(data: bytes) -> list[tuple[int, int]]:
         pos = e
 
 
-def _iter_strings(node: Any) -> Iterator[str]:
-    """Every string in a parsed JSON value, object keys included."""
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, str):
-            yield cur
-        elif isinstance(cur, dict):
-            for k, v in cur.items():
-                yield k
-                stack.append(v)
-        elif isinstance(cur, list):
-            stack.extend(cur)
 
 
 class ResponseMasker:
@@ -229,7 +216,7 @@ class ResponseMasker:
         for k, v in message.items():
             if k in ENVELOPE:
                 continue
-            for string in _iter_strings(v):
+            for string in iter_strings(v):
                 data = string.encode("utf-8", "surrogatepass")
                 if self._needs_own_pass(data):
                     return False

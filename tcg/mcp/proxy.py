@@ -136,12 +136,7 @@ class McpSession:
             self.note(f"internal error on a client line: {type(exc).__name__}")
             if debug_enabled():
                 raise
-            obj = None
-            try:
-                obj = framing.loads(line.decode("utf-8"))
-            except Exception:  # noqa: BLE001
-                obj = None
-            mid = readable_id(obj)
+            obj, mid = _best_effort_id(line)
             if mid is not None and isinstance(obj, dict) and "method" in obj:
                 return [(CLIENT, error_frame(mid, "internal-error", MSG_INTERNAL))]
             return []
@@ -191,12 +186,7 @@ class McpSession:
             self.note(f"internal error on a server line: {type(exc).__name__}")
             if debug_enabled():
                 raise
-            obj = None
-            try:
-                obj = framing.loads(line.decode("utf-8"))
-            except Exception:  # noqa: BLE001
-                obj = None
-            mid = readable_id(obj)
+            obj, mid = _best_effort_id(line)
             if mid is None:
                 return []
             dest = SERVER if isinstance(obj, dict) and "method" in obj else CLIENT
@@ -231,6 +221,15 @@ class McpSession:
         if frame.kind == REQUEST:
             return [(SERVER, error_frame(obj["id"], "secret-in-response", MSG_MASK_FAILED))]
         return []
+
+
+def _best_effort_id(line: bytes) -> tuple[Any, Any]:
+    """(parsed object or None, its readable id or None) of a line that failed processing."""
+    try:
+        obj = framing.loads(line.decode("utf-8"))
+    except Exception:  # noqa: BLE001 - any failure: there is just no id to answer
+        obj = None
+    return obj, readable_id(obj)
 
 
 _LAUNCHERS = frozenset({"python", "node", "npx", "uvx", "uv", "bunx", "bun", "deno", "pipx", "docker", "npm", "pnpm"})
