@@ -336,16 +336,11 @@ def validate(data: dict[str, Any], path: str, text: str = "") -> None:
 
 
 def read_layer(path: Path, kind: str) -> Layer:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PolicyError(
-            "policy file not found", hint="create it, or unset TCG_POLICY", path=str(path)
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PolicyError(
-            f"cannot read policy: {exc}", hint="check the file's permissions and encoding", path=str(path)
-        ) from None
+    return layer_from_text(kind, path, _read_text(path))
+
+
+def layer_from_text(kind: str, path: Path, text: str) -> Layer:
+    """Parse and validate one policy file's text (errors name the file and line)."""
     data = parse_toml(text, str(path))
     validate(data, str(path), text)
     return Layer(kind=kind, path=str(path), data=data)
@@ -482,11 +477,7 @@ def load_policy(
     cached = snapshots.get(key)
     if cached is not None:
         return cached
-    layers = [default_layer()]
-    for kind, path, text in texts:
-        data = parse_toml(text, str(path))
-        validate(data, str(path), text)
-        layers.append(Layer(kind=kind, path=str(path), data=data))
+    layers = [default_layer(), *(layer_from_text(kind, path, text) for kind, path, text in texts)]
     policy = merge_layers(layers)
     snapshots.put(key, policy)
     return policy
@@ -528,7 +519,7 @@ class PolicySnapshots:
         self._key = key if len(key) >= 32 else None
 
     def key(self, default_text: str, texts: list[tuple[str, Path, str]]) -> str:
-        h = hashlib.sha256(_CODE_STAMP)
+        h = hashlib.sha256(_code_stamp())
         for part in (default_text, *(f"{k}\0{p}\0{t}" for k, p, t in texts)):
             h.update(b"\1" + part.encode("utf-8", "surrogatepass"))
         return h.hexdigest()
@@ -584,6 +575,7 @@ class PolicySnapshots:
             pass
 
 
+@functools.lru_cache(maxsize=1)
 def _code_stamp() -> bytes:
     """What the merge result depends on besides the layer texts: this module, the
     reason codes and the package version."""
@@ -627,6 +619,3 @@ def _canonicalize(node: dict[str, Any]) -> None:
 def basename_matches(name: str, patterns: list[str]) -> bool:
     low = name.lower()
     return any(fnmatch.fnmatchcase(low, p.lower()) for p in patterns)
-
-
-_CODE_STAMP = _code_stamp()
