@@ -273,28 +273,23 @@ class AnalysisMemo:
         if path is not None and key is not None:
             self._load()
 
-    def _mac(self, body: bytes) -> str:
-        import hashlib
-        import hmac
-
-        assert self._key is not None
-        return hmac.new(self._key, self._tag.encode() + b"\0" + body, hashlib.sha256).hexdigest()
-
     def _load(self) -> None:
         import json
 
+        from tcg.signed import read_signed
+
+        assert self._key is not None
+        body = read_signed(self.path, self._key, self._tag)
+        if body is None:
+            return
         try:
-            raw = self.path.read_bytes()
-            mac, _, body = raw.partition(b"\n")
-            if not mac or mac.decode("ascii") != self._mac(body):
-                return
             doc = json.loads(body)
             analysis, hs, verified, rules = doc["analysis"], doc["hs"], doc["verified"], doc["rules"]
-            if all(isinstance(x, dict) for x in (analysis, hs, verified, rules)):
-                self._analysis, self._hs, self._verified = analysis, hs, verified
-                self._rules = rules
-        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        except (ValueError, KeyError, TypeError):
             return
+        if all(isinstance(x, dict) for x in (analysis, hs, verified, rules)):
+            self._analysis, self._hs, self._verified = analysis, hs, verified
+            self._rules = rules
 
     def analyse(self, pattern: str) -> Analysis:
         got = self._analysis.get(pattern) if isinstance(pattern, str) else None
@@ -337,19 +332,13 @@ class AnalysisMemo:
     def save(self) -> None:
         """Best effort: a memo that cannot be written only costs start-up time."""
         import json
-        import os
+
+        from tcg.signed import write_signed
 
         if not self.dirty or self.path is None or self._key is None:
             return
         body = json.dumps({"analysis": self._analysis, "hs": self._hs,
                            "verified": self._verified, "rules": self._rules}, sort_keys=True,
                           separators=(",", ":")).encode("utf-8")
-        data = self._mac(body).encode("ascii") + b"\n" + body
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, self.path)
+        if write_signed(self.path, self._key, self._tag, body):
             self.dirty = False
-        except OSError:
-            pass

@@ -32,6 +32,7 @@ from tcg.errors import PolicyError
 from tcg.paths import Paths, get_paths
 from tcg.policy.model import Decision, worst
 from tcg.policy.reasons import REASONS
+from tcg.signed import read_signed, write_signed
 
 DEFAULT_NAME = "default.toml"
 
@@ -508,6 +509,7 @@ class PolicySnapshots:
     """
 
     FILE = "policy-snapshots.json"
+    TAG = "policy-snapshots"
     KEEP = 8
 
     def __init__(self, paths: Paths):
@@ -524,21 +526,13 @@ class PolicySnapshots:
             h.update(b"\1" + part.encode("utf-8", "surrogatepass"))
         return h.hexdigest()
 
-    def _mac(self, body: bytes) -> str:
-        import hmac
-
-        assert self._key is not None
-        return hmac.new(self._key, b"policy-snapshots\0" + body, hashlib.sha256).hexdigest()
-
     def _entries(self) -> dict[str, Any]:
         if self._key is None:
             return {}
+        body = read_signed(self.path, self._key, self.TAG)
         try:
-            mac, _, body = self.path.read_bytes().partition(b"\n")
-            if mac.decode("ascii") != self._mac(body):
-                return {}
-            entries = json.loads(body)
-        except (OSError, ValueError, UnicodeDecodeError):
+            entries = json.loads(body) if body is not None else {}
+        except ValueError:
             return {}
         return entries if isinstance(entries, dict) else {}
 
@@ -564,15 +558,7 @@ class PolicySnapshots:
         while len(entries) > self.KEEP:
             entries.pop(next(iter(entries)))
         body = json.dumps(entries, separators=(",", ":")).encode("utf-8")
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.FILE}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(self._mac(body).encode("ascii") + b"\n" + body)
-            os.replace(tmp, self.path)
-        except OSError:
-            pass
+        write_signed(self.path, self._key, self.TAG, body)
 
 
 @functools.lru_cache(maxsize=1)

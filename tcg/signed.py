@@ -1,0 +1,42 @@
+"""Cache files signed with the install's HMAC key.
+
+Start-up caches (the detector's rule-analysis memo, policy snapshots) live in
+the cache dir, which anything running as the user can write. Each file is one
+MAC line and a body; a file whose MAC does not verify (edited, truncated,
+another install's) reads as absent, so a forged cache can never change what
+tcg decides — it only costs the time to rebuild it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from pathlib import Path
+
+
+def _mac(key: bytes, tag: str, body: bytes) -> bytes:
+    return hmac.new(key, tag.encode("utf-8") + b"\0" + body, hashlib.sha256).hexdigest().encode("ascii")
+
+
+def read_signed(path: Path, key: bytes, tag: str) -> bytes | None:
+    """The body of ``path`` if its MAC verifies under ``key`` and ``tag``, else None."""
+    try:
+        mac, _, body = path.read_bytes().partition(b"\n")
+    except OSError:
+        return None
+    return body if mac and hmac.compare_digest(mac, _mac(key, tag, body)) else None
+
+
+def write_signed(path: Path, key: bytes, tag: str, body: bytes) -> bool:
+    """Atomically replace ``path`` (0600) with a signed ``body``. Best effort: False on failure."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_mac(key, tag, body) + b"\n" + body)
+        os.replace(tmp, path)
+    except OSError:
+        return False
+    return True
