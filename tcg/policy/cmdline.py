@@ -629,6 +629,14 @@ class _Walker:
             )
         )
 
+    def _shell_c(self, name: str, code: Word, argv: list[Word], redirs: list[Redirect],
+                 wrappers: tuple[str, ...]) -> None:
+        """`NAME -c CODE`: parse CODE when it is literal, else the command is opaque."""
+        if code.is_literal:
+            self.parse_script(code.value, self.depth + 1, wrappers + (f"{name} -c",))
+        else:
+            self._opaque(argv, redirs, wrappers, f"{name} -c of a string only known at run time")
+
     def _opaque(self, argv: list[Word], redirs: list[Redirect], wrappers: tuple[str, ...], why: str) -> None:
         self.commands.append(
             SimpleCommand(tuple(argv), tuple(redirs), (), wrappers, self.depth, why, "")
@@ -649,10 +657,7 @@ class _Walker:
             code = _shell_code(argv[1:], su=(name == "flock"))
             if code is None:
                 return False
-            if code.is_literal:
-                self.parse_script(code.value, self.depth + 1, wrappers + (f"{name} -c",))
-            else:
-                self._opaque(argv, redirs, wrappers, f"{name} -c of a string only known at run time")
+            self._shell_c(name, code, argv, redirs, wrappers)
             return True
         if name in SHELLS or name == "su":
             args = argv[1:]
@@ -679,10 +684,7 @@ class _Walker:
                         self._opaque(argv, redirs, wrappers, f"{name} runs commands read from stdin")
                     return True
                 return False
-            if code.is_literal:
-                self.parse_script(code.value, self.depth + 1, wrappers + (f"{name} -c",))
-            else:
-                self._opaque(argv, redirs, wrappers, f"{name} -c of a string only known at run time")
+            self._shell_c(name, code, argv, redirs, wrappers)
             return True
         return False
 
