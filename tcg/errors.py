@@ -9,7 +9,10 @@ from __future__ import annotations
 import enum
 import os
 import sys
-from collections.abc import Callable
+
+TYPE_CHECKING = False  # typing costs import time on every command
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class ExitCode(enum.IntEnum):

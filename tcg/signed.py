@@ -9,30 +9,32 @@ tcg decides — it only costs the time to rebuild it.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
-from pathlib import Path
+
+from tcg.digest import compare_digest, hmac_sha256
 
 
 def _mac(key: bytes, tag: str, body: bytes) -> bytes:
-    return hmac.new(key, tag.encode("utf-8") + b"\0" + body, hashlib.sha256).hexdigest().encode("ascii")
+    return hmac_sha256(key, tag.encode("utf-8") + b"\0" + body).encode("ascii")
 
 
-def read_signed(path: Path, key: bytes, tag: str) -> bytes | None:
+def read_signed(path: str | os.PathLike[str], key: bytes, tag: str) -> bytes | None:
     """The body of ``path`` if its MAC verifies under ``key`` and ``tag``, else None."""
     try:
-        mac, _, body = path.read_bytes().partition(b"\n")
+        with open(path, "rb") as fh:
+            mac, _, body = fh.read().partition(b"\n")
     except OSError:
         return None
-    return body if mac and hmac.compare_digest(mac, _mac(key, tag, body)) else None
+    return body if mac and compare_digest(mac, _mac(key, tag, body)) else None
 
 
-def write_signed(path: Path, key: bytes, tag: str, body: bytes) -> bool:
+def write_signed(path: str | os.PathLike[str], key: bytes, tag: str, body: bytes) -> bool:
     """Atomically replace ``path`` (0600) with a signed ``body``. Best effort: False on failure."""
+    path = os.fspath(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        parent, name = os.path.split(path)
+        os.makedirs(parent, exist_ok=True)
+        tmp = os.path.join(parent, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(_mac(key, tag, body) + b"\n" + body)

@@ -11,8 +11,18 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tcg.events import EVENT_TYPES, EventLog, ReadStats, build_record, follow_records, iter_records
+from tcg.events import (
+    EVENT_TYPES,
+    EventLog,
+    ReadStats,
+    build_record,
+    encode_record,
+    follow_records,
+    iter_records,
+)
 from tcg.paths import get_paths
 from tcg.policy.load import load_policy
 from tcg.policy.model import Decision
@@ -183,3 +193,29 @@ def test_a_stuck_lock_holder_does_not_block_writers(tcg_home):
         fcntl.flock(holder.fileno(), fcntl.LOCK_EX)
         log.emit("policy_error", surface="cli", seq=2)  # returns, without the lock
     assert [r["seq"] for r in iter_records(log.path)] == [1, 2]
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.tuples(children, children)
+    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(record=st.dictionaries(st.text(max_size=10), _json_values, max_size=6))
+def test_encoder_is_exactly_json_dumps(record):
+    """encode_record skips importing json for plain types; its bytes must be
+    json.dumps' bytes, including escapes, lone surrogates and non-finite floats."""
+    expected = json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str) + "\n"
+    assert encode_record(record) == expected.encode("ascii")
+
+
+def test_encoder_falls_back_for_other_types(tmp_path):
+    from tcg.errors import ExitCode
+
+    record = {"path": tmp_path, "code": ExitCode.BLOCKED, "n": {1: "int key"}}
+    expected = json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str) + "\n"
+    assert encode_record(record) == expected.encode("ascii")

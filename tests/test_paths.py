@@ -48,3 +48,35 @@ def test_ensure_private_dir_creates_and_tightens(tmp_path):
     os.chmod(d, 0o755)
     ensure_private_dir(d)
     assert stat.S_IMODE(d.stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="XDG layout is Linux's")
+@pytest.mark.parametrize("xdg", [
+    {},
+    {"XDG_CONFIG_HOME": "/x/conf", "XDG_STATE_HOME": "/x/state", "XDG_CACHE_HOME": "/x/cache"},
+    {"XDG_CONFIG_HOME": "   ", "XDG_STATE_HOME": "", "XDG_CACHE_HOME": "relative/cache"},
+    {"XDG_CONFIG_HOME": " /padded ", "XDG_CACHE_HOME": "/c/"},
+])
+def test_linux_paths_agree_with_platformdirs(monkeypatch, hermetic_home, xdg):
+    """tcg computes the XDG layout itself (platformdirs costs import time on every
+    command); it must give exactly platformdirs' answer."""
+    import platformdirs
+
+    monkeypatch.delenv("TCG_HOME")
+    for var in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in xdg.items():
+        monkeypatch.setenv(var, value)
+    p = get_paths()
+    assert p.config_dir == platformdirs.user_config_dir("tcg", appauthor=False)
+    assert p.state_dir == platformdirs.user_state_dir("tcg", appauthor=False)
+    assert p.cache_dir == platformdirs.user_cache_dir("tcg", appauthor=False)
+
+
+def test_paths_are_immutable_values(tmp_path):
+    a = get_paths({"TCG_HOME": str(tmp_path)})
+    b = get_paths({"TCG_HOME": str(tmp_path)})
+    assert a == b and hash(a) == hash(b)
+    assert a.events_path == str(a.events_file) and a.key_path == str(a.key_file)
+    with pytest.raises(AttributeError):
+        a.cache_dir = "/elsewhere"  # type: ignore[misc]

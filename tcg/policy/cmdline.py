@@ -20,9 +20,14 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections import namedtuple
+
+# Records are named tuples, not dataclasses, and typing is for checkers only:
+# dataclasses and typing together cost ~10 ms of import on every mediated command.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 DYN = "\x00"
 """Stands for an unknown (run-time) part of a word's value."""
@@ -46,8 +51,8 @@ SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"
 _GLOB_CHARS = frozenset("*?[")
 
 
-@dataclass(frozen=True)
-class Word:
+class Word(namedtuple("Word", "value static glob pattern vars source recursive",
+                      defaults=(True, False, None, (), "", False))):
     """One shell word after expansion as far as it can be known before running.
 
     ``value`` is the literal after quote removal and escapes, with ``~``,
@@ -59,30 +64,31 @@ class Word:
     pattern words standing for files found anywhere under a directory (``find``).
     """
 
+    __slots__ = ()
     value: str
-    static: bool = True
-    glob: bool = False
-    pattern: str | None = None
-    vars: tuple[str, ...] = ()
-    source: str = ""
-    recursive: bool = False
+    static: bool
+    glob: bool
+    pattern: str | None
+    vars: tuple[str, ...]
+    source: str
+    recursive: bool
 
     @property
     def is_literal(self) -> bool:
         return self.static and not self.glob
 
 
-@dataclass(frozen=True)
-class Redirect:
+class Redirect(namedtuple("Redirect", "op target fd body", defaults=(None, None, None))):
     """A redirection. ``op`` is the operator as written (``<``, ``>``, ``>>``,
     ``>|``, ``&>``, ``&>>``, ``<&``, ``>&``, ``<<``, ``<<-``, ``<<<``); ``fd`` the
     explicit descriptor; ``target`` the file word (None for here-docs/strings);
     ``body`` the here-doc or here-string text."""
 
+    __slots__ = ()
     op: str
-    target: Word | None = None
-    fd: int | None = None
-    body: Word | None = None
+    target: Word | None
+    fd: int | None
+    body: Word | None
 
     @property
     def is_fd_dup(self) -> bool:
@@ -102,26 +108,29 @@ class Redirect:
         return self.op in (">", ">>", ">|", "&>", "&>>", "<>") or (self.op == ">&" and not self.is_fd_dup)
 
 
-@dataclass(frozen=True)
-class Assignment:
+class Assignment(namedtuple("Assignment", "name value", defaults=(None,))):
+    """``NAME=value`` before a command (``value`` None for ``NAME=``)."""
+
+    __slots__ = ()
     name: str
-    value: Word | None = None
+    value: Word | None
 
 
-@dataclass(frozen=True)
-class SimpleCommand:
+class SimpleCommand(namedtuple("SimpleCommand", "argv redirects assignments wrappers depth opaque text",
+                               defaults=((), (), (), 0, None, ""))):
     """A command that would run. Wrappers are peeled off: ``sudo -u x cat f``
     becomes ``argv=(cat, f)`` with ``wrappers=("sudo",)``. ``depth`` counts the
     ``eval``/``sh -c`` strings it was found in. ``opaque`` says why the command
     runs code that could not be seen (``eval "$X"``, ``bash -c "$X"``)."""
 
+    __slots__ = ()
     argv: tuple[Word, ...]
-    redirects: tuple[Redirect, ...] = ()
-    assignments: tuple[Assignment, ...] = ()
-    wrappers: tuple[str, ...] = ()
-    depth: int = 0
-    opaque: str | None = None
-    text: str = ""
+    redirects: tuple[Redirect, ...]
+    assignments: tuple[Assignment, ...]
+    wrappers: tuple[str, ...]
+    depth: int
+    opaque: str | None
+    text: str
 
     @property
     def name(self) -> str | None:
@@ -135,68 +144,63 @@ class SimpleCommand:
         return self.argv[1:]
 
 
-@dataclass(frozen=True)
-class ParsedLine:
+class ParsedLine(namedtuple("ParsedLine", "commands redirects unparsable problems",
+                            defaults=((), False, ()))):
     """Every command a line would run, every redirection, and whether the parse
     was complete. ``unparsable`` lines may still carry what could be extracted."""
 
+    __slots__ = ()
     commands: tuple[SimpleCommand, ...]
-    redirects: tuple[Redirect, ...] = ()
-    unparsable: bool = False
-    problems: tuple[str, ...] = field(default_factory=tuple)
+    redirects: tuple[Redirect, ...]
+    unparsable: bool
+    problems: tuple[str, ...]
 
 
 # ------------------------------------------------------------------ tree-sitter
 
 
 def _parser() -> Any:
-    # Imported lazily and kept on the function: paid once per process.
+    # Loaded lazily and kept on the function: paid once per process.
     cached = getattr(_parser, "_p", None)
     if cached is None:
-        import tree_sitter
-
-        cached = tree_sitter.Parser(tree_sitter.Language(_bash_language()))
+        ts = _binding("tree_sitter")
+        cached = ts.Parser(ts.Language(_binding("tree_sitter_bash").language()))
         _parser._p = cached  # type: ignore[attr-defined]
     return cached
 
 
-def _bash_language() -> Any:
-    """The grammar, loaded from tree_sitter_bash's C extension directly.
+def _binding(package: str) -> Any:
+    """``<package>._binding``, the C extension, loaded without the package's ``__init__``.
 
-    The package's ``__init__`` imports importlib.resources (and with it tempfile,
-    zipfile…) only to read a highlighting query we never use: ~9 ms of CPU on
-    every mediated command (measured: 20 → 11 ms for import+init). Any surprise
-    in the package layout falls back to the ordinary import.
+    tree_sitter's ``__init__`` imports typing (for one Protocol) and
+    tree_sitter_bash's imports importlib.resources (tempfile, zipfile…) to read
+    a highlighting query we never use: ~10 ms of every mediated command. The
+    extensions need neither. Any surprise in the package layout falls back to
+    the ordinary import.
     """
     import sys
 
-    loaded = sys.modules.get("tree_sitter_bash")
-    if loaded is None:
+    name = f"{package}._binding"
+    if package not in sys.modules and name not in sys.modules:
         try:
             import importlib.machinery
-            import importlib.util
             import os
 
-            spec = importlib.util.find_spec("tree_sitter_bash")
-            where = list(spec.submodule_search_locations or []) if spec else []
-            for directory in where:
+            spec = importlib.machinery.PathFinder.find_spec(package)
+            for directory in (spec.submodule_search_locations or []) if spec else []:
                 for entry in sorted(os.listdir(directory)):
                     if entry.startswith("_binding.") and entry.endswith((".so", ".pyd")):
                         path = os.path.join(directory, entry)
-                        loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
-                        bspec = importlib.util.spec_from_file_location(
-                            "tree_sitter_bash._binding", path, loader=loader
-                        )
-                        if bspec is None:
-                            continue
-                        module = importlib.util.module_from_spec(bspec)
+                        loader = importlib.machinery.ExtensionFileLoader(name, path)
+                        module = loader.create_module(importlib.machinery.ModuleSpec(name, loader, origin=path))
                         loader.exec_module(module)
-                        return module.language()
+                        sys.modules[name] = module
+                        return module
         except (ImportError, OSError, AttributeError):
             pass
-    import tree_sitter_bash
+    import importlib
 
-    return tree_sitter_bash.language()
+    return importlib.import_module(name)
 
 
 def parse_line(

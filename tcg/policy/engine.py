@@ -26,13 +26,16 @@ import fnmatch
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections import namedtuple
 
 from tcg.errors import PolicyError
 from tcg.policy.cmdline import DYN, ParsedLine, Redirect, SimpleCommand, Word, parse_line
 from tcg.policy.model import Decision, Reason, Verdict
+
+TYPE_CHECKING = False  # typing and dataclasses cost import time on every mediated command
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any
 
 # --------------------------------------------------------------- access model
 
@@ -133,18 +136,19 @@ _MAX_DETAIL = 120
 # ------------------------------------------------------------ compiled policy
 
 
-@dataclass(frozen=True)
-class DumpRule:
+class DumpRule(namedtuple("DumpRule", "id commands args flags option option_values unless_first description",
+                          defaults=((), (), (), (), (), ""))):
     """One ``[[credential_dumps]]`` entry (fields documented in docs/policy.md)."""
 
+    __slots__ = ()
     id: str
     commands: tuple[str, ...]
-    args: tuple[str, ...] = ()
-    flags: tuple[str, ...] = ()
-    option: tuple[str, ...] = ()
-    option_values: tuple[str, ...] = ()
-    unless_first: tuple[str, ...] = ()
-    description: str = ""
+    args: tuple[str, ...]
+    flags: tuple[str, ...]
+    option: tuple[str, ...]
+    option_values: tuple[str, ...]
+    unless_first: tuple[str, ...]
+    description: str
 
 
 _DUMP_FIELDS = {"id", "command", "args", "flags", "option", "option_values", "unless_first", "description"}

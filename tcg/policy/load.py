@@ -15,24 +15,30 @@ Every ignored repository value becomes a notice, so `tcg policy show` says so.
 
 from __future__ import annotations
 
-import copy
 import fnmatch
 import functools
-import hashlib
-import json
+import marshal
 import os
 import re
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from collections import namedtuple
 
+from tcg.digest import sha256, sha256_hex
 from tcg.errors import PolicyError
-from tcg.paths import Paths, get_paths
+from tcg.paths import get_paths
 from tcg.policy.model import Decision, worst
 from tcg.policy.reasons import REASONS
 from tcg.signed import read_signed, write_signed
+
+# Every mediated command loads the policy (usually from a snapshot), so this
+# module keeps off typing, dataclasses, pathlib and hashlib: ~15 ms of imports.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Any
+
+    from tcg.paths import Paths
 
 DEFAULT_NAME = "default.toml"
 
@@ -96,21 +102,24 @@ _ACTORS = ("human", "agent")
 POLICY_DECISIONS = ("allow", "sanitize", "ask", "block")
 
 
-@dataclass(frozen=True)
-class Layer:
-    kind: str  # "default" | "user" | "env" | "repo"
-    path: str  # "<builtin>" for the default
+class Layer(namedtuple("Layer", "kind path data")):
+    """One policy file: ``kind`` is "default" | "user" | "env" | "repo"; ``path``
+    is "<builtin>" for the default; ``data`` the parsed TOML document."""
+
+    __slots__ = ()
+    kind: str
+    path: str
     data: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(namedtuple("Policy", "data fingerprint sources notices", defaults=((),))):
     """The effective policy. ``data`` is the merged TOML document."""
 
+    __slots__ = ()
     data: dict[str, Any]
     fingerprint: str
     sources: tuple[str, ...]
-    notices: tuple[str, ...] = field(default_factory=tuple)
+    notices: tuple[str, ...]
 
     def __hash__(self) -> int:  # ``data`` is a dict; the fingerprint stands for it
         return hash(self.fingerprint)
@@ -145,8 +154,10 @@ class Policy:
 
 
 def fingerprint_of(data: dict[str, Any]) -> str:
+    import json
+
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
+    return sha256_hex(canonical.encode("ascii"))
 
 
 # ---------------------------------------------------------------- parsing
@@ -336,11 +347,11 @@ def validate(data: dict[str, Any], path: str, text: str = "") -> None:
     walk(data, "")
 
 
-def read_layer(path: Path, kind: str) -> Layer:
+def read_layer(path: str | os.PathLike[str], kind: str) -> Layer:
     return layer_from_text(kind, path, _read_text(path))
 
 
-def layer_from_text(kind: str, path: Path, text: str) -> Layer:
+def layer_from_text(kind: str, path: str | os.PathLike[str], text: str) -> Layer:
     """Parse and validate one policy file's text (errors name the file and line)."""
     data = parse_toml(text, str(path))
     validate(data, str(path), text)
@@ -351,9 +362,10 @@ def layer_from_text(kind: str, path: Path, text: str) -> Layer:
 def _default_text() -> str:
     # Next to this module in every install we support (wheel, editable); importlib.resources
     # costs ~6 ms of imports on the per-command path, so it is only the fallback (zip imports).
-    here = Path(__file__).with_name(DEFAULT_NAME)
-    if here.is_file():
-        return here.read_text(encoding="utf-8")
+    here = os.path.join(os.path.dirname(__file__), DEFAULT_NAME)
+    if os.path.isfile(here):
+        with open(here, encoding="utf-8") as fh:
+            return fh.read()
     from importlib import resources  # pragma: no cover
 
     return resources.files("tcg.policy").joinpath(DEFAULT_NAME).read_text(encoding="utf-8")
@@ -432,44 +444,63 @@ def _merge(base: dict[str, Any], layer: Layer, notices: list[str], prefix: str =
             base[key] = value
 
 
-def find_repo_policy(cwd: Path) -> Path | None:
+def find_repo_policy(cwd: str | os.PathLike[str]) -> Path | None:
     """``.tcg/policy.toml`` in the nearest directory (upwards) holding ``.git`` or ``.tcg``."""
-    cur = cwd.resolve()
-    for d in (cur, *cur.parents):
-        candidate = d / ".tcg" / "policy.toml"
-        if candidate.is_file():
+    found = _repo_policy(os.fspath(cwd))
+    if found is None:
+        return None
+    from pathlib import Path
+
+    return Path(found)
+
+
+def _repo_policy(cwd: str) -> str | None:
+    d = os.path.realpath(cwd)
+    while True:
+        candidate = os.path.join(d, ".tcg", "policy.toml")
+        if os.path.isfile(candidate):
             return candidate
-        if (d / ".git").exists():
+        if os.path.exists(os.path.join(d, ".git")):
             return None
-    return None
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
 
 
 def user_policy_path(paths: Paths | None = None, environ: Mapping[str, str] | None = None) -> tuple[Path, str]:
+    from pathlib import Path
+
+    path, kind = _user_policy(paths, environ)
+    return Path(path), kind
+
+
+def _user_policy(paths: Paths | None, environ: Mapping[str, str] | None) -> tuple[str, str]:
     env = os.environ if environ is None else environ
     override = env.get("TCG_POLICY")
     if override:
-        return Path(override).expanduser(), "env"
-    return (paths or get_paths(env)).policy_file, "user"
+        return os.path.expanduser(override), "env"
+    return (paths or get_paths(env)).policy_path, "user"
 
 
 def load_policy(
-    cwd: Path | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     paths: Paths | None = None,
     environ: Mapping[str, str] | None = None,
     include_repo: bool = True,
 ) -> Policy:
     """Build the effective policy. Raises PolicyError on any unreadable/invalid layer."""
     paths = paths or get_paths(environ)
-    sources: list[tuple[str, Path]] = []
-    upath, ukind = user_policy_path(paths, environ)
-    if ukind == "env" or upath.exists():
+    sources: list[tuple[str, str]] = []
+    upath, ukind = _user_policy(paths, environ)
+    if ukind == "env" or os.path.exists(upath):
         sources.append((ukind, upath))
     if include_repo:
         try:
-            here = cwd or Path.cwd()
+            here = os.fspath(cwd) if cwd is not None else os.getcwd()
         except OSError:  # the working directory was removed: there is no repo to tighten
             here = None
-        rpath = find_repo_policy(here) if here is not None else None
+        rpath = _repo_policy(here) if here is not None else None
         if rpath is not None:
             sources.append(("repo", rpath))
     texts = [(kind, path, _read_text(path)) for kind, path in sources]
@@ -484,9 +515,10 @@ def load_policy(
     return policy
 
 
-def _read_text(path: Path) -> str:
+def _read_text(path: str | os.PathLike[str]) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
     except FileNotFoundError:
         raise PolicyError(
             "policy file not found", hint="create it, or unset TCG_POLICY", path=str(path)
@@ -502,26 +534,32 @@ class PolicySnapshots:
     every layer (and of the code that merges them).
 
     Parsing and validating the TOML layers costs ~15 ms of every `tcg_shell`
-    start; a snapshot hit costs one small JSON read. The file is authenticated
-    with the install's HMAC key, so an edited or foreign snapshot is ignored
-    (and rebuilt): it cannot loosen the policy. Used only once the install key
+    start; a snapshot hit costs one small read. The file is authenticated with
+    the install's HMAC key, so an edited or foreign snapshot is ignored (and
+    rebuilt): it cannot loosen the policy. Used only once the install key
     exists — loading a policy never creates files by itself.
+
+    The body is ``marshal`` data (the policy is plain dicts, lists, strings and
+    numbers): json would add its import to every command. marshal is only
+    ever read after the MAC verified, and the tag names the interpreter's
+    marshal format, so another Python's snapshot reads as absent.
     """
 
-    FILE = "policy-snapshots.json"
-    TAG = "policy-snapshots"
+    FILE = "policy-snapshots.bin"
+    TAG = f"policy-snapshots/marshal-{marshal.version}/py{sys.version_info[0]}.{sys.version_info[1]}"
     KEEP = 8
 
     def __init__(self, paths: Paths):
-        self.path = paths.cache / self.FILE
+        self.path = os.path.join(paths.cache_dir, self.FILE)
         try:
-            key = paths.key_file.read_bytes()
+            with open(paths.key_path, "rb") as fh:
+                key = fh.read()
         except OSError:
             key = b""
         self._key = key if len(key) >= 32 else None
 
-    def key(self, default_text: str, texts: list[tuple[str, Path, str]]) -> str:
-        h = hashlib.sha256(_code_stamp())
+    def key(self, default_text: str, texts: list[tuple[str, str, str]]) -> str:
+        h = sha256(_code_stamp())
         for part in (default_text, *(f"{k}\0{p}\0{t}" for k, p, t in texts)):
             h.update(b"\1" + part.encode("utf-8", "surrogatepass"))
         return h.hexdigest()
@@ -531,8 +569,8 @@ class PolicySnapshots:
             return {}
         body = read_signed(self.path, self._key, self.TAG)
         try:
-            entries = json.loads(body) if body is not None else {}
-        except ValueError:
+            entries = marshal.loads(body) if body is not None else {}
+        except (ValueError, EOFError, TypeError):
             return {}
         return entries if isinstance(entries, dict) else {}
 
@@ -540,7 +578,7 @@ class PolicySnapshots:
         entry = self._entries().get(key)
         try:
             data = entry["data"]
-            if not isinstance(data, dict) or fingerprint_of(data) != entry["fingerprint"]:
+            if not isinstance(data, dict) or not isinstance(entry["fingerprint"], str):
                 return None
             return Policy(data=data, fingerprint=entry["fingerprint"],
                           sources=tuple(entry["sources"]), notices=tuple(entry["notices"]))
@@ -557,7 +595,7 @@ class PolicySnapshots:
                         "sources": list(policy.sources), "notices": list(policy.notices)}
         while len(entries) > self.KEEP:
             entries.pop(next(iter(entries)))
-        body = json.dumps(entries, separators=(",", ":")).encode("utf-8")
+        body = marshal.dumps(entries)
         write_signed(self.path, self._key, self.TAG, body)
 
 
@@ -568,16 +606,19 @@ def _code_stamp() -> bytes:
     from tcg import __version__
     from tcg.policy import reasons
 
-    h = hashlib.sha256(__version__.encode())
+    h = sha256(__version__.encode())
     for mod_file in (__file__, reasons.__file__):
         try:
-            h.update(Path(mod_file).read_bytes())
+            with open(mod_file, "rb") as fh:
+                h.update(fh.read())
         except OSError:
             h.update(os.urandom(16))  # unreadable source: never reuse a snapshot
     return h.digest()
 
 
 def merge_layers(layers: list[Layer]) -> Policy:
+    import copy
+
     data: dict[str, Any] = {}
     notices: list[str] = []
     for layer in layers:

@@ -6,13 +6,11 @@ documented in docs/reason-codes.md (a test enforces it).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
-
-@dataclass(frozen=True)
-class ReasonInfo:
-    meaning: str
-    fix: str
+# What a code means and how to fix it (a named tuple: dataclasses cost import time
+# on every mediated command).
+ReasonInfo = namedtuple("ReasonInfo", "meaning fix")
 
 
 REASONS: dict[str, ReasonInfo] = {

@@ -323,19 +323,28 @@ def test_trivial_lines(line):
     assert not parse_line(line).unparsable
 
 
-def test_grammar_loads_with_or_without_the_package_init(monkeypatch):
-    """The direct extension load and the ordinary-import fallback give the same grammar."""
+def test_grammar_loads_with_or_without_the_package_init():
+    """The direct extension load (no package __init__) and the ordinary import give
+    working bindings; a fresh interpreter shows the direct load skips the __init__."""
+    import subprocess
     import sys
 
     import tree_sitter
+    import tree_sitter_bash
 
-    from tcg.policy.cmdline import _bash_language
+    probe = (
+        "import sys; from tcg.policy.cmdline import parse_line; "
+        "assert parse_line('cat .env | wc').commands[0].name == 'cat'; "
+        "print(sorted(k for k in sys.modules if k.startswith('tree_sitter')), 'typing' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True,
+                         timeout=60, check=True).stdout.split("\n")[0]
+    assert out == "['tree_sitter._binding', 'tree_sitter_bash._binding'] False"
 
-    direct = _bash_language()
-    import tree_sitter_bash  # noqa: F401 - now the package is loaded: the fallback path
+    from tcg.policy.cmdline import _binding
 
-    monkeypatch.setitem(sys.modules, "tree_sitter_bash", sys.modules["tree_sitter_bash"])
-    via_package = _bash_language()
+    direct = _binding("tree_sitter_bash").language()
+    via_package = tree_sitter_bash.language()  # the package is loaded now: the fallback path
     for capsule in (direct, via_package):
         tree = tree_sitter.Parser(tree_sitter.Language(capsule)).parse(b"cat .env | wc")
         assert tree.root_node.children[0].type == "pipeline"

@@ -4,7 +4,7 @@ file is ignored — it cannot loosen the policy."""
 
 from __future__ import annotations
 
-import json
+import marshal
 
 import pytest
 
@@ -57,11 +57,11 @@ def test_tampered_snapshot_is_ignored(tmp_path, monkeypatch):
     honest = load_policy(cwd=tmp_path)
     path = _snapshot_file()
     mac, _, body = path.read_bytes().partition(b"\n")
-    entries = json.loads(body)
+    entries = marshal.loads(body)
     for entry in entries.values():  # loosen the agent's secret-store decision, keep it self-consistent
         entry["data"]["decisions"]["agent"]["secret-store-read"] = "allow"
         entry["fingerprint"] = loadmod.fingerprint_of(entry["data"])
-    path.write_bytes(mac + b"\n" + json.dumps(entries, separators=(",", ":")).encode())
+    path.write_bytes(mac + b"\n" + marshal.dumps(entries))
     again = load_policy(cwd=tmp_path)
     assert again.fingerprint == honest.fingerprint
     assert again.decision_for("agent", "secret-store-read").value == "block"
