@@ -6,7 +6,6 @@ carries a hint saying what to do. Tracebacks are shown only with TCG_DEBUG=1.
 
 from __future__ import annotations
 
-import enum
 import os
 import sys
 
@@ -15,7 +14,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-class ExitCode(enum.IntEnum):
+class ExitCode:
+    """Exit codes as plain ints (an IntEnum would import enum on the launch path)."""
+
     OK = 0
     ERROR = 1  # generic failure / "findings" for scan / "problems" for doctor
     BLOCKED_CHECK = 2  # `tcg check`: BLOCK; `policy check`: invalid; usage errors

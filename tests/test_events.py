@@ -214,8 +214,11 @@ def test_encoder_is_exactly_json_dumps(record):
 
 
 def test_encoder_falls_back_for_other_types(tmp_path):
-    from tcg.errors import ExitCode
+    import enum
 
-    record = {"path": tmp_path, "code": ExitCode.BLOCKED, "n": {1: "int key"}}
+    class Code(enum.IntEnum):
+        BLOCKED = 126
+
+    record = {"path": tmp_path, "code": Code.BLOCKED, "n": {1: "int key"}}
     expected = json.dumps(record, ensure_ascii=True, separators=(",", ":"), default=str) + "\n"
     assert encode_record(record) == expected.encode("ascii")
