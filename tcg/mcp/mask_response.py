@@ -39,6 +39,7 @@ from tcg.mcp.check_request import iter_strings
 if TYPE_CHECKING:
     from tcg.detect.engine import Detector
     from tcg.keyhash import KeyedHasher
+    from tcg.mcp.framing import RawFacts
 
 ENVELOPE = frozenset({"jsonrpc", "id", "method"})
 _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
@@ -148,7 +149,12 @@ class ResponseMasker:
                 return whole
         data = self._mask_runs(data, stats)
         if any(t in data for t in _MASKER_TRIGGERS):
-            return self._masker(data, stats)
+            # the masker matches what a terminal would show (a backspace erases, ANSI is
+            # skipped), but a model reads the raw string: mask what the raw bytes hold too
+            return self._replace_findings(self._masker(data, stats), stats)
+        return self._replace_findings(data, stats)
+
+    def _replace_findings(self, data: bytes, stats: MaskStats) -> bytes:
         found = [f for f in self.detector.find_bytes(data) if f.category in MASKED_CATEGORIES]
         if not found:
             return data
@@ -197,11 +203,12 @@ class ResponseMasker:
             return out
         return node
 
-    def _needs_own_pass(self, data: bytes) -> bool:
+    def _needs_own_pass(self, data: bytes, triple_eq: bool = True) -> bool:
         """True when a string needs more than the joined scan: rewrites for the
         streaming masker's view, a whole-field base64 blob that decode_run would not
-        decode (binary, or longer than MAX_RUN), or odd padding."""
-        if any(t in data for t in _MASKER_TRIGGERS) or b"===" in data:
+        decode (binary, or longer than MAX_RUN), or odd padding (``===``; not looked
+        for when ``triple_eq`` is False: the caller has ruled it out)."""
+        if any(t in data for t in _MASKER_TRIGGERS) or (triple_eq and b"===" in data):
             return True
         if len(data) < MIN_RUN:
             return False
@@ -212,20 +219,33 @@ class ResponseMasker:
     def is_clean(self, message: dict[str, Any]) -> bool:
         """Fast path: one engine scan over all strings joined by a separator that no
         rule spans; no candidate at all means no single string has one either."""
-        parts = []
-        for k, v in message.items():
-            if k in ENVELOPE:
-                continue
-            for string in iter_strings(v):
-                data = string.encode("utf-8", "surrogatepass")
-                if self._needs_own_pass(data):
-                    return False
-                parts.append(data)
+        parts = [string.encode("utf-8", "surrogatepass")
+                 for k, v in message.items() if k not in ENVELOPE for string in iter_strings(v)]
+        return self._parts_clean(parts, triple_eq=True, runs=True)
+
+    def is_clean_latin1(self, message: dict[str, Any], facts: RawFacts) -> bool:
+        """:meth:`is_clean` for a message parsed by ``framing.parse_latin1`` from a line
+        with the screen's ``facts``: each string's Latin-1 encoding is its real UTF-8
+        bytes, so nothing is re-encoded. ``===`` anywhere in the line fails it; the
+        base64 pass is skipped when the line has no 24-byte alphabet run and no
+        ``\\/`` escape (other escapes decode to bytes outside the alphabet, so
+        then no string holds a run either)."""
+        if facts.triple_eq or facts.u_escape or not facts.utf8:
+            return False
+        parts = [string.encode("latin-1")
+                 for k, v in message.items() if k not in ENVELOPE for string in iter_strings(v)]
+        return self._parts_clean(parts, triple_eq=False, runs=facts.run)
+
+    def _parts_clean(self, parts: list[bytes], *, triple_eq: bool, runs: bool) -> bool:
+        if any(self._needs_own_pass(data, triple_eq) for data in parts):
+            return False
         if not parts:
             return True
         joined = _SEP.join(parts)
         if any(f.category in MASKED_CATEGORIES for f in self.detector.find_bytes(joined, overlapping=True)):
             return False
+        if not runs:
+            return True
         # the base64 pass, located with translate+find (the same runs mask_bytes decodes)
         for s, e in base64_runs(joined):  # the separator ends every run: same runs as per string
             if e - s > MAX_RUN:
@@ -236,10 +256,11 @@ class ResponseMasker:
                 return False
         return True
 
-    def mask_message(self, message: dict[str, Any]) -> tuple[dict[str, Any], MaskStats]:
-        """(masked copy, stats). The envelope keys are kept verbatim."""
+    def mask_message(self, message: dict[str, Any], *, scanned: bool = False) -> tuple[dict[str, Any], MaskStats]:
+        """(masked copy, stats). The envelope keys are kept verbatim. ``scanned``: the
+        caller's is_clean_latin1 already failed it, so the joined scan is not repeated."""
         stats = MaskStats()
-        if self.is_clean(message):
+        if not scanned and self.is_clean(message):
             return message, stats
         out: dict[str, Any] = {}
         for k, v in message.items():

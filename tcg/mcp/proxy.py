@@ -69,9 +69,11 @@ class McpSession:
     """Handler for one proxied MCP session (thread-safe counters)."""
 
     def __init__(self, checker: RequestChecker, masker: ResponseMasker, *, emit: Any = None,
-                 note: Any = None):
+                 note: Any = None, fast_path: bool = True):
         self.checker = checker
         self.masker = masker
+        screen = framing.RawScreen() if fast_path else None
+        self._screen = screen if screen is not None and screen.available else None
         self._emit = emit or (lambda event, **kw: None)
         self._note = note or (lambda msg: None)
         self._lock = threading.Lock()
@@ -192,16 +194,44 @@ class McpSession:
             dest = SERVER if isinstance(obj, dict) and "method" in obj else CLIENT
             return [(dest, error_frame(mid, "internal-error", MSG_INTERNAL))]
 
-    def _from_server(self, line: bytes) -> Output:
-        frame = parse_line(line)
-        if frame.kind in (INVALID, BATCH):
-            return self._invalid(SERVER, frame, len(line))
+    def _fast_path(self, line: bytes) -> bool | tuple[Frame, bool] | None:
+        """The fast path for a server line: screened raw (strict UTF-8, no ``\\u``
+        escape), parsed as Latin-1 (framing.parse_latin1) and scanned without
+        re-encoding. True: valid and clean, forward the original bytes, exactly as
+        the ordinary path would. ``(frame, scanned)``: valid but not proven clean,
+        the frame with its real strings for the masking below (``scanned``: the
+        scan found a candidate, so the masker need not look for one again). None:
+        take the ordinary path (no hyperscan, a ``\\u`` escape, or an invalid line,
+        whose exact verdict parse_line gives)."""
+        facts = self._screen.scan(line) if self._screen is not None else None
+        if facts is None or not facts.utf8 or facts.u_escape:
+            return None
+        frame = framing.parse_latin1(line)
+        if frame is None:
+            return None
+        scanned = not facts.triple_eq
+        if scanned and self.masker.is_clean_latin1(frame.obj, facts):
+            self._seen(frame, framing.from_latin1(frame.obj.get("id")))
+            return True
+        return Frame(frame.kind, framing.from_latin1(frame.obj)), scanned
+
+    def _seen(self, frame: Frame, real_id: Any) -> None:
+        """Count a valid server message; remember the id of a roots/list request."""
         self._count("server_messages")
-        obj = frame.obj
         if frame.kind == REQUEST and frame.method == "roots/list":
             with self._lock:
-                self._roots_requests.add(_id_key(obj["id"]))
-        masked, stats = self.masker.mask_message(obj)
+                self._roots_requests.add(_id_key(real_id))
+
+    def _from_server(self, line: bytes) -> Output:
+        fast = self._fast_path(line)
+        if fast is True:
+            return [(CLIENT, line + b"\n")]  # nothing to mask: the original bytes
+        frame, scanned = fast if isinstance(fast, tuple) else (parse_line(line), False)
+        if frame.kind in (INVALID, BATCH):
+            return self._invalid(SERVER, frame, len(line))
+        self._seen(frame, frame.obj.get("id"))
+        masked, stats = self.masker.mask_message(frame.obj, scanned=scanned)
+        obj = frame.obj
         if not stats.spans:
             return [(CLIENT, line + b"\n")]  # nothing to mask: the original bytes
         data = framing.dumps(masked)

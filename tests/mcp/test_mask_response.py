@@ -134,3 +134,14 @@ def test_message_level_long_base64_run_inside_text(masker, secrets):
     out, stats = masker.mask_message(msg)
     assert stats.spans == 1 and out["result"]["text"].endswith(" (end)")
     assert_no_leak(json.dumps(out).encode(), [a])
+
+
+@pytest.mark.parametrize("text", ["words \b{s}", "words {s}\b", "{s}\x1b[0m\b", "x \x1b[2K\b{s} y"])
+def test_terminal_rewrites_cannot_hide_a_secret_the_raw_string_holds(masker, secrets, text):
+    """The streaming masker matches the terminal's view (a backspace erases the space
+    before the token, or the token's last character); a model reads the raw string."""
+    a = secrets["TEST_SECRET_A"]
+    stats = MaskStats()
+    out = masker.mask_string(text.format(s=a), stats)
+    assert stats.spans >= 1
+    assert_no_leak(out.encode(), [a])

@@ -60,7 +60,7 @@ def test_roots_learned_from_the_clients_answer(session, tmp_path):
 def test_a_masked_message_that_would_be_invalid_becomes_an_error(session, monkeypatch):
     secret = planted_secrets()["TEST_SECRET_A"]
 
-    def broken(message):
+    def broken(message, **_kw):
         stats = MaskStats()
         stats.add("github-pat-classic")
         return {"jsonrpc": "2.0", "result": {"t": "masked"}}, stats  # lost its id: not a valid response
@@ -74,13 +74,17 @@ def test_a_masked_message_that_would_be_invalid_becomes_an_error(session, monkey
     assert session.counts["withheld"] == 1
 
 
-def test_internal_errors_fail_closed(session, monkeypatch):
+@pytest.mark.parametrize("fast_path", [True, False])
+def test_internal_errors_fail_closed(session, monkeypatch, fast_path):
     secret = planted_secrets()["TEST_SECRET_A"]
 
-    def boom(message):
+    def boom(message, *_a, **_kw):
         raise RuntimeError("bug")
 
+    if not fast_path:
+        session._screen = None
     monkeypatch.setattr(session.masker, "mask_message", boom)
+    monkeypatch.setattr(session.masker, "is_clean_latin1", boom)  # the fast path's scan
     out = session.from_server(line({"jsonrpc": "2.0", "id": 3, "result": {"t": secret}}))
     assert json.loads(out[0][1])["error"]["data"]["reason"] == "internal-error"
     assert session.from_server(line({"jsonrpc": "2.0", "method": "n", "params": {"t": secret}})) == []
