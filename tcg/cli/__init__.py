@@ -39,12 +39,13 @@ def __getattr__(name: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["launch"] and not {"-h", "--help"} & set(args[1:2]):
-        # Hot path (the shell hook's `claude` function runs `python -I -m tcg launch claude`):
-        # no click. tcg.launcher parses `[--accept-findings] AGENT [ARG…]` itself, as the
-        # click command (tcg/cli/launch.py) documents it.
-        from tcg.launcher.launch import launch_main
+        # Hot path (the `tcg` console script; `python -m tcg launch` does not even come
+        # here, see tcg/__main__.py): no click. tcg.launcher parses
+        # `[--accept-findings] AGENT [ARG…]` itself, as the click command
+        # (tcg/cli/launch.py) documents it, and runs its full path under the error handler.
+        from tcg.launcher.fastpath import main as launch_main
 
-        return run_with_error_handler(lambda: launch_main(args[1:]), prog="tcg")
+        return launch_main(args[1:])
 
     import click
 

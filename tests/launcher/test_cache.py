@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tcg.launcher import cache
+from tcg.launcher import cache, fastpath
 from tcg.launcher import exec as lexec
 from tcg.launcher import launch as llaunch
 from tcg.launcher.gate import PROGRESS_LABEL, SCAN_RUNS, Progress
@@ -36,19 +37,22 @@ def test_policy_stamp_follows_every_layer(tmp_path):
 
 
 def test_load_cached_rejects_mismatches_and_tampering(tmp_path):
-    path = tmp_path / "e.json"
-    entry = {"v": 1, "state": "s", "policy": "p", "scanner": "x", "status": "clean", "counts_by_rule": {}}
+    path = tmp_path / "e.gate"
+    entry = {"v": cache.CACHE_VERSION, "state": "s", "policy": "p", "scanner": "x", "status": "clean",
+             "counts_by_rule": {}}
     cache.store_cached(path, {**entry, "path": "/secret/place", "value": "nope"})
-    stored = json.loads(path.read_text())
+    stored = marshal.loads(path.read_bytes())
     assert "path" not in stored and "value" not in stored  # only CACHE_FIELDS are written
     assert cache.load_cached(path, "s", "p", "x") is not None
     assert cache.load_cached(path, "s2", "p", "x") is None
     assert cache.load_cached(path, "s", "p2", "x") is None
     assert cache.load_cached(path, "s", "p", "x2") is None
-    for bad in ({"status": "error"}, {"counts_by_rule": {"r": "1"}}, {"v": 2}):
+    for bad in ({"status": "error"}, {"counts_by_rule": {"r": "1"}}, {"v": 1}, {"files": "3"}):
         cache.store_cached(path, {**entry, **bad})
         assert cache.load_cached(path, "s", "p", "x") is None
     path.write_text("{torn")
+    assert cache.load_cached(path, "s", "p", "x") is None
+    path.write_bytes(marshal.dumps(["not", "a", "dict"]))
     assert cache.load_cached(path, "s", "p", "x") is None
 
 
@@ -61,7 +65,7 @@ def test_cache_hit_takes_the_fast_path_without_policy_or_scan(tmp_path, monkeypa
     (bindir / "claude").symlink_to("/bin/true")
     env = dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin")
     calls = []
-    monkeypatch.setattr(lexec, "exec_agent", lambda path, argv, child_env: calls.append(argv) or 0)
+    monkeypatch.setattr(fastpath, "exec_agent", lambda path, argv, child_env: calls.append(argv) or 0)
     assert llaunch.launch("claude", ["-x"], env=env, cwd=repo) == 0
     scans = SCAN_RUNS[0]
 

@@ -4,6 +4,7 @@ the real `tcg` entry point in a subprocess or under a real PTY (pexpect)."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -143,12 +144,15 @@ def test_cache_hit_on_relaunch_does_not_rescan(tmp_path, launch_env, tcg_home):
     print(f"\nlaunch with scan: {miss_s * 1000:.0f} ms; relaunch (cache hit): {hit_s * 1000:.0f} ms "
           f"(gate {miss['duration_ms']} ms vs {hit['duration_ms']} ms)")
     # The cache holds only the listed metadata: no path, no value.
-    (entry_file,) = (tcg_home / "cache" / "scan").glob("*.json")
-    entry = json.loads(entry_file.read_text())
+    (entry_file,) = (tcg_home / "cache" / "scan").glob("*.gate")
+    entry = marshal.loads(entry_file.read_bytes())
     assert set(entry) <= CACHE_FIELDS
     assert entry["agent"] == "claude" and entry["status"] == "clean"
-    assert str(repo) not in entry_file.read_text() and "main.py" not in entry_file.read_text()
-    assert oct(entry_file.stat().st_mode & 0o777) == "0o600"
+    for f in (tcg_home / "cache").rglob("*"):  # the entry, the stamp and the witness (names encrypted)
+        if f.is_file() and "detect" not in f.parts:
+            data = f.read_bytes()
+            assert os.fsencode(str(repo)) not in data and b"main.py" not in data, f
+            assert oct(f.stat().st_mode & 0o777) == "0o600"
 
 
 def test_edit_and_policy_change_invalidate_the_cache(tmp_path, launch_env, tcg_home):

@@ -83,7 +83,7 @@ def test_scanner_id_is_stable():
 def test_find_repo(tmp_path):
     repo = make_repo(tmp_path / "r")
     (repo / "sub").mkdir()
-    assert state.find_repo(repo / "sub") == repo.resolve()
+    assert state.find_repo(repo / "sub") == str(repo.resolve())
     plain = tmp_path / "plain"
     plain.mkdir()
     assert state.find_repo(plain) is None

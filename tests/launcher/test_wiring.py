@@ -51,18 +51,23 @@ def run(argv: list[str], cwd: Path, env: dict[str, str], stdin: str = "") -> sub
 
 
 def test_claude_prefix_is_materialised_verified_and_repaired(tcg_home):
-    path = wiring.ensure_claude_prefix(interpreter())
+    def ensure() -> Path:
+        return Path(wiring.ensure_claude_prefix(interpreter()))
+
+    path = ensure()
     assert path.is_relative_to(tcg_home / "state")
     assert path.stat().st_mode & 0o7777 == 0o700
     assert path.read_text().startswith(f"#!{interpreter()} -I\n")
     good = path.read_bytes()
     path.write_text("#!/bin/sh\nexec \"$@\"\n")  # tampered
-    assert wiring.ensure_claude_prefix(interpreter()).read_bytes() == good
+    assert ensure().read_bytes() == good
+    path.write_text("#!/bin/sh\nexec \"$@\"\n" + "#" * (len(good) - 20))  # tampered, same size
+    assert ensure().read_bytes() == good
     path.chmod(0o777)  # loosened
-    assert wiring.ensure_claude_prefix(interpreter()).stat().st_mode & 0o7777 == 0o700
+    assert ensure().stat().st_mode & 0o7777 == 0o700
     path.unlink()
     path.symlink_to("/bin/true")  # replaced by a link
-    fixed = wiring.ensure_claude_prefix(interpreter())
+    fixed = ensure()
     assert not fixed.is_symlink() and fixed.read_bytes() == good
 
 
