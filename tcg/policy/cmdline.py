@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections import namedtuple
 
-# Records are named tuples, not dataclasses, and typing is for checkers only:
+from tcg.record import Record
+
+# Records are tcg.record.Record tuples, not dataclasses, and typing is for checkers only:
 # dataclasses and typing together cost ~10 ms of import on every mediated command.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,8 +52,8 @@ SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"
 _GLOB_CHARS = frozenset("*?[")
 
 
-class Word(namedtuple("Word", "value static glob pattern vars source recursive",
-                      defaults=(True, False, None, (), "", False))):
+class Word(Record, fields="value static glob pattern vars source recursive",
+           defaults=(True, False, None, (), "", False)):
     """One shell word after expansion as far as it can be known before running.
 
     ``value`` is the literal after quote removal and escapes, with ``~``,
@@ -78,7 +79,7 @@ class Word(namedtuple("Word", "value static glob pattern vars source recursive",
         return self.static and not self.glob
 
 
-class Redirect(namedtuple("Redirect", "op target fd body", defaults=(None, None, None))):
+class Redirect(Record, fields="op target fd body", defaults=(None, None, None)):
     """A redirection. ``op`` is the operator as written (``<``, ``>``, ``>>``,
     ``>|``, ``&>``, ``&>>``, ``<&``, ``>&``, ``<<``, ``<<-``, ``<<<``); ``fd`` the
     explicit descriptor; ``target`` the file word (None for here-docs/strings);
@@ -108,7 +109,7 @@ class Redirect(namedtuple("Redirect", "op target fd body", defaults=(None, None,
         return self.op in (">", ">>", ">|", "&>", "&>>", "<>") or (self.op == ">&" and not self.is_fd_dup)
 
 
-class Assignment(namedtuple("Assignment", "name value", defaults=(None,))):
+class Assignment(Record, fields="name value", defaults=(None,)):
     """``NAME=value`` before a command (``value`` None for ``NAME=``)."""
 
     __slots__ = ()
@@ -116,8 +117,8 @@ class Assignment(namedtuple("Assignment", "name value", defaults=(None,))):
     value: Word | None
 
 
-class SimpleCommand(namedtuple("SimpleCommand", "argv redirects assignments wrappers depth opaque text",
-                               defaults=((), (), (), 0, None, ""))):
+class SimpleCommand(Record, fields="argv redirects assignments wrappers depth opaque text",
+                    defaults=((), (), (), 0, None, "")):
     """A command that would run. Wrappers are peeled off: ``sudo -u x cat f``
     becomes ``argv=(cat, f)`` with ``wrappers=("sudo",)``. ``depth`` counts the
     ``eval``/``sh -c`` strings it was found in. ``opaque`` says why the command
@@ -144,8 +145,7 @@ class SimpleCommand(namedtuple("SimpleCommand", "argv redirects assignments wrap
         return self.argv[1:]
 
 
-class ParsedLine(namedtuple("ParsedLine", "commands redirects unparsable problems",
-                            defaults=((), False, ()))):
+class ParsedLine(Record, fields="commands redirects unparsable problems", defaults=((), False, ())):
     """Every command a line would run, every redirection, and whether the parse
     was complete. ``unparsable`` lines may still carry what could be extracted."""
 

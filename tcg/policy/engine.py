@@ -26,11 +26,11 @@ import fnmatch
 import os
 import posixpath
 import re
-from collections import namedtuple
 
 from tcg.errors import PolicyError
 from tcg.policy.cmdline import DYN, ParsedLine, Redirect, SimpleCommand, Word, parse_line
 from tcg.policy.model import Decision, Reason, Verdict
+from tcg.record import Record
 
 TYPE_CHECKING = False  # typing and dataclasses cost import time on every mediated command
 if TYPE_CHECKING:
@@ -136,8 +136,8 @@ _MAX_DETAIL = 120
 # ------------------------------------------------------------ compiled policy
 
 
-class DumpRule(namedtuple("DumpRule", "id commands args flags option option_values unless_first description",
-                          defaults=((), (), (), (), (), ""))):
+class DumpRule(Record, fields="id commands args flags option option_values unless_first description",
+               defaults=((), (), (), (), (), "")):
     """One ``[[credential_dumps]]`` entry (fields documented in docs/policy.md)."""
 
     __slots__ = ()

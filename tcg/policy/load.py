@@ -21,13 +21,13 @@ import marshal
 import os
 import re
 import sys
-from collections import namedtuple
 
 from tcg.digest import sha256, sha256_hex
 from tcg.errors import PolicyError
 from tcg.paths import get_paths
 from tcg.policy.model import Decision, worst
 from tcg.policy.reasons import REASONS
+from tcg.record import Record
 from tcg.signed import read_signed, write_signed
 
 # Every mediated command loads the policy (usually from a snapshot), so this
@@ -102,7 +102,7 @@ _ACTORS = ("human", "agent")
 POLICY_DECISIONS = ("allow", "sanitize", "ask", "block")
 
 
-class Layer(namedtuple("Layer", "kind path data")):
+class Layer(Record, fields="kind path data"):
     """One policy file: ``kind`` is "default" | "user" | "env" | "repo"; ``path``
     is "<builtin>" for the default; ``data`` the parsed TOML document."""
 
@@ -112,7 +112,7 @@ class Layer(namedtuple("Layer", "kind path data")):
     data: dict[str, Any]
 
 
-class Policy(namedtuple("Policy", "data fingerprint sources notices", defaults=((),))):
+class Policy(Record, fields="data fingerprint sources notices", defaults=((),)):
     """The effective policy. ``data`` is the merged TOML document."""
 
     __slots__ = ()

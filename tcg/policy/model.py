@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-from collections import namedtuple
+
+from tcg.record import Record
 
 TYPE_CHECKING = False  # typing and dataclasses cost ~10 ms of import on every command
 if TYPE_CHECKING:
@@ -73,11 +74,11 @@ ACTORS = ("human", "agent")
 SURFACES = ("shell", "mcp", "clipboard", "launch")
 
 
-class Reason(namedtuple("Reason", "code decision detail rule", defaults=(None,))):
+class Reason(Record, fields="code decision detail rule", defaults=(None,)):
     """One reason contributing to a verdict. ``code`` is a stable kebab-case id;
     ``detail`` is one line and never contains a secret value; ``rule`` is optional.
 
-    Records here are immutable named tuples, not dataclasses: importing
+    Records here are tcg.record.Record tuples, not dataclasses: importing
     dataclasses costs ~7 ms, paid by every mediated command.
     """
 
@@ -88,7 +89,7 @@ class Reason(namedtuple("Reason", "code decision detail rule", defaults=(None,))
     rule: str | None
 
 
-class Verdict(namedtuple("Verdict", "decision reasons", defaults=((),))):
+class Verdict(Record, fields="decision reasons", defaults=((),)):
     """The engine's answer for one action: the worst decision and every reason."""
 
     __slots__ = ()

@@ -6,11 +6,15 @@ documented in docs/reason-codes.md (a test enforces it).
 
 from __future__ import annotations
 
-from collections import namedtuple
+from tcg.record import Record
 
-# What a code means and how to fix it (a named tuple: dataclasses cost import time
-# on every mediated command).
-ReasonInfo = namedtuple("ReasonInfo", "meaning fix")
+
+class ReasonInfo(Record, fields="meaning fix"):
+    """What a code means and how to fix it."""
+
+    __slots__ = ()
+    meaning: str
+    fix: str
 
 
 REASONS: dict[str, ReasonInfo] = {
