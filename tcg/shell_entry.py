@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 USAGE = """usage: tcg_shell init [zsh|bash|powershell|pwsh|cmd]
        tcg_shell run-line LINE
        tcg_shell check [--actor human|agent] [--json] LINE
@@ -39,8 +43,23 @@ def main(argv: list[str] | None = None) -> int:
     if target is None:
         sys.stderr.write(f"tcg_shell: unknown subcommand {args[0]!r}\n{USAGE}")
         return 2
+    import gc
     import importlib
 
+    # Start-up allocates tens of thousands of objects (imports) and frees few:
+    # generational collections during it are pure cost (~1-2 ms per command).
+    # The station turns the collector back on before it runs the command
+    # (Station.mediate), whose output loop may run for hours.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _dispatch(args, target, importlib)
+    finally:
+        if collecting:  # in-process callers (tests) get their collector back
+            gc.enable()
+
+
+def _dispatch(args: list[str], target: tuple[str, str], importlib: Any) -> int:
     from tcg.errors import TcgError, run_with_error_handler
 
     def invoke() -> int:

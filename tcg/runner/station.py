@@ -388,6 +388,7 @@ class Station:
         child_env = dict(self.env)
         child_env["TCG_SESSION"] = self.session
         child_env[MEDIATED] = self.session
+        _collector_on()
         from tcg.runner.base import SpawnError
 
         try:
@@ -413,6 +414,16 @@ class Station:
         self.record(line, verdict, exit_code=code, mode=mode, nested=False, shell=shell,
                     output_withheld=bool(failed))
         return code
+
+
+def _collector_on() -> None:
+    """Re-enable the garbage collector (tcg_shell starts with it off) for the run,
+    which may last hours; what start-up built is frozen out of future passes."""
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def _masker_factory() -> Any:
