@@ -22,7 +22,8 @@ MAX_RUN = 4096
 PRINTABLE_SHARE = 0.85
 
 _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
-_CLASSES = bytes(0x41 if b in _ALPHABET else 0x3D if b == 0x3D else 0x20 for b in range(256))
+#: translate() table: alphabet -> "A", "=" -> "=", anything else -> " "
+CLASSES = bytes(0x41 if b in _ALPHABET else 0x3D if b == 0x3D else 0x20 for b in range(256))
 _SEED = b"A" * MIN_RUN
 _CONTROL = bytes(b for b in range(0x20) if b not in b"\t\n\r") + b"\x7f"
 
@@ -61,14 +62,15 @@ def decode_base64(run: bytes) -> bytes | None:
         return None
 
 
-def encoded_runs(data: bytes) -> Iterator[tuple[int, int, bytes]]:
+def encoded_runs(data: bytes, classes: bytes | None = None) -> Iterator[tuple[int, int, bytes]]:
     """(start, end, decoded) for every text-like maximal base64 run in ``data``.
 
     The input is first mapped byte-for-byte to "A" (alphabet), "=" and " " (the
     rest) so runs are found with C-speed ``bytes.find`` instead of a regex that
-    would try every letter of the input.
+    would try every letter of the input. ``classes``: that map when the caller
+    already has it (``data.translate(CLASSES)``; the masker's view keeps one).
     """
-    t = data.translate(_CLASSES)
+    t = data.translate(CLASSES) if classes is None else classes
     n = len(t)
     pos = 0
     while True:

@@ -51,6 +51,7 @@ ENCODED_CATEGORIES = ("secret", "pii")
 # Max bytes of UTF-8 per folded character (a fold rule's byte bound is 4x its width).
 _FOLD_BYTES_PER_CHAR = 4
 _CONT = bytes(range(0x80, 0xC0))
+_ASCII = bytes(range(0x80))
 _FOLD_BLOCK = 4096
 
 
@@ -290,7 +291,7 @@ class Detector:
     # ------------------------------------------------------------ public API
 
     def find_bytes(self, data: bytes, *, decode: bool = False,
-                   overlapping: bool = False) -> list[Finding]:
+                   overlapping: bool = False, classes: bytes | None = None) -> list[Finding]:
         """Findings in ``data`` with byte offsets. Invalid UTF-8 is fine.
 
         ``decode=True`` also decodes base64/base64url runs (tcg.detect.encoded)
@@ -298,13 +299,15 @@ class Detector:
         spanning the whole run, with ``encoding="base64"``.
         ``overlapping=True`` returns every candidate (sorted, may overlap)
         instead of the resolved, non-overlapping list.
+        ``classes``: ``data.translate(tcg.detect.encoded.CLASSES)`` when the caller
+        already has it (the masker's view keeps it); only used with ``decode``.
         """
         data = bytes(data)
         cands = self._scan(data)
         if self._fold and not data.isascii():
             cands.extend(self._scan_folded(data))
         if decode:
-            cands.extend(self._scan_encoded(data))
+            cands.extend(self._scan_encoded(data, classes))
         return _unresolved(cands) if overlapping else _resolve(cands)
 
     def find(self, text: str, *, decode: bool = False, overlapping: bool = False) -> list[Finding]:
@@ -426,6 +429,7 @@ class Detector:
         folded (hence non-ASCII) character, with its context, lies inside it.
         """
         table = foldmod.fold_table()
+        foldable = foldmod.foldable().search
         width = max(c.width for c in self._fold)
         # Every kept match sits within ~2 widths of a folded character of the block, and
         # needs its width + CONTEXT of folded bytes around it (folded bytes can be 4x
@@ -442,6 +446,11 @@ class Detector:
         pre_db = self._fold_precheck_db()
         prechecks = self._fold_prechecks() if pre_db is None else None
         for lo, hi in regions:
+            # Nothing here folds (fold() only maps non-ASCII characters, and deleting
+            # the ASCII bytes keeps every valid UTF-8 sequence whole): the direct scan
+            # sees it all. Far cheaper than folding to find out.
+            if not foldable(data[lo:hi].translate(None, _ASCII).decode("utf-8", "surrogateescape")):
+                continue
             if pre_db is not None and not _hs_any(pre_db, data[lo:hi]):
                 continue
             text = data[lo:hi].decode("utf-8", "surrogateescape")
@@ -482,11 +491,12 @@ class Detector:
                               else [p for p in pats if p is not None],)
         return self._fold_pre[0]
 
-    def _scan_encoded(self, data: bytes) -> list[tuple[int, int, int, Finding]]:
+    def _scan_encoded(self, data: bytes, classes: bytes | None = None
+                      ) -> list[tuple[int, int, int, Finding]]:
         from tcg.detect.encoded import encoded_runs
 
         out: list[tuple[int, int, int, Finding]] = []
-        for s, e, decoded in encoded_runs(data):
+        for s, e, decoded in encoded_runs(data, classes):
             inner = [t for t in self._scan(decoded) if t[3].category in ENCODED_CATEGORIES]
             if not inner:
                 continue

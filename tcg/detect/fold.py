@@ -55,6 +55,22 @@ def fold_table() -> dict[int, str]:
     return table
 
 
+@lru_cache(maxsize=1)
+def foldable() -> re.Pattern[str]:
+    """Matches any character fold() changes: text without one folds to itself,
+    and the search is much cheaper than translating (a dict lookup per character)."""
+    cps = sorted(fold_table())
+    ranges: list[tuple[int, int]] = []
+    for cp in cps:
+        if ranges and ranges[-1][1] == cp - 1:
+            ranges[-1] = (ranges[-1][0], cp)
+        else:
+            ranges.append((cp, cp))
+    body = "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}"
+                   for a, b in ranges)
+    return re.compile(f"[{body}]")
+
+
 def fold(text: str) -> str:
     """Fold ``text`` (same length, same offsets)."""
     return text.translate(fold_table())

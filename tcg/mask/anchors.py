@@ -16,6 +16,7 @@ for ``sk-``. Typing ``ls`` or ``hello`` matches nothing here.
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -144,6 +145,33 @@ class AnchorSet:
         object.__setattr__(self, "_fpartial", frozenset(fparts))
         longest = max((len(a) for a in (*self.exact, *self.folded)), default=0)
         object.__setattr__(self, "_longest", longest)
+        object.__setattr__(self, "_hs", _hs_db(self.exact, self.folded))
+        object.__setattr__(self, "_hs_lock", threading.Lock())
+
+    def _occurrences(self, view: bytes | bytearray, base: int) -> list[tuple[int, int, bytes, bool]]:
+        """Every anchor occurrence in view[base:] (overlaps included), ascending start:
+        (start, end, anchor, folded). One hyperscan scan, or the two regex passes."""
+        hs = self._hs  # type: ignore[attr-defined]
+        out: list[tuple[int, int, bytes, bool]] = []
+        if hs is not None:
+            db, items = hs
+
+            def on_match(rid: int, _f: int, to: int, _fl: int, _c: object) -> None:
+                a, fold = items[rid]
+                out.append((base + to - len(a), base + to, a, fold))
+
+            with self._hs_lock:  # type: ignore[attr-defined]
+                db.scan(bytes(view[base:]), match_event_handler=on_match)
+            out.sort()
+            return out
+        low = bytes(view[base:]).lower()
+        for rx, hay, off, fold in ((self._re_exact, view, 0, False),  # type: ignore[attr-defined]
+                                   (self._re_folded, low, base, True)):  # type: ignore[attr-defined]
+            if rx is not None:
+                out += [(m.start() + off, m.end() + off, m.group(), fold)
+                        for m in rx.finditer(hay, base - off)]
+        out.sort()
+        return out
 
     def hold_from(self, view: bytes | bytearray, lo: int) -> int | None:
         """Earliest offset >= ``lo`` from which the tail of ``view`` could begin a secret.
@@ -157,24 +185,17 @@ class AnchorSet:
         first = max(lo - longest + 1, 0)
         line = max(_last_line_start(view, first), first)
         best: int | None = None
-        low = bytes(view[first:]).lower()
-        passes = ((self._re_exact, self.exact, view, 0), (self._re_folded, self.folded, low, first))  # type: ignore[attr-defined]
-        for rx, table, hay, off in passes:
-            if rx is None:
+        for ms, me, key, fold in self._occurrences(view, first if self.multiline else line):
+            s = max(ms, lo)
+            if best is not None and s >= best:
+                break
+            if me <= lo:
                 continue
-            for m in rx.finditer(hay, (first if self.multiline else line) - off):
-                ms, me = m.start() + off, m.end() + off
-                s = max(ms, lo)
-                if best is not None and s >= best:
-                    break
-                if me <= lo:
-                    continue
-                key = m.group()
-                if ms < line and key not in self.multiline:
-                    continue  # a line break since: that match is over
-                if _boundary_ok(view, ms, table.get(key, False)):
-                    best = s
-                    break
+            if ms < line and key not in self.multiline:
+                continue  # a line break since: that match is over
+            if _boundary_ok(view, ms, (self.folded if fold else self.exact).get(key, False)):
+                best = s
+                break
         start = line
         # a partial anchor at the very end ("AKI", "-----BEG")
         for k in range(MIN_PARTIAL, min(longest, n - start + 1)):
@@ -260,3 +281,24 @@ def build_anchors(rules: Iterable[object]) -> AnchorSet:
         else:
             unanchored.append(rule.id)  # type: ignore[attr-defined]
     return AnchorSet(exact, folded, tuple(unanchored), tuple(by_keyword), frozenset(multiline))
+
+
+def _hs_db(exact: dict[bytes, bool], folded: dict[bytes, bool]) -> tuple[object, list[tuple[bytes, bool]]] | None:
+    """One hyperscan database of every anchor (folded ones caseless): a scan of the
+    tail reports every occurrence, where a regex alternation of ~360 literals tried
+    every branch at every byte. None without hyperscan (then the regexes are used)."""
+    try:
+        import hyperscan
+    except ImportError:  # pragma: no cover - the re engine
+        return None
+    items = [(a, False) for a in exact] + [(a, True) for a in folded]
+    if not items:
+        return None
+    try:
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=[b"".join(b"\\x%02x" % c for c in a) for a, _ in items],
+                   ids=list(range(len(items))),
+                   flags=[hyperscan.HS_FLAG_CASELESS if f else 0 for _, f in items])
+    except hyperscan.error:  # pragma: no cover - fall back to re
+        return None
+    return db, items

@@ -25,7 +25,8 @@ import hashlib
 import re
 import time
 import warnings
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tcg.mask.anchors import AnchorSet, build_anchors
@@ -47,7 +48,13 @@ MODES = ("strict", "terminal")
 DEFAULT_HOLD_MS = 500
 CONTEXT = 2  # the engine's right context (\b, $); left context is 1 byte
 _BLOCK_END_MAX = 512
+SGR_KEEP = 32  # colour sequences kept per key block (see _Colours)
 STRICT_STEP = 1024
+# strict mode works through a larger chunk in slices of this size (see feed())
+FEED_SLICE = 1 << 18
+# strict mode: output paused this long with bytes held -> idle_deadline() asks for the
+# closer (costlier) look of release_idle(), which lets a finished last line through
+STRICT_IDLE_S = 0.05
 # Terminal mode rescans on every read (keystrokes), so its left context is short:
 # enough for a key name before its value (``aws_secret_access_key = ``), not
 # for the rest of a >512-byte secret whose beginning was already released.
@@ -80,6 +87,29 @@ class _Block:
     hashed: int  # view offset up to which ``digest`` has been fed
     search_from: int  # view offset where the END search resumes
     digest: Any
+    sgr: _Colours = field(default_factory=lambda: _Colours())
+
+
+class _Colours:
+    """The colour (SGR) sequences inside a key block's raw span, as written after its
+    placeholder: the last reset and at most SGR_KEEP sequences after it. A streamed
+    block is forgotten as it arrives, so this is kept incrementally with bounded
+    memory, and a block found whole gets exactly the same summary (chunk invariance)."""
+
+    def __init__(self) -> None:
+        self.reset = b""
+        self.codes: deque[bytes] = deque(maxlen=SGR_KEEP)
+
+    def add(self, raw: bytes) -> None:
+        for code in SGR.findall(raw):
+            if not code[2:-1].strip(b"0;:"):  # ESC[m, ESC[0m, ESC[0;0m: all attributes off
+                self.reset = code
+                self.codes.clear()
+            else:
+                self.codes.append(code)
+
+    def value(self) -> bytes:
+        return self.reset + b"".join(self.codes)
 
 
 class Masker:
@@ -117,6 +147,7 @@ class Masker:
         self._bound: StrictBound | None = None
         self._burst_end = True
         self._held_since: float | None = None
+        self._strict_idle_at: float | None = None
         self.count = 0  # spans masked so far (for events: counts, never values)
         self.rules_seen: set[str] = set()
 
@@ -126,37 +157,59 @@ class Masker:
         """Mask the next chunk; returns what can be released now."""
         if not data:
             return b""
-        self._burst_end = len(data) >= 64 or data.endswith(b"\n")
-        self._v.append(bytes(data))
-        out = bytearray()
-        self._advance(out, final=False)
+        out: list[bytes] = []
+        if len(data) > FEED_SLICE and self.mode == "strict":
+            # Strict output does not depend on how the stream is cut, and slices keep
+            # every working buffer small: buffers of a megabyte and more come fresh
+            # from mmap each time, and their page faults cost more than the scan.
+            with memoryview(data) as mv:
+                for i in range(0, len(data), FEED_SLICE):
+                    self._feed(mv[i : i + FEED_SLICE].tobytes(), out)
+        else:
+            self._feed(bytes(data), out)
         self._update_hold()
-        return bytes(out)
+        return b"".join(out)
+
+    def _feed(self, data: bytes, out: list[bytes]) -> None:
+        self._burst_end = len(data) >= 64 or data.endswith(b"\n")
+        self._v.append(data)
+        self._advance(out, final=False)
 
     def flush(self) -> bytes:
         """End of stream: release everything (an open key block is masked to the end)."""
         self._v.finish()
-        out = bytearray()
+        out: list[bytes] = []
         self._advance(out, final=True)
         self._held_since = None
-        return bytes(out)
+        return b"".join(out)
 
     def release_idle(self) -> bytes:
-        """Terminal mode: release what is held (called when idle_deadline() has passed)."""
+        """Called when idle_deadline() has passed. Terminal mode: release what is held.
+        Strict mode: release what a closer look proves decided (strict_bound's
+        ``precise`` test), e.g. a finished last line; never a byte that could still
+        be part of a match, so the output is the same as without the pause."""
         if self.mode != "terminal":
-            return b""
+            self._strict_idle_at = None
+            if self._block is not None or self._emitted >= self._v.raw_end:
+                return b""
+            out: list[bytes] = []
+            self._advance(out, final=False, precise=True)
+            return b"".join(out)
         self._v.finish()
-        out = bytearray()
+        out: list[bytes] = []
         if self._block is not None:
             self._idle_blocks.add(self._block.start)
             self._close_block(out, self._v.view_end)
         self._advance(out, final=True)
         self._held_since = None
-        return bytes(out)
+        return b"".join(out)
 
     def idle_deadline(self) -> float | None:
-        """time.monotonic() at which release_idle() should run; None if nothing is held."""
-        if self.mode != "terminal" or self._held_since is None:
+        """time.monotonic() at which release_idle() should run; None if nothing is held
+        (strict mode: nothing that a pause could release)."""
+        if self.mode != "terminal":
+            return self._strict_idle_at
+        if self._held_since is None:
             return None
         return self._held_since + self.hold_ms / 1000.0
 
@@ -164,12 +217,16 @@ class Masker:
 
     def _update_hold(self) -> None:
         held = self._emitted < self._v.raw_end
-        if self.mode != "terminal" or not held:
+        if self.mode != "terminal":
+            # strict: once output pauses with bytes held, take the closer look once
+            self._strict_idle_at = (time.monotonic() + STRICT_IDLE_S
+                                    if held and self._block is None else None)
+        elif not held:
             self._held_since = None
         elif self._held_since is None:
             self._held_since = time.monotonic()
 
-    def _advance(self, out: bytearray, final: bool) -> None:
+    def _advance(self, out: list[bytes], final: bool, precise: bool = False) -> None:
         v = self._v
         terminal = self.mode == "terminal" and not final
         while True:
@@ -180,19 +237,21 @@ class Masker:
             # strict: released up to the decided point; terminal: unless an anchor holds it
             if final or terminal:
                 decided = v.view_end
-            elif self._burst_end or self._plain_decided() - self._cut >= self._step:
-                decided = self._decided()
+            elif precise or self._burst_end or self._plain_decided() - self._cut >= self._step:
+                decided = self._decided(precise)
             else:
                 break  # a tiny write mid-line: wait for more before rescanning
-            if not final and decided - self._cut < (1 if terminal else self._step // 8):
+            if not final and decided - self._cut < (1 if terminal or precise else self._step // 8):
                 if terminal and v.parsed > self._emitted and v.view_end == self._cut:
                     self._emit(out, [], self._cut)  # escapes only (vim redraws): pass them on
                 break
             ws = max(v.view_base, self._cut - (TERMINAL_CONTEXT if terminal else self._ctx))
             window = v.view_bytes(ws, v.view_end)
+            classes = v.class_bytes(ws, v.view_end) if self.decode else None
             found = [
                 _shift(f, f.start + ws, f.end + ws)
-                for f in (self.detector.find_bytes(window, decode=self.decode) if window else [])
+                for f in (self.detector.find_bytes(window, decode=self.decode, classes=classes)
+                          if window else [])
                 if f.end + ws > self._cut
                 # terminal: a block already cut short on idle is not reopened
                 and not (terminal and f.start + ws in self._idle_blocks)
@@ -227,20 +286,19 @@ class Masker:
         self._trim()
 
     def _plain_decided(self) -> int:
-        v = self._v
-        return min(v.view_end, v.hwm - BS_REACH) - self.window
+        return self._v.stable_end() - self.window
 
-    def _decided(self) -> int:
+    def _decided(self, precise: bool = False) -> int:
         """Strict: the rule-aware bound (tcg.mask.strict_bound), never below the plain one."""
         v = self._v
-        top = min(v.view_end, v.hwm - BS_REACH)
+        top = v.stable_end()
         plain = top - self.window
         if self._bound is None:
             self._bound = _bound_for(self.detector, self._decode_run)
         rs = max(v.view_base, plain, self._cut)
         if rs >= top:
             return plain
-        h = rs + self._bound.hold_from(v.view_bytes(rs, v.view_end))
+        h = rs + self._bound.hold_from(v.view_bytes(rs, v.view_end), precise=precise)
         return max(plain, min(h, top))
 
     def _terminal_cut(self, window: bytes, ws: int, found: list[Finding], cut_to: int) -> int:
@@ -257,25 +315,30 @@ class Masker:
                 cut_to = max(f.start, self._cut)
         return cut_to
 
-    def _emit(self, out: bytearray, spans: list[Finding], cut_to: int) -> None:
+    def _emit(self, out: list[bytes], spans: list[Finding], cut_to: int) -> None:
         v = self._v
         for f in spans:
             if f.category not in MASKED_CATEGORIES:
                 continue  # references name a variable/file; there is no value to hide
             rs = v.rawpos(f.start)
             re_ = v.rawpos(f.end - 1) + 1
-            out += v.raw_bytes(self._emitted, rs)
+            out.append(v.raw_bytes(self._emitted, rs))
             value = v.view_bytes(f.start, f.end)
             if f.rule_id in self._block_ends:  # same hash as a streamed block
                 value = hashlib.sha256(value).digest()
-            out += placeholder(f.category, f.rule_id, self.hasher.h8(value))
-            out += b"".join(SGR.findall(v.raw_bytes(rs, re_)))
+            out.append(placeholder(f.category, f.rule_id, self.hasher.h8(value)))
+            if f.rule_id in self._block_ends:  # as a streamed block would (_Colours)
+                colours = _Colours()
+                colours.add(v.raw_bytes(rs, re_))
+                out.append(colours.value())
+            else:
+                out.append(b"".join(SGR.findall(v.raw_bytes(rs, re_))))
             self._emitted = re_
             self.count += 1
             self.rules_seen.add(f.rule_id)
         target = v.rawpos(cut_to)
         if target > self._emitted:
-            out += v.raw_bytes(self._emitted, target)
+            out.append(v.raw_bytes(self._emitted, target))
             self._emitted = target
         self._cut = max(self._cut, cut_to)
         v.floor = self._cut
@@ -287,7 +350,7 @@ class Masker:
         self._block = _Block(f.rule_id, f.category, self._block_ends[f.rule_id], s, s, s,
                              hashlib.sha256())
 
-    def _block_step(self, out: bytearray, final: bool) -> bool:
+    def _block_step(self, out: list[bytes], final: bool) -> bool:
         """Advance inside a key block; True if the block closed (continue scanning)."""
         b = self._block
         assert b is not None
@@ -309,18 +372,25 @@ class Masker:
             b.hashed = upto
             self._cut = upto
             v.floor = upto
-            self._emitted = max(self._emitted, v.rawpos(upto))
+            raw_upto = v.rawpos(upto)
+            if raw_upto > self._emitted:
+                b.sgr.add(v.raw_bytes(self._emitted, raw_upto))
+                self._emitted = raw_upto
         return False
 
-    def _close_block(self, out: bytearray, end: int) -> None:
+    def _close_block(self, out: list[bytes], end: int) -> None:
         b = self._block
         assert b is not None
         v = self._v
         if end > b.hashed:
             b.digest.update(v.view_bytes(b.hashed, end))
         h8 = self.hasher.h8(b.digest.digest())
-        out += placeholder(b.category, b.rule_id, h8)
-        self._emitted = max(self._emitted, v.rawpos(end - 1) + 1 if end > b.start else self._emitted)
+        out.append(placeholder(b.category, b.rule_id, h8))
+        raw_end = v.rawpos(end - 1) + 1 if end > b.start else self._emitted
+        if raw_end > self._emitted:
+            b.sgr.add(v.raw_bytes(self._emitted, raw_end))
+            self._emitted = raw_end
+        out.append(b.sgr.value())
         self._cut = max(self._cut, end)
         v.floor = self._cut
         self.count += 1

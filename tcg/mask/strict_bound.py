@@ -22,6 +22,7 @@ unchanged (chunk invariance), only released earlier.
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 from collections.abc import Iterable
 from typing import Any
@@ -118,6 +119,10 @@ class StrictBound:
         self.unanchored: list[tuple[int, bytes, int, int]] = []
         self.fold_width = 0
         self.decode_run = decode_run
+        # per unanchored rule: (prefix-closure regex + \Z, regex for a `$` before a final "\n")
+        self._viable: list[_Viable] = []
+        # (anchor, caseless) -> the viable-prefix regexes of the rules it starts
+        self._anchor_rules: dict[tuple[bytes, bool], list[Any]] = {}
         for rule in rules:
             width = int(rule.max_len)
             tree = _p.parse(rule.regex.encode("utf-8"))
@@ -129,9 +134,11 @@ class StrictBound:
             pre = {p for p, _ in _prefixes(tree)}
             if pre and all(pre):
                 table = folded if ci else exact
+                viable = _Viable(list(tree), flags, 0)
                 for a in pre:
                     a = a.lower() if ci else a
                     table[a] = max(table.get(a, 0), width)
+                    self._anchor_rules.setdefault((a, ci), []).append(viable)
                 continue
             nodes = list(tree)
             lead = 0
@@ -148,6 +155,11 @@ class StrictBound:
             if ci:
                 chars = _fold_case(chars)
             self.unanchored.append((width, _table(chars), lead, trail))
+            self._viable.append(_Viable(nodes, flags, trail))
+        # widest first: once a wide rule has moved the bound back, narrower ones are skipped
+        order = sorted(range(len(self.unanchored)), key=lambda i: -self.unanchored[i][0])
+        self.unanchored = [self.unanchored[i] for i in order]
+        self._viable = [self._viable[i] for i in order]
         self.max_anchor_width = max([*exact.values(), *folded.values(), 0])
 
         def alt(words: Iterable[bytes]) -> re.Pattern[bytes] | None:
@@ -161,10 +173,14 @@ class StrictBound:
         exact, folded = widest(exact), widest(folded)
         self.exact, self.folded = exact, folded
 
-        # anchors grouped by width, so the wide few do not make every search long
+        top = max([*exact.values(), *folded.values(), 0])
+        self._hs = _anchor_db(exact, folded, top + CONTEXT)
+        self._hs_lock = threading.Lock()
+        # Without hyperscan: the anchors as regexes, grouped by width so that the wide
+        # few do not make every search long (with it, the regexes are not needed).
         self._buckets: list[tuple[int, re.Pattern[bytes] | None, re.Pattern[bytes] | None]] = []
         lo_w = 0
-        for hi_w in (64, 256, 1024, 1 << 30):
+        for hi_w in (64, 256, 1024, 1 << 30) if self._hs is None else ():
             ex = [a for a, w in exact.items() if lo_w < w <= hi_w]
             fo = [a for a, w in folded.items() if lo_w < w <= hi_w]
             if ex or fo:
@@ -176,13 +192,65 @@ class StrictBound:
         self._longest = max((len(a) for a in (*exact, *folded)), default=1)
         self._b64 = _table(B64)
 
-    def hold_from(self, view: bytes, lo: int = 0) -> int:
+    def _first_viable(self, k: int, view: bytes, body_from: int, lead: int) -> int:
+        """Earliest candidate start (lead byte included) from ``body_from`` on whose
+        rest of ``view`` is a prefix of a match of rule ``k``; ``len(view)`` if none."""
+        rx, at_end = self._viable[k].get()  # type: ignore[misc]
+        n = len(view)
+        best = n
+        m = rx.search(view, body_from, n)
+        if m is not None:
+            best = m.start()
+        # a `$` matches before a final "\n" now, and no longer once more bytes arrive
+        if at_end is not None and view.endswith(b"\n") and body_from < n - 1:
+            m = at_end.search(view, body_from, n - 1)
+            if m is not None:
+                best = min(best, m.start())
+        return best - lead if best < n else n
+
+    def _hs_anchors(self, view: bytes, lo: int, n: int, precise: bool = False) -> int:
+        """The anchored part of hold_from with one hyperscan scan of the last
+        ``top + CONTEXT`` bytes: every occurrence of every anchor (overlaps
+        included), exact or caseless. The database reports an anchor only where
+        its own width reaches the end (a minimum end offset per pattern), so a
+        common short anchor (``co``) costs nothing further back. ``precise``: an
+        occurrence holds only if the rest of the view can still begin a match of
+        one of the rules the anchor starts (see _viable_prefix)."""
+        db, spans, span_len, keys = self._hs
+        first = n - span_len
+        found: list[tuple[int, int]] = []
+
+        def on_match(rid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
+            s = first + to - spans[rid]
+            if s >= lo:
+                found.append((s, rid))
+
+        seg = view[first:] if first >= 0 else b"\0" * -first + view
+        with self._hs_lock:  # one scratch per database: scans must not overlap
+            db.scan(seg, match_event_handler=on_match)
+        if not precise:
+            return min((s for s, _ in found), default=n)
+        for s, rid in sorted(found):
+            if any(_viable_at(v.get(), view, s, n) for v in self._anchor_rules.get(keys[rid], ())):
+                return s
+        return n
+
+    def hold_from(self, view: bytes, lo: int = 0, *, precise: bool = False) -> int:
         """Earliest offset in ``view`` (>= lo) whose candidates may still depend on bytes
-        after the end of ``view``; ``len(view)`` if none."""
+        after the end of ``view``; ``len(view)`` if none.
+
+        ``precise``: a candidate start holds only if the bytes from it to the end can
+        still be a prefix of a match of its rule (a regex derived from the rule's, see
+        _viable_prefix), not merely an occurrence of its literal start or a run of its
+        alphabet. A regex search per rule: the masker asks for it only when output
+        pauses (release_idle), where it lets a finished line through that rules whose
+        whitespace classes may span a line break would otherwise hold."""
         n = len(view)
         h = n
         # anchored rules: an occurrence of their literal start within their width
-        for top, rx_exact, rx_folded in self._buckets:
+        if self._hs is not None:
+            h = self._hs_anchors(view, lo, n, precise)
+        for top, rx_exact, rx_folded in (self._buckets if self._hs is None else ()):
             first = max(lo, n - top - CONTEXT)
             if first >= h:
                 continue
@@ -201,7 +269,7 @@ class StrictBound:
                         h = s
                         break
                     m = search(hay, m.start() + 1)
-        for k in range(1, min(self._longest, n - lo + 1)):
+        for k in range(1, min(self._longest, n - lo + 1)):  # a prefix of an anchor at the end
             s = n - k
             if s >= h:
                 continue
@@ -212,7 +280,7 @@ class StrictBound:
             if w is not None:
                 h = s
         # other rules: a run of their alphabet reaching the end, within their width
-        for width, table, lead, trail in self.unanchored:
+        for k, (width, table, lead, trail) in enumerate(self.unanchored):
             start = max(lo, n - width - CONTEXT)
             if start >= h:
                 continue
@@ -221,6 +289,8 @@ class StrictBound:
             i = marks.rfind(b"\x00")
             # the foreign byte itself may still be the rule's leading context byte
             s = start if i < 0 else start + i + 1 - lead
+            if s < h and precise and self._viable[k].get() is not None:
+                s = self._first_viable(k, view, start if i < 0 else start + i + 1, lead)
             if s < h:
                 h = s
         # a base64 run the engine may still decode
@@ -236,3 +306,214 @@ class StrictBound:
             if start < h and not view[start:].isascii():
                 h = start
         return max(h, lo)
+
+
+def _anchor_db(exact: dict[bytes, int], folded: dict[bytes, int], span_len: int
+               ) -> tuple[Any, list[int], int, list[tuple[bytes, bool]]] | None:
+    """A hyperscan database of every anchor (folded ones caseless) for a scan of the
+    last ``span_len`` bytes (left-padded with NULs when the view is shorter): an
+    anchor ``a`` of width ``w`` matters only when it starts at or after
+    ``span_len - w - CONTEXT``, i.e. ends at or after that + ``len(a)``. None
+    without hyperscan: then hold_from searches the anchors with ``re``."""
+    try:
+        import hyperscan
+    except ImportError:  # pragma: no cover - the re engine
+        return None
+    items = [(a, w, 0) for a, w in exact.items()]
+    items += [(a, w, hyperscan.HS_FLAG_CASELESS) for a, w in folded.items()]
+    if not items or any(b"\0" in a for a, _, _ in items):
+        return None  # (the NUL padding must not complete an anchor)
+    ext = [hyperscan.ExpressionExt(hyperscan.HS_EXT_FLAG_MIN_OFFSET,
+                                   min_offset=max(len(a), span_len - w - CONTEXT + len(a)))
+           for a, w, _ in items]
+    try:
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=[b"".join(b"\\x%02x" % c for c in a) for a, _, _ in items],
+                   ids=list(range(len(items))), flags=[f for _, _, f in items], ext=ext)
+    except (hyperscan.error, TypeError):  # pragma: no cover - fall back to re
+        return None
+    return db, [len(a) for a, _, _ in items], span_len, [(a, f != 0) for a, _, f in items]
+
+
+_CAT = {"CATEGORY_DIGIT": rb"\d", "CATEGORY_NOT_DIGIT": rb"\D", "CATEGORY_SPACE": rb"\s",
+        "CATEGORY_NOT_SPACE": rb"\S", "CATEGORY_WORD": rb"\w", "CATEGORY_NOT_WORD": rb"\W"}
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _lit(c: int) -> bytes:
+    return b"\\x%02x" % c
+
+
+def _one(op: str, av: Any) -> bytes:
+    """A regex for a one-byte node (LITERAL, NOT_LITERAL, ANY, IN)."""
+    if op == "LITERAL":
+        return _lit(av)
+    if op == "NOT_LITERAL":
+        return b"[^" + _lit(av) + b"]"
+    if op == "ANY":
+        return b"."
+    out = []
+    for iop, iav in av:
+        name = str(iop)
+        if name == "NEGATE":
+            out.insert(0, b"^")
+        elif name == "LITERAL":
+            out.append(_lit(iav))
+        elif name == "RANGE":
+            out.append(_lit(iav[0]) + b"-" + _lit(iav[1]))
+        elif name == "CATEGORY" and str(iav) in _CAT:
+            out.append(_CAT[str(iav)])
+        else:
+            raise _Unsupported(name)
+    return b"[" + b"".join(out) + b"]"
+
+
+def _whole(seq: Any) -> bytes:
+    """``seq`` as a regex again, assertions dropped (they only ever reject)."""
+    out = []
+    for op, av in seq:
+        name = str(op)
+        if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
+            out.append(_one(name, av))
+        elif name in ("SUBPATTERN", "ATOMIC_GROUP"):
+            inner = av[-1]
+            if name == "SUBPATTERN" and (av[1] or av[2]):
+                raise _Unsupported("local flags")
+            out.append(b"(?:" + _whole(inner) + b")")
+        elif name == "BRANCH":
+            out.append(b"(?:" + b"|".join(_whole(a) for a in av[1]) + b")")
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            lo_, hi_, inner = av
+            hi = b"" if hi_ == _p.MAXREPEAT else b"%d" % hi_
+            out.append(b"(?:" + _whole(inner) + b"){%d,%s}" % (lo_, hi))
+        elif name == "AT":
+            continue
+        elif name in ("ASSERT", "ASSERT_NOT") and av[0] < 0:
+            continue  # a lookbehind reads nothing after the match
+        else:
+            raise _Unsupported(name)  # lookahead, back-reference: not modelled
+    return b"".join(out)
+
+
+def _prefix(seq: Any) -> bytes:
+    """A regex matching every prefix (the empty one included) of what ``seq`` matches."""
+    items = list(seq)
+    if not items:
+        return b""
+    op, av = items[0]
+    name = str(op)
+    rest = items[1:]
+    if name in ("AT",) or (name in ("ASSERT", "ASSERT_NOT") and av[0] < 0):
+        return _prefix(rest)
+    if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN"):
+        head_whole, head_prefix = _one(name, av), b""
+    elif name in ("SUBPATTERN", "ATOMIC_GROUP"):
+        if name == "SUBPATTERN" and (av[1] or av[2]):
+            raise _Unsupported("local flags")
+        head_whole, head_prefix = _whole(av[-1]), _prefix(av[-1])
+    elif name == "BRANCH":
+        head_whole = b"(?:" + b"|".join(_whole(a) for a in av[1]) + b")"
+        head_prefix = b"(?:" + b"|".join(_prefix(a) for a in av[1]) + b")"
+    elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        lo_, hi_, inner = av
+        w, pfx = _whole(inner), _prefix(inner)
+        hi = b"" if hi_ == _p.MAXREPEAT else b"%d" % hi_
+        head_whole = b"(?:" + w + b"){%d,%s}" % (lo_, hi)
+        if hi_ == 0:
+            head_prefix = b""
+        else:
+            # a prefix of x^j (j <= hi): some whole x's, then a prefix of one more
+            more = b"*" if hi_ == _p.MAXREPEAT else b"{0,%d}" % (hi_ - 1)
+            head_prefix = b"(?:" + w + b")" + more + b"(?:" + pfx + b")"
+    else:
+        raise _Unsupported(name)
+    if not rest:
+        return b"(?:" + head_prefix + b")" if name not in ("LITERAL", "NOT_LITERAL", "ANY", "IN") \
+            else head_whole + b"?"
+    # either we are still inside the head, or the head is whole and the rest has begun
+    tail = b"(?:" + head_whole + b")(?:" + _prefix(rest) + b")"
+    inside = head_whole + b"?" if name in ("LITERAL", "NOT_LITERAL", "ANY", "IN") \
+        else b"(?:" + head_prefix + b")"
+    return b"(?:" + tail + b"|" + inside + b")"
+
+
+class _Viable:
+    """A rule's _viable_prefix regexes, compiled on first use: ~2 ms a rule, and only
+    the rules a pause actually asks about need them (building all cost 0.4 s)."""
+
+    __slots__ = ("_args", "_done", "_value")
+
+    def __init__(self, nodes: Any, flags: int, trail: int):
+        self._args = (nodes, flags, trail)
+        self._done = False
+        self._value: Any = None
+
+    def get(self) -> tuple[re.Pattern[bytes], re.Pattern[bytes] | None] | None:
+        if not self._done:
+            self._value = _viable_prefix(*self._args)
+            self._done = True
+        return self._value  # type: ignore[no-any-return]
+
+
+def _viable_at(viable: Any, view: bytes, s: int, n: int) -> bool:
+    """Can a match starting at ``s`` still depend on bytes after ``n``? (None: maybe.)"""
+    if viable is None:
+        return True
+    rx, at_end = viable
+    if rx.match(view, s, n):
+        return True
+    return bool(at_end is not None and n - 1 > s and view.endswith(b"\n")
+                and at_end.match(view, s, n - 1))
+
+
+def _has_end(seq: Any) -> bool:
+    """Does ``seq`` hold a ``$`` (not ``\\Z``) anywhere?"""
+    for op, av in seq:
+        name = str(op)
+        if name == "AT" and str(av) == "AT_END":
+            return True
+        if name in ("SUBPATTERN", "ATOMIC_GROUP", "ASSERT", "ASSERT_NOT"):
+            if _has_end(av[-1]):
+                return True
+        elif name == "BRANCH":
+            if any(_has_end(a) for a in av[1]):
+                return True
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and _has_end(av[2]):
+            return True
+    return False
+
+
+def _viable_prefix(nodes: Any, flags: int, trail: int
+                   ) -> tuple[re.Pattern[bytes], re.Pattern[bytes] | None] | None:
+    """Regexes for StrictBound._first_viable, or None when the rule uses something
+    not modelled here (a lookahead, a back-reference): then the alphabet test alone
+    decides. Both regexes match from a candidate start to the end of the string:
+
+    * the first when the bytes are a non-empty prefix of a match of ``nodes``;
+    * the second (None if not needed) when a `$` of the rule could match before a
+      final "\n": with ``trail`` (the rule's `(?:[^…]|$)` context, stripped from
+      ``nodes``) that needs a whole match of ``nodes``; a `$` elsewhere, a prefix.
+      Under MULTILINE `$` is an end of line, which a final "\n" already decides.
+
+    Dropping assertions only makes more prefixes viable: the test errs on holding."""
+    try:
+        body, whole = _prefix(nodes), _whole(nodes)
+    except (_Unsupported, RecursionError):
+        return None
+    keep = flags & (re.IGNORECASE | re.DOTALL)
+    # (?=[\s\S]) : a candidate starts on a byte; the empty prefix is no candidate
+    start = b"(?=[\\s\\S])(?:"
+    try:
+        rx = re.compile(start + body + b")\\Z", keep)
+        at_end = None
+        if not flags & re.MULTILINE:
+            if _has_end(nodes):
+                at_end = rx
+            elif trail:
+                at_end = re.compile(start + whole + b")\\Z", keep)
+    except re.error:
+        return None
+    return rx, at_end

@@ -28,8 +28,9 @@ def masker(mode: str = "strict", hold_ms: int = 500) -> Masker:
     return Masker(detector(), hasher(), mode, hold_ms)
 
 
-def run(data: bytes, sizes: Iterable[int] = (), mode: str = "strict") -> bytes:
-    """Feed ``data`` in chunks of ``sizes`` (the rest in one chunk), then flush."""
+def run(data: bytes, sizes: Iterable[int] = (), mode: str = "strict", *, idle: bool = False) -> bytes:
+    """Feed ``data`` in chunks of ``sizes`` (the rest in one chunk), then flush.
+    ``idle``: call release_idle() after every chunk (as if output paused there)."""
     m = masker(mode)
     out = bytearray()
     i = 0
@@ -37,6 +38,8 @@ def run(data: bytes, sizes: Iterable[int] = (), mode: str = "strict") -> bytes:
         if i >= len(data):
             break
         out += m.feed(data[i : i + n])
+        if idle:
+            out += m.release_idle()
         i += n
     out += m.feed(data[i:])
     out += m.flush()

@@ -269,3 +269,48 @@ def test_mask_text_and_masker_for(tmp_path, monkeypatch):
     assert m.hold_ms == 250 and m.mode == "terminal"
     with pytest.raises(ValueError):
         masker_for(None, "fast")
+
+
+def test_strict_releases_a_finished_line_when_output_pauses():
+    """`tail -f` in pipe mode: a short last line is held while more could follow it,
+    and released by release_idle() once a closer look proves no match can grow."""
+    m = masker("strict")
+    assert m.feed(b"first\n") == b""  # (a later write could still extend a match)
+    deadline = m.idle_deadline()
+    assert deadline is not None and deadline <= time.monotonic() + 0.1
+    out = m.release_idle()
+    assert out == b"first\n"
+    assert m.idle_deadline() is None
+    # `mysql … --password` then a line break: the next line may hold its value
+    assert m.feed(b"$ mysql --password\n") == b""
+    out2 = m.release_idle()
+    assert out2 == b"$ "
+    assert m.idle_deadline() is None
+    rest = m.feed(b"hunter2hunter2\n") + m.flush()
+    stream = b"first\n$ mysql --password\nhunter2hunter2\n"
+    assert out + out2 + rest == whole(stream)
+
+
+def test_view_class_map_matches_the_view_under_any_split():
+    """The view keeps the encoded pass's class map (one translate for both); it must
+    equal the map of the view itself whatever the escapes, backspaces and splits."""
+    import random
+
+    from tcg.detect.encoded import CLASSES
+    from tcg.mask.view import View
+    from tests.mask.test_properties import filler
+
+    for seed in range(40):
+        r = random.Random(seed)
+        data = filler(seed, 3000) + b"ab\x08\x08cd\x1b[31mAKIA\x1b[0m\x1b]0;t\x07xy\x1b["
+        v = View()
+        i = 0
+        while i < len(data):
+            n = r.choice((1, 2, 7, 64, 500, 4096))
+            v.append(data[i : i + n])
+            i += n
+            assert bytes(v.cls) == bytes(v.view).translate(CLASSES)
+            if r.random() < 0.3:
+                v.trim(max(v.view_base, v.view_end - 100), v.parsed)
+        v.finish()
+        assert bytes(v.cls) == bytes(v.view).translate(CLASSES)

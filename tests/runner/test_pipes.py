@@ -99,11 +99,6 @@ def test_background_grandchild_does_not_hang_the_caller():
     assert time.monotonic() - start < 20  # generous: the grandchild sleeps 30 s
 
 
-@pytest.mark.xfail(
-    reason="tcg.mask strict mode (issue 3) holds up to its 4 KiB window until EOF, so a "
-    "short line is not shown while the command runs; issue 4 item 3 wants it promptly",
-    strict=False,
-)
 def test_output_streams_before_the_child_exits():
     """`tail -f` style: a line shows while the command is still running."""
     proc = subprocess.Popen(
