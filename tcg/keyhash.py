@@ -89,6 +89,11 @@ class KeyedHasher:
     def __init__(self, key: bytes):
         self._key = key
 
+    @property
+    def key(self) -> bytes:
+        """The install key (to sign tcg's own cache files with)."""
+        return self._key
+
     @classmethod
     def for_install(cls, paths: Paths | None = None) -> KeyedHasher:
         return cls(load_or_create_key(paths))

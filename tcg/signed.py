@@ -18,6 +18,11 @@ def _mac(key: bytes, tag: str, body: bytes) -> bytes:
     return hmac_sha256(key, tag.encode("utf-8") + b"\0" + body).encode("ascii")
 
 
+def signed_bytes(key: bytes, tag: str, body: bytes) -> bytes:
+    """The file content write_signed writes (MAC line + body)."""
+    return _mac(key, tag, body) + b"\n" + body
+
+
 def read_signed(path: str | os.PathLike[str], key: bytes, tag: str) -> bytes | None:
     """The body of ``path`` if its MAC verifies under ``key`` and ``tag``, else None."""
     try:
@@ -37,7 +42,7 @@ def write_signed(path: str | os.PathLike[str], key: bytes, tag: str, body: bytes
         tmp = os.path.join(parent, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_mac(key, tag, body) + b"\n" + body)
+            fh.write(signed_bytes(key, tag, body))
         os.replace(tmp, path)
     except OSError:
         return False

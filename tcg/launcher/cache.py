@@ -25,6 +25,7 @@ from tcg.launcher.fastpath import (
     CACHE_FIELDS,
     CACHE_SUFFIX,
     CACHE_VERSION,
+    PRIVATE_TAG,
     STAMP_FILE,
     STAMP_VERSION,
     cache_path,
@@ -39,13 +40,17 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
-    "CACHE_FIELDS", "CACHE_SUFFIX", "CACHE_VERSION", "STAMP_FILE", "STAMP_VERSION", "cache_path", "load_cached",
+    "CACHE_FIELDS", "CACHE_SUFFIX", "CACHE_VERSION", "PRIVATE_TAG", "STAMP_FILE", "STAMP_VERSION", "cache_path", "load_cached",
     "load_stamp", "policy_stamp", "private_dir", "store_cached", "store_stamp", "write_private",
 ]
 
 
-def write_private(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``path`` atomically, 0600 in a 0700 directory."""
+def write_private(path: str | os.PathLike[str], data: bytes, key: bytes) -> None:
+    """Write ``path`` atomically, 0600 in a 0700 directory, signed with the install
+    key (load_marshal reads it back only when the MAC verifies)."""
+    from tcg.signed import signed_bytes
+
+    data = signed_bytes(key, PRIVATE_TAG, data)
     path = os.fspath(path)
     parent, name = os.path.split(path)
     private_dir(parent)
@@ -65,15 +70,15 @@ def write_private(path: str | os.PathLike[str], data: bytes) -> None:
         raise
 
 
-def store_cached(path: str | os.PathLike[str], entry: dict[str, Any]) -> None:
+def store_cached(path: str | os.PathLike[str], entry: dict[str, Any], key: bytes) -> None:
     """Write the entry atomically (0600 in a 0700 dir). Only CACHE_FIELDS are kept."""
     import marshal
 
     clean = {k: v for k, v in entry.items() if k in CACHE_FIELDS}
-    write_private(path, marshal.dumps(clean))
+    write_private(path, marshal.dumps(clean), key)
 
 
-def store_stamp(cache_dir: str | os.PathLike[str], stamp: str, policy: Any) -> None:
+def store_stamp(cache_dir: str | os.PathLike[str], stamp: str, policy: Any, key: bytes) -> None:
     import marshal
 
     entry = {
@@ -84,6 +89,6 @@ def store_stamp(cache_dir: str | os.PathLike[str], stamp: str, policy: Any) -> N
         "known": sorted(str(a) for a in policy.get("agents.known", []) or []),
     }
     try:
-        write_private(os.path.join(os.fspath(cache_dir), STAMP_FILE), marshal.dumps(entry))
+        write_private(os.path.join(os.fspath(cache_dir), STAMP_FILE), marshal.dumps(entry), key)
     except OSError:
         pass

@@ -86,14 +86,39 @@ def main(argv: list[str]) -> int:
 # ------------------------------------------------------------ private files
 
 
-def load_marshal(path: str | os.PathLike[str]) -> Any:
-    """A marshal file written by tcg (0600 in its 0700 cache), or None when unreadable."""
+PRIVATE_TAG = "launcher-cache/marshal"
+
+
+def install_key(paths: Paths) -> bytes | None:
+    """The install key, or None before it exists (then nothing is cached yet)."""
+    try:
+        with open(paths.key_path, "rb") as fh:
+            key = fh.read(33)
+    except OSError:
+        return None
+    return key[:32] if len(key) >= 32 else None
+
+
+def load_marshal(path: str | os.PathLike[str], key: bytes | None) -> Any:
+    """A marshal file written by tcg (write_private), or None when unreadable.
+
+    The body is read only when its MAC verifies under the install key: the
+    cache dir is writable by anything running as the user, and a forged entry
+    must neither pass the gate nor reach marshal, which is not hardened
+    against malicious data.
+    """
+    if key is None:
+        return None
     import marshal
 
+    from tcg.signed import read_signed
+
+    body = read_signed(path, key, PRIVATE_TAG)
+    if body is None:
+        return None
     try:
-        with open(path, "rb") as fh:
-            return marshal.loads(fh.read())
-    except (OSError, ValueError, EOFError, TypeError):
+        return marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
         return None
 
 
@@ -160,8 +185,8 @@ def policy_stamp(cwd: str | os.PathLike[str], user_policy: str | os.PathLike[str
     return sha256_hex("\0".join(parts).encode("utf-8", "surrogateescape"))
 
 
-def load_stamp(cache_dir: str | os.PathLike[str], stamp: str) -> dict[str, Any] | None:
-    entry = load_marshal(os.path.join(os.fspath(cache_dir), STAMP_FILE))
+def load_stamp(cache_dir: str | os.PathLike[str], stamp: str, key: bytes | None) -> dict[str, Any] | None:
+    entry = load_marshal(os.path.join(os.fspath(cache_dir), STAMP_FILE), key)
     if type(entry) is not dict or entry.get("v") != STAMP_VERSION or entry.get("stamp") != stamp:
         return None
     if type(entry.get("fingerprint")) is not str or type(entry.get("snapshot")) is not str:
@@ -190,9 +215,10 @@ def cache_path(scan_cache: str | os.PathLike[str], repo_hash: str) -> str:
     return os.path.join(os.fspath(scan_cache), repo_hash + CACHE_SUFFIX)
 
 
-def load_cached(path: str | os.PathLike[str], state: str, fingerprint: str, scanner: str) -> dict[str, Any] | None:
+def load_cached(path: str | os.PathLike[str], state: str, fingerprint: str, scanner: str,
+                key: bytes | None) -> dict[str, Any] | None:
     """The cached entry when it matches all three keys; None otherwise (or when unreadable)."""
-    entry = load_marshal(path)
+    entry = load_marshal(path, key)
     if type(entry) is not dict or entry.get("v") != CACHE_VERSION:
         return None
     if (entry.get("state"), entry.get("policy"), entry.get("scanner")) != (state, fingerprint, scanner):
@@ -381,7 +407,7 @@ def witness_check(scan_cache: str, repo_hash: str, root: str, hasher: KeyedHashe
     tuples, the remaining ones must still not exist.
     """
     try:
-        entry = load_marshal(witness_path(scan_cache, repo_hash))
+        entry = load_marshal(witness_path(scan_cache, repo_hash), hasher.key)
         if type(entry) is not dict or entry.get("v") != WITNESS_VERSION:
             return None
         sealed, stats, state = entry["names"], entry["stats"], entry["state"]
@@ -730,7 +756,8 @@ def fast_launch(agent: str, agent_args: list[str], environ: Mapping[str, str], h
     from tcg.paths import get_paths
 
     paths = get_paths(environ)
-    stamp = load_stamp(paths.cache_dir, policy_stamp(here, paths.policy_path))
+    key = install_key(paths)
+    stamp = load_stamp(paths.cache_dir, policy_stamp(here, paths.policy_path), key)
     if stamp is None or agent not in stamp["known"]:
         return None
     path = resolve_agent(agent, environ.get("PATH"))
@@ -742,7 +769,8 @@ def fast_launch(agent: str, agent_args: list[str], environ: Mapping[str, str], h
     if root == "":
         fields = gate_fields(None, "none", "none", False, 0, 0, {}, True, 0)
     elif state is not None and repo_hash is not None:
-        hit = load_cached(cache_path(scan_cache_dir(paths), repo_hash), state, stamp["fingerprint"], scanner_id())
+        hit = load_cached(cache_path(scan_cache_dir(paths), repo_hash), state, stamp["fingerprint"], scanner_id(),
+                          key)
         if hit is None or hit["status"] != "clean":
             return None
         fields = gate_fields(repo_hash, "clean", "hit", False, hit.get("files", 0), hit.get("blobs", 0),

@@ -107,9 +107,14 @@ def lookup(cwd: str | os.PathLike[str], fingerprint: str, paths: Paths,
             witness.store(scan_cache_dir(paths), repo_hash, found, state_key, hasher)
         except OSError:
             pass  # no witness: the next launch asks git again
+    if hasher is None:
+        from tcg.keyhash import KeyedHasher
+
+        hasher = KeyedHasher.for_install(paths)
     keys = {"root": root, "repo": repo_hash, "state": state_key, "policy": fingerprint,
-            "scanner": scanner_id(), "t0": t0}
-    hit = load_cached(cache_path(scan_cache_dir(paths), repo_hash), state_key, fingerprint, keys["scanner"])
+            "scanner": scanner_id(), "t0": t0, "key": hasher.key}
+    hit = load_cached(cache_path(scan_cache_dir(paths), repo_hash), state_key, fingerprint, keys["scanner"],
+                      hasher.key)
     if hit is None:
         return None, keys
     return GateResult(
@@ -158,7 +163,7 @@ def run_gate(agent: str, cwd: str | os.PathLike[str], policy: Any, *, paths: Pat
                 "status": gate.status, "complete": gate.complete, "files": gate.files,
                 "blobs": gate.blobs, "findings": gate.findings, "counts_by_rule": gate.counts_by_rule,
                 "scanned_at": int(time.time()), "duration_ms": gate.duration_ms,
-            })
+            }, keys["key"])
         except OSError:
             pass  # an unwritable cache costs a rescan next time, never a wrong decision
     return gate

@@ -91,7 +91,7 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
         if done is not None:
             return done
 
-    from tcg.errors import PolicyError
+    from tcg.errors import PolicyError, TcgError
     from tcg.events import new_session_id
     from tcg.launcher import cache
     from tcg.paths import get_paths
@@ -113,7 +113,12 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
         return EXIT_REFUSED
 
     if stamp is not None:
-        cache.store_stamp(paths.cache_dir, stamp, policy)
+        from tcg.keyhash import load_or_create_key
+
+        try:
+            cache.store_stamp(paths.cache_dir, stamp, policy, load_or_create_key(paths))
+        except TcgError:
+            pass  # no key, no stamp: the next launch takes the full path again
 
     known = [str(a) for a in policy.get("agents.known", []) or []]
     if agent not in known:

@@ -215,5 +215,5 @@ def store(scan_cache: str, repo_hash: str, found: RepoState, state_key: str, has
     nonce = os.urandom(16)
     entry = {"v": WITNESS_VERSION, "state": state_key, "nonce": nonce,
              "names": xor(plain, keystream(hasher, nonce, len(plain))), "stats": stats}
-    write_private(path, marshal.dumps(entry))
+    write_private(path, marshal.dumps(entry), hasher.key)
     return True

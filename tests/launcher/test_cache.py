@@ -36,24 +36,44 @@ def test_policy_stamp_follows_every_layer(tmp_path):
     assert len({s0, s1, s2, s3}) == 4
 
 
+KEY = b"k" * 32
+
+
 def test_load_cached_rejects_mismatches_and_tampering(tmp_path):
     path = tmp_path / "e.gate"
     entry = {"v": cache.CACHE_VERSION, "state": "s", "policy": "p", "scanner": "x", "status": "clean",
              "counts_by_rule": {}}
-    cache.store_cached(path, {**entry, "path": "/secret/place", "value": "nope"})
-    stored = marshal.loads(path.read_bytes())
+    cache.store_cached(path, {**entry, "path": "/secret/place", "value": "nope"}, KEY)
+    stored = marshal.loads(path.read_bytes().partition(b"\n")[2])
     assert "path" not in stored and "value" not in stored  # only CACHE_FIELDS are written
-    assert cache.load_cached(path, "s", "p", "x") is not None
-    assert cache.load_cached(path, "s2", "p", "x") is None
-    assert cache.load_cached(path, "s", "p2", "x") is None
-    assert cache.load_cached(path, "s", "p", "x2") is None
+    assert cache.load_cached(path, "s", "p", "x", KEY) is not None
+    assert cache.load_cached(path, "s2", "p", "x", KEY) is None
+    assert cache.load_cached(path, "s", "p2", "x", KEY) is None
+    assert cache.load_cached(path, "s", "p", "x2", KEY) is None
+    assert cache.load_cached(path, "s", "p", "x", b"o" * 32) is None  # another install's key
+    assert cache.load_cached(path, "s", "p", "x", None) is None  # no key yet: nothing is trusted
     for bad in ({"status": "error"}, {"counts_by_rule": {"r": "1"}}, {"v": 1}, {"files": "3"}):
-        cache.store_cached(path, {**entry, **bad})
-        assert cache.load_cached(path, "s", "p", "x") is None
+        cache.store_cached(path, {**entry, **bad}, KEY)
+        assert cache.load_cached(path, "s", "p", "x", KEY) is None
     path.write_text("{torn")
-    assert cache.load_cached(path, "s", "p", "x") is None
+    assert cache.load_cached(path, "s", "p", "x", KEY) is None
     path.write_bytes(marshal.dumps(["not", "a", "dict"]))
-    assert cache.load_cached(path, "s", "p", "x") is None
+    assert cache.load_cached(path, "s", "p", "x", KEY) is None
+
+
+def test_a_forged_clean_entry_is_not_trusted(tmp_path):
+    """The cache dir is writable by anything running as the user: an entry written
+    without the install key (e.g. findings turned into "clean") is ignored."""
+    path = tmp_path / "e.gate"
+    entry = {"v": cache.CACHE_VERSION, "state": "s", "policy": "p", "scanner": "x", "status": "findings",
+             "counts_by_rule": {"aws-access-key-id": 1}}
+    cache.store_cached(path, entry, KEY)
+    mac, _, body = path.read_bytes().partition(b"\n")
+    forged = marshal.dumps({**marshal.loads(body), "status": "clean", "counts_by_rule": {}})
+    path.write_bytes(mac + b"\n" + forged)
+    assert cache.load_cached(path, "s", "p", "x", KEY) is None
+    path.write_bytes(forged)  # unsigned
+    assert cache.load_cached(path, "s", "p", "x", KEY) is None
 
 
 def test_cache_hit_takes_the_fast_path_without_policy_or_scan(tmp_path, monkeypatch, tcg_home):

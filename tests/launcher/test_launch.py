@@ -145,7 +145,7 @@ def test_cache_hit_on_relaunch_does_not_rescan(tmp_path, launch_env, tcg_home):
           f"(gate {miss['duration_ms']} ms vs {hit['duration_ms']} ms)")
     # The cache holds only the listed metadata: no path, no value.
     (entry_file,) = (tcg_home / "cache" / "scan").glob("*.gate")
-    entry = marshal.loads(entry_file.read_bytes())
+    entry = marshal.loads(entry_file.read_bytes().partition(b"\n")[2])  # MAC line, body
     assert set(entry) <= CACHE_FIELDS
     assert entry["agent"] == "claude" and entry["status"] == "clean"
     for f in (tcg_home / "cache").rglob("*"):  # the entry, the stamp and the witness (names encrypted)
