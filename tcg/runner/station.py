@@ -256,17 +256,22 @@ class Station:
         loaded = any(f.built for f in self._filters)
         entry = None if loaded else self._line_cache_entry(line)
         if entry is not None:
-            try:
-                with open(entry, encoding="utf-8") as fh:
-                    return fh.read()
-            except (OSError, UnicodeDecodeError):
-                pass
+            from tcg.signed import read_signed
+
+            cached = read_signed(entry, self._hasher().key, _line_tag(entry))
+            if cached is not None:
+                try:
+                    return cached.decode("utf-8")
+                except UnicodeDecodeError:
+                    pass
         m = _masker_factory()(self.policy, "strict")
         data = line.encode("utf-8", "surrogateescape")
         masked = (m.feed(data) + m.flush()).decode("utf-8", "replace")
         entry = entry or self._line_cache_entry(line)
         if entry is not None:
-            _store(entry, masked)
+            from tcg.signed import signed_bytes
+
+            _store(entry, signed_bytes(self._hasher().key, _line_tag(entry), masked.encode("utf-8")))
         return masked
 
     def _line_cache_entry(self, line: str) -> Any:
@@ -457,7 +462,14 @@ def _detector_signature() -> str:
     return "|".join(parts)
 
 
-def _store(path: Any, text: str) -> None:
+def _line_tag(entry: str) -> str:
+    """MAC tag of a masked-line entry: bound to its file name (the keyed hash of the
+    raw line), so an entry cannot be swapped for another line's or forged without
+    the install key — the event log's ``command`` field comes from it."""
+    return "masked-line/" + os.path.basename(entry)
+
+
+def _store(path: Any, data: bytes) -> None:
     """Atomic best-effort write of a cache entry (0600, private dir)."""
     try:
         from tcg.paths import ensure_private_dir
@@ -467,7 +479,7 @@ def _store(path: Any, text: str) -> None:
         tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
-            os.write(fd, text.encode("utf-8"))
+            os.write(fd, data)
         finally:
             os.close(fd)
         os.replace(tmp, path)

@@ -238,6 +238,21 @@ def test_silent_command_does_not_load_the_detector_twice(tcg_home):
     assert len(list((tcg_home / "cache" / "masked-lines").iterdir())) == 1
 
 
+def test_a_forged_masked_line_entry_is_not_logged(tcg_home):
+    """The line cache sits in a user-writable dir: an entry rewritten without the
+    install key (to hide what ran from the event log) is ignored and rebuilt."""
+    run = lambda: subprocess.run(station("true"), capture_output=True, timeout=TIMEOUT,  # noqa: E731
+                                 stdin=subprocess.DEVNULL, env=station_env())
+    assert run().returncode == 0
+    (entry,) = (tcg_home / "cache" / "masked-lines").iterdir()
+    mac, _, _ = entry.read_bytes().partition(b"\n")
+    entry.write_bytes(mac + b"\nls")  # keep the old MAC, change the line
+    assert run().returncode == 0
+    entry.write_bytes(b"ls")  # unsigned
+    assert run().returncode == 0
+    assert [r["command"] for r in events(tcg_home)] == ["true", "true", "true"]
+
+
 def test_event_log_failure_warns_once_and_keeps_the_decision(tmp_path, tcg_home):
     """A broken state dir is not a decision error: allowed lines still run,
     refused lines are still refused, and stderr says once that nothing was logged."""
