@@ -124,13 +124,9 @@ def load_marshal(path: str | os.PathLike[str], key: bytes | None) -> Any:
 
 def private_dir(path: str) -> str:
     """Create ``path`` (and parents) 0700; tighten it when it exists with wider permissions."""
-    os.makedirs(path, mode=0o700, exist_ok=True)
-    if os.name == "posix":
-        try:
-            if os.stat(path).st_mode & 0o077:
-                os.chmod(path, 0o700)
-        except OSError:
-            pass
+    from tcg.paths import ensure_private_dir
+
+    ensure_private_dir(path)
     return path
 
 
