@@ -15,7 +15,7 @@ import click
 
 from tcg.errors import TcgError
 
-READ_SIZE = 65536
+READ_SIZE = 1 << 18  # 256 KiB: one strict-mode slice per read (see Masker.feed)
 
 
 class MaskInputError(TcgError):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Iterator
 
 MIN_RUN = 24  # shortest encoding of a ~16-byte credential
@@ -25,6 +26,7 @@ _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-
 #: translate() table: alphabet -> "A", "=" -> "=", anything else -> " "
 CLASSES = bytes(0x41 if b in _ALPHABET else 0x3D if b == 0x3D else 0x20 for b in range(256))
 _SEED = b"A" * MIN_RUN
+_NOT_ALPHABET = re.compile(rb"[^A]").search
 _CONTROL = bytes(b for b in range(0x20) if b not in b"\t\n\r") + b"\x7f"
 
 
@@ -77,8 +79,8 @@ def encoded_runs(data: bytes, classes: bytes | None = None) -> Iterator[tuple[in
         s = t.find(_SEED, pos)
         if s < 0:
             return
-        ends = [i for i in (t.find(b" ", s), t.find(b"=", s)) if i >= 0]
-        body_end = min(ends) if ends else n
+        m = _NOT_ALPHABET(t, s + MIN_RUN)  # the run's end: work ~ its length, not the rest
+        body_end = m.start() if m is not None else n
         e = body_end
         while e < n and e - body_end < 2 and t[e] == 0x3D:  # up to two "=" of padding
             e += 1

@@ -87,6 +87,12 @@ class _Compiled:
         return rx.compile_bytes(self.rule.regex)
 
     @cached_property
+    def low_pat(self) -> re.Pattern[bytes] | None:
+        """A case-insensitive rule as a case-sensitive pattern for lowered input
+        (rx.lowered_pattern): what _confirm runs, on a lowered copy of the window."""
+        return rx.lowered_pattern(self.rule.regex)
+
+    @cached_property
     def allow_pats(self) -> tuple[re.Pattern[bytes], ...]:
         return tuple(re.compile(p.encode("utf-8")) for p in self.rule.allow_patterns)
 
@@ -118,6 +124,8 @@ class Detector:
     def __init__(self, rules: Sequence[Rule], engine: str | None = None,
                  cache_dir: Path | None = None, memo: rx.AnalysisMemo | None = None):
         self._memo = memo
+        #: where start-up caches live (tcg.detect.derived); None: nothing is cached
+        self.cache_dir = cache_dir
         self.rules: tuple[Rule, ...] = tuple(rules)
         self.engine = engine or default_engine()
         if self.engine not in ("hyperscan", "re"):
@@ -249,11 +257,23 @@ class Detector:
             if self._hs_db is not None and all(c.kws for c in self._fold):
                 import hyperscan
 
-                exprs = [foldmod.keyword_precheck_bytes(k.decode("utf-8"))
-                         for c in self._fold for k in c.kws]
-                exprs = [e for e in exprs if e is not None] or [rb"\x00(?!)"]
-                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-                db.compile(expressions=exprs, ids=list(range(len(exprs))), flags=[0] * len(exprs))
+                from tcg.detect import derived
+
+                fp = derived.fingerprint([c.rule for c in self._fold], "fold-precheck", "",
+                                         (__name__, "tcg.detect.fold"))
+                state = derived.load(self, "fold-precheck", fp)
+                if state is not None:
+                    try:
+                        db = derived.load_hs(state["hs_db"])
+                    except Exception:  # noqa: BLE001 - unreadable: rebuild
+                        db = None
+                if db is None:
+                    exprs = [foldmod.keyword_precheck_bytes(k.decode("utf-8"))
+                             for c in self._fold for k in c.kws]
+                    exprs = [e for e in exprs if e is not None] or [rb"\x00(?!)"]
+                    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                    db.compile(expressions=exprs, ids=list(range(len(exprs))), flags=[0] * len(exprs))
+                    derived.store(self, "fold-precheck", fp, {"hs_db": derived.dump_hs(db)})
             self._fold_hs = (db,)
         return self._fold_hs[0]
 
@@ -379,21 +399,34 @@ class Detector:
                  out: list[tuple[int, int, int, Finding]]) -> None:
         n = len(data)
         span = c.width + CONTEXT
-        search = c.pat.search
+        low = c.low_pat
+        search = (c.pat if low is None else low).search
         for lo, hi in _merge(wins):
             pos = max(lo, 0)
             endpos = min(n, hi + span)
-            while pos <= hi:
-                m = search(data, pos, endpos)
-                if m is None or m.start() > hi:
+            if pos > hi:
+                continue
+            base = 0
+            hay = data
+            if low is not None:
+                # a case-insensitive rule runs lowered on a lowered copy of the window
+                # (and of the byte before it: \b and a multiline ^ look at it)
+                base = max(pos - 1, 0)
+                hay = data[base:endpos].lower()
+            p, e_, h = pos - base, endpos - base, hi - base
+            while p <= h:
+                m = search(hay, p, e_)
+                if m is None or m.start() > h:
                     break
-                pos = m.start() + 1
-                f = self._accept(c, data, m)
+                p = m.start() + 1
+                f = self._accept(c, data, m, base)
                 if f is not None:
                     out.append((f.start, f.start - f.end, c.index, f))
 
-    def _accept(self, c: _Compiled, data: bytes, m: re.Match[bytes]) -> Finding | None:
+    def _accept(self, c: _Compiled, data: bytes, m: re.Match[bytes], base: int = 0) -> Finding | None:
         s, e = m.span()
+        s += base
+        e += base
         if c.kws:
             seg = data[s:e].lower()
             if not any(k in seg for k in c.kws):
@@ -402,7 +435,7 @@ class Detector:
         if c.rule.has_value_group:
             gs, ge = m.span("value")
             if gs >= 0:
-                vs, ve = gs, ge
+                vs, ve = gs + base, ge + base
         if not self._value_ok(c, data[vs:ve]):
             return None
         if c.block_end is not None:

@@ -3,6 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
+from functools import lru_cache
+from itertools import repeat
+
+
+@lru_cache(maxsize=1 << 14)
+def _term(c: int, n: int) -> float:
+    p = c / n
+    return p * math.log2(p)
 
 
 def shannon_entropy(value: bytes | str) -> float:
@@ -10,6 +19,7 @@ def shannon_entropy(value: bytes | str) -> float:
     if not value:
         return 0.0
     n = len(value)
-    # the counts in first-occurrence order (as Counter gives them, so the float sum
-    # is the same), but counted in C: dict.fromkeys + one count() per distinct symbol
-    return -sum((c / n) * math.log2(c / n) for c in map(value.count, dict.fromkeys(value)))
+    # the counts in first-occurrence order, counted in C (Counter), and the same terms
+    # summed in the same order as ever (so the float result is bit-identical), each
+    # computed once per (count, length)
+    return -sum(map(_term, Counter(value).values(), repeat(n)))

@@ -19,7 +19,8 @@ import re
 import threading
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 try:  # Python >= 3.11
     import re._parser as _p  # type: ignore[import-not-found]
@@ -126,15 +127,20 @@ class AnchorSet:
     unanchored: tuple[str, ...]  # rule ids terminal mode never holds for
     by_keyword: tuple[str, ...] = ()  # held from a keyword that may sit inside the match
     multiline: frozenset[bytes] = frozenset()  # anchors of rules whose match spans lines
+    #: the anchor database as restored from the start-up cache (tcg.detect.derived)
+    compiled: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         def alt(words: Iterable[bytes], flags: int) -> re.Pattern[bytes] | None:
             ws = sorted(set(words), key=len, reverse=True)
             return re.compile(b"|".join(re.escape(w) for w in ws), flags) if ws else None
 
-        object.__setattr__(self, "_re_exact", alt(self.exact, 0))
+        hs = _hs_db(self.exact, self.folded, self.compiled)
+        object.__setattr__(self, "_hs", hs)
+        # without hyperscan: the anchors as regex alternations (with it, not needed)
+        object.__setattr__(self, "_re_exact", alt(self.exact, 0) if hs is None else None)
         # searched in a lower-cased copy: sre skips ahead on a plain literal set, not under (?i)
-        object.__setattr__(self, "_re_folded", alt(self.folded, 0))
+        object.__setattr__(self, "_re_folded", alt(self.folded, 0) if hs is None else None)
         parts: set[bytes] = set()
         for a in self.exact:
             parts.update(a[:k] for k in range(MIN_PARTIAL, len(a)))
@@ -145,7 +151,6 @@ class AnchorSet:
         object.__setattr__(self, "_fpartial", frozenset(fparts))
         longest = max((len(a) for a in (*self.exact, *self.folded)), default=0)
         object.__setattr__(self, "_longest", longest)
-        object.__setattr__(self, "_hs", _hs_db(self.exact, self.folded))
         object.__setattr__(self, "_hs_lock", threading.Lock())
 
     def _occurrences(self, view: bytes | bytearray, base: int) -> list[tuple[int, int, bytes, bool]]:
@@ -283,10 +288,12 @@ def build_anchors(rules: Iterable[object]) -> AnchorSet:
     return AnchorSet(exact, folded, tuple(unanchored), tuple(by_keyword), frozenset(multiline))
 
 
-def _hs_db(exact: dict[bytes, bool], folded: dict[bytes, bool]) -> tuple[object, list[tuple[bytes, bool]]] | None:
+def _hs_db(exact: dict[bytes, bool], folded: dict[bytes, bool], compiled: Any = None
+           ) -> tuple[object, list[tuple[bytes, bool]]] | None:
     """One hyperscan database of every anchor (folded ones caseless): a scan of the
     tail reports every occurrence, where a regex alternation of ~360 literals tried
-    every branch at every byte. None without hyperscan (then the regexes are used)."""
+    every branch at every byte. None without hyperscan (then the regexes are used).
+    ``compiled``: the database restored from the start-up cache."""
     try:
         import hyperscan
     except ImportError:  # pragma: no cover - the re engine
@@ -294,6 +301,8 @@ def _hs_db(exact: dict[bytes, bool], folded: dict[bytes, bool]) -> tuple[object,
     items = [(a, False) for a in exact] + [(a, True) for a in folded]
     if not items:
         return None
+    if compiled is not None:
+        return compiled, items
     try:
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         db.compile(expressions=[b"".join(b"\\x%02x" % c for c in a) for a, _ in items],
@@ -302,3 +311,34 @@ def _hs_db(exact: dict[bytes, bool], folded: dict[bytes, bool]) -> tuple[object,
     except hyperscan.error:  # pragma: no cover - fall back to re
         return None
     return db, items
+
+
+def anchors_for_detector(detector: Any) -> AnchorSet:
+    """build_anchors(detector.rules), restored from the detector's signed start-up
+    cache when the rules and this code are unchanged (tcg.detect.derived)."""
+    from tcg.detect import derived
+
+    rules = tuple(detector.rules)
+    fp = derived.fingerprint(rules, "anchors", "", (__name__,))
+    d = derived.load(detector, "anchors", fp)
+    if d is not None:
+        try:
+            return AnchorSet(
+                {derived.s2b(a): bool(b) for a, b in d["exact"]},
+                {derived.s2b(a): bool(b) for a, b in d["folded"]},
+                tuple(str(x) for x in d["unanchored"]), tuple(str(x) for x in d["by_keyword"]),
+                frozenset(derived.s2b(a) for a in d["multiline"]),
+                compiled=derived.load_hs(d["hs_db"]))
+        except Exception:  # noqa: BLE001 - unreadable (e.g. another hyperscan): rebuild
+            pass
+    a = build_anchors(rules)
+    hs = a._hs  # type: ignore[attr-defined]
+    if hs is not None:
+        derived.store(detector, "anchors", fp, {
+            "exact": [[derived.b2s(k), v] for k, v in a.exact.items()],
+            "folded": [[derived.b2s(k), v] for k, v in a.folded.items()],
+            "unanchored": list(a.unanchored), "by_keyword": list(a.by_keyword),
+            "multiline": [derived.b2s(k) for k in sorted(a.multiline)],
+            "hs_db": derived.dump_hs(hs[0]),
+        })
+    return a

@@ -29,7 +29,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tcg.mask.anchors import AnchorSet, build_anchors
+from tcg.mask.anchors import AnchorSet, anchors_for_detector
 from tcg.mask.strict_bound import StrictBound
 from tcg.mask.view import BS_REACH, SGR, View
 
@@ -404,12 +404,12 @@ class Masker:
 
 @functools.lru_cache(maxsize=8)
 def _bound_for(detector: Detector, decode_run: int) -> StrictBound:
-    return StrictBound(detector.rules, decode_run=decode_run)
+    return StrictBound.for_detector(detector, decode_run)
 
 
 @functools.lru_cache(maxsize=8)
 def _anchors_for(detector: Detector) -> AnchorSet:
-    return build_anchors(detector.rules)
+    return anchors_for_detector(detector)
 
 
 def _shift(f: Finding, s: int, e: int) -> Finding:

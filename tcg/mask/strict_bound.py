@@ -110,71 +110,56 @@ def _table(chars: Iterable[int]) -> bytes:
 
 
 class StrictBound:
-    """Built once per detector; ``hold_from(view)`` is cheap (regex + translate passes)."""
+    """Built once per detector; ``hold_from(view)`` is cheap (regex + translate passes).
 
-    def __init__(self, rules: Iterable[Any], *, decode_run: int = 0):
-        exact: dict[bytes, int] = {}
-        folded: dict[bytes, int] = {}
-        # (width, alphabet table, leading context byte?, trailing context byte?)
-        self.unanchored: list[tuple[int, bytes, int, int]] = []
-        self.fold_width = 0
+    ``for_detector`` restores the derived tables (and the serialized anchor
+    database) from the detector's signed start-up cache (tcg.detect.derived)."""
+
+    def __init__(self, rules: Iterable[Any], *, decode_run: int = 0,
+                 state: dict[str, Any] | None = None):
+        self._setup(state if state is not None else _derive(rules), decode_run)
+
+    @classmethod
+    def for_detector(cls, detector: Any, decode_run: int = 0) -> StrictBound:
+        from tcg.detect import derived
+
+        rules = tuple(detector.rules)
+        fp = derived.fingerprint(rules, "strict-bound", "", (__name__, "tcg.mask.anchors"))
+        state = derived.load(detector, "strict-bound", fp)
+        if state is not None:
+            try:
+                return cls(rules, decode_run=decode_run, state=_state_from_json(state))
+            except Exception:  # noqa: BLE001
+                pass  # unreadable (e.g. a hyperscan version change): rebuild
+        state = _derive(rules)
+        bound = cls(rules, decode_run=decode_run, state=state)
+        if bound._hs is not None:
+            derived.store(detector, "strict-bound", fp, _state_to_json(state, bound._hs[0]))
+        return bound
+
+    def _setup(self, st: dict[str, Any], decode_run: int) -> None:
         self.decode_run = decode_run
+        self.fold_width = st["fold_width"]
+        # (width, alphabet table, leading context byte?, trailing context byte?)
+        self.unanchored: list[tuple[int, bytes, int, int]] = st["unanchored"]
+        viables = [_Viable(*a) for a in st["viables"]]
         # per unanchored rule: (prefix-closure regex + \Z, regex for a `$` before a final "\n")
-        self._viable: list[_Viable] = []
+        self._viable: list[_Viable] = [viables[i] for i in st["unanchored_viable"]]
         # (anchor, caseless) -> the viable-prefix regexes of the rules it starts
-        self._anchor_rules: dict[tuple[bytes, bool], list[Any]] = {}
-        for rule in rules:
-            width = int(rule.max_len)
-            tree = _p.parse(rule.regex.encode("utf-8"))
-            flags = tree.state.flags
-            ci = bool(flags & re.IGNORECASE)
-            if getattr(rule, "fold", False):
-                self.fold_width = max(self.fold_width, width * 4)
-                width *= 4
-            pre = {p for p, _ in _prefixes(tree)}
-            if pre and all(pre):
-                table = folded if ci else exact
-                viable = _Viable(list(tree), flags, 0)
-                for a in pre:
-                    a = a.lower() if ci else a
-                    table[a] = max(table.get(a, 0), width)
-                    self._anchor_rules.setdefault((a, ci), []).append(viable)
-                continue
-            nodes = list(tree)
-            lead = 0
-            if len(nodes) > 1 and tree[:1].getwidth()[1] == 1:
-                nodes, lead = nodes[1:], 1  # a leading one-byte context (?:^|[^…]) may be anything
-            # A trailing one-byte context (?:[^…]|$) that consumed the last byte ends the
-            # match there: nothing after it is read. Only its `$` branch, which Python
-            # also matches before a final "\n", makes that last "\n" undecided.
-            trail = 0
-            if len(nodes) > 1 and tree[-1:].getwidth()[1] == 1:
-                trail = 1 if "AT_END" in str(tree[-1:].data) else 0
-                nodes = nodes[:-1]
-            chars = alphabet(nodes, bool(flags & re.DOTALL))
-            if ci:
-                chars = _fold_case(chars)
-            self.unanchored.append((width, _table(chars), lead, trail))
-            self._viable.append(_Viable(nodes, flags, trail))
-        # widest first: once a wide rule has moved the bound back, narrower ones are skipped
-        order = sorted(range(len(self.unanchored)), key=lambda i: -self.unanchored[i][0])
-        self.unanchored = [self.unanchored[i] for i in order]
-        self._viable = [self._viable[i] for i in order]
+        self._anchor_rules: dict[tuple[bytes, bool], list[Any]] = {
+            (a, ci): [viables[i] for i in idx] for a, ci, idx in st["anchor_rules"]}
+        exact: dict[bytes, int] = st["exact"]
+        folded: dict[bytes, int] = st["folded"]
         self.max_anchor_width = max([*exact.values(), *folded.values(), 0])
 
         def alt(words: Iterable[bytes]) -> re.Pattern[bytes] | None:
             ws = sorted(set(words), key=len, reverse=True)  # longest first at a position
             return re.compile(b"|".join(re.escape(w) for w in ws)) if ws else None
 
-        def widest(table: dict[bytes, int]) -> dict[bytes, int]:
-            # the longest anchor matching at a position stands for all its prefixes there
-            return {a: max(w2 for a2, w2 in table.items() if a.startswith(a2)) for a in table}
-
-        exact, folded = widest(exact), widest(folded)
         self.exact, self.folded = exact, folded
-
         top = max([*exact.values(), *folded.values(), 0])
-        self._hs = _anchor_db(exact, folded, top + CONTEXT)
+        hs_db = st.get("hs_db")
+        self._hs = _anchor_db(exact, folded, top + CONTEXT, hs_db)
         self._hs_lock = threading.Lock()
         # Without hyperscan: the anchors as regexes, grouped by width so that the wide
         # few do not make every search long (with it, the regexes are not needed).
@@ -308,13 +293,104 @@ class StrictBound:
         return max(h, lo)
 
 
-def _anchor_db(exact: dict[bytes, int], folded: dict[bytes, int], span_len: int
-               ) -> tuple[Any, list[int], int, list[tuple[bytes, bool]]] | None:
+def _derive(rules: Iterable[Any]) -> dict[str, Any]:
+    """The tables StrictBound works from, derived from the rule regexes (JSON-able
+    through _state_to_json; the anchor database is compiled by _setup)."""
+    exact: dict[bytes, int] = {}
+    folded: dict[bytes, int] = {}
+    fold_width = 0
+    unanchored: list[tuple[int, bytes, int, int]] = []
+    viables: list[tuple[str, int, bool, int]] = []  # _Viable arguments
+    unanchored_viable: list[int] = []
+    anchor_rules: dict[tuple[bytes, bool], list[int]] = {}
+    for rule in rules:
+        width = int(rule.max_len)
+        tree = _p.parse(rule.regex.encode("utf-8"))
+        flags = tree.state.flags
+        ci = bool(flags & re.IGNORECASE)
+        if getattr(rule, "fold", False):
+            fold_width = max(fold_width, width * 4)
+            width *= 4
+        pre = {p for p, _ in _prefixes(tree)}
+        if pre and all(pre):
+            table = folded if ci else exact
+            viables.append((rule.regex, 0, False, 0))
+            for a in pre:
+                a = a.lower() if ci else a
+                table[a] = max(table.get(a, 0), width)
+                anchor_rules.setdefault((a, ci), []).append(len(viables) - 1)
+            continue
+        nodes = list(tree)
+        lead = 0
+        if len(nodes) > 1 and tree[:1].getwidth()[1] == 1:
+            nodes, lead = nodes[1:], 1  # a leading one-byte context (?:^|[^…]) may be anything
+        # A trailing one-byte context (?:[^…]|$) that consumed the last byte ends the
+        # match there: nothing after it is read. Only its `$` branch, which Python
+        # also matches before a final "\n", makes that last "\n" undecided.
+        trail = 0
+        strip = False
+        if len(nodes) > 1 and tree[-1:].getwidth()[1] == 1:
+            trail = 1 if "AT_END" in str(tree[-1:].data) else 0
+            nodes, strip = nodes[:-1], True
+        chars = alphabet(nodes, bool(flags & re.DOTALL))
+        if ci:
+            chars = _fold_case(chars)
+        unanchored.append((width, _table(chars), lead, trail))
+        viables.append((rule.regex, lead, strip, trail))
+        unanchored_viable.append(len(viables) - 1)
+    # widest first: once a wide rule has moved the bound back, narrower ones are skipped
+    order = sorted(range(len(unanchored)), key=lambda i: -unanchored[i][0])
+
+    def widest(table: dict[bytes, int]) -> dict[bytes, int]:
+        # the longest anchor matching at a position stands for all its prefixes there
+        return {a: max(w2 for a2, w2 in table.items() if a.startswith(a2)) for a in table}
+
+    return {
+        "exact": widest(exact), "folded": widest(folded), "fold_width": fold_width,
+        "unanchored": [unanchored[i] for i in order], "viables": viables,
+        "unanchored_viable": [unanchored_viable[i] for i in order],
+        "anchor_rules": [(a, ci, idx) for (a, ci), idx in anchor_rules.items()],
+    }
+
+
+def _state_to_json(st: dict[str, Any], hs_db: Any) -> dict[str, Any]:
+    from tcg.detect.derived import b2s, dump_hs
+
+    return {
+        "exact": [[b2s(a), w] for a, w in st["exact"].items()],
+        "folded": [[b2s(a), w] for a, w in st["folded"].items()],
+        "fold_width": st["fold_width"],
+        "unanchored": [[w, b2s(t), lead, trail] for w, t, lead, trail in st["unanchored"]],
+        "viables": [list(v) for v in st["viables"]],
+        "unanchored_viable": st["unanchored_viable"],
+        "anchor_rules": [[b2s(a), ci, idx] for a, ci, idx in st["anchor_rules"]],
+        "hs_db": dump_hs(hs_db),
+    }
+
+
+def _state_from_json(d: dict[str, Any]) -> dict[str, Any]:
+    from tcg.detect.derived import load_hs, s2b
+
+    return {
+        "exact": {s2b(a): int(w) for a, w in d["exact"]},
+        "folded": {s2b(a): int(w) for a, w in d["folded"]},
+        "fold_width": int(d["fold_width"]),
+        "unanchored": [(int(w), s2b(t), int(lead), int(trail)) for w, t, lead, trail in d["unanchored"]],
+        "viables": [(str(r), int(lead), bool(strip), int(trail)) for r, lead, strip, trail in d["viables"]],
+        "unanchored_viable": [int(i) for i in d["unanchored_viable"]],
+        "anchor_rules": [(s2b(a), bool(ci), [int(i) for i in idx]) for a, ci, idx in d["anchor_rules"]],
+        "hs_db": load_hs(d["hs_db"]),
+    }
+
+
+def _anchor_db(exact: dict[bytes, int], folded: dict[bytes, int], span_len: int,
+               compiled: Any = None) -> tuple[Any, list[int], int, list[tuple[bytes, bool]]] | None:
     """A hyperscan database of every anchor (folded ones caseless) for a scan of the
     last ``span_len`` bytes (left-padded with NULs when the view is shorter): an
     anchor ``a`` of width ``w`` matters only when it starts at or after
     ``span_len - w - CONTEXT``, i.e. ends at or after that + ``len(a)``. None
-    without hyperscan: then hold_from searches the anchors with ``re``."""
+    without hyperscan: then hold_from searches the anchors with ``re``.
+    ``compiled``: the database as restored from the start-up cache."""
     try:
         import hyperscan
     except ImportError:  # pragma: no cover - the re engine
@@ -323,6 +399,9 @@ def _anchor_db(exact: dict[bytes, int], folded: dict[bytes, int], span_len: int
     items += [(a, w, hyperscan.HS_FLAG_CASELESS) for a, w in folded.items()]
     if not items or any(b"\0" in a for a, _, _ in items):
         return None  # (the NUL padding must not complete an anchor)
+    keys = [(a, f != 0) for a, _, f in items]
+    if compiled is not None:
+        return compiled, [len(a) for a, _, _ in items], span_len, keys
     ext = [hyperscan.ExpressionExt(hyperscan.HS_EXT_FLAG_MIN_OFFSET,
                                    min_offset=max(len(a), span_len - w - CONTEXT + len(a)))
            for a, w, _ in items]
@@ -332,7 +411,7 @@ def _anchor_db(exact: dict[bytes, int], folded: dict[bytes, int], span_len: int
                    ids=list(range(len(items))), flags=[f for _, _, f in items], ext=ext)
     except (hyperscan.error, TypeError):  # pragma: no cover - fall back to re
         return None
-    return db, [len(a) for a, _, _ in items], span_len, [(a, f != 0) for a, _, f in items]
+    return db, [len(a) for a, _, _ in items], span_len, keys
 
 
 _CAT = {"CATEGORY_DIGIT": rb"\d", "CATEGORY_NOT_DIGIT": rb"\D", "CATEGORY_SPACE": rb"\s",
@@ -442,18 +521,25 @@ def _prefix(seq: Any) -> bytes:
 
 class _Viable:
     """A rule's _viable_prefix regexes, compiled on first use: ~2 ms a rule, and only
-    the rules a pause actually asks about need them (building all cost 0.4 s)."""
+    the rules a pause actually asks about need them (building all cost 0.4 s).
+    Built from the rule regex: ``lead`` leading nodes dropped, the last one too
+    when ``strip`` (a one-byte context), ``trail`` as in _viable_prefix."""
 
     __slots__ = ("_args", "_done", "_value")
 
-    def __init__(self, nodes: Any, flags: int, trail: int):
-        self._args = (nodes, flags, trail)
+    def __init__(self, regex: str, lead: int, strip: bool, trail: int):
+        self._args = (regex, lead, strip, trail)
         self._done = False
         self._value: Any = None
 
     def get(self) -> tuple[re.Pattern[bytes], re.Pattern[bytes] | None] | None:
         if not self._done:
-            self._value = _viable_prefix(*self._args)
+            regex, lead, strip, trail = self._args
+            tree = _p.parse(regex.encode("utf-8"))
+            nodes = list(tree)[lead:]
+            if strip:
+                nodes = nodes[:-1]
+            self._value = _viable_prefix(nodes, tree.state.flags, trail)
             self._done = True
         return self._value  # type: ignore[no-any-return]
 
