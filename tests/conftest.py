@@ -29,15 +29,34 @@ def shared_detect_cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("detect-cache")
 
 
+@pytest.fixture(scope="session")
+def shared_install_key() -> bytes:
+    """One install key for the run, pre-seeded in every hermetic TCG_HOME: tcg's
+    start-up caches (the compiled detector above, derived masker data) are signed
+    with the install key and would otherwise be rebuilt — seconds each — by every
+    test. Tests about creating the key use the ``fresh_key`` fixture."""
+    return os.urandom(32)
+
+
+@pytest.fixture
+def fresh_key(tcg_home):
+    """No install key yet (the hermetic home is pre-seeded with the shared one)."""
+    (tcg_home / "state" / "key").unlink()
+
+
 @pytest.fixture(autouse=True)
-def hermetic_home(tmp_path_factory, monkeypatch, shared_detect_cache):
+def hermetic_home(tmp_path_factory, monkeypatch, shared_detect_cache, shared_install_key):
     """Point HOME/TCG_HOME/XDG into a temp dir; fail on writes to the real home."""
     base = tmp_path_factory.mktemp("hermetic")
     home = base / "home"
     tcg_home = base / "tcg-home"
     home.mkdir()
-    (tcg_home / "cache").mkdir(parents=True)
+    (tcg_home / "cache").mkdir(parents=True, mode=0o700)
     (tcg_home / "cache" / "detect").symlink_to(shared_detect_cache, target_is_directory=True)
+    (tcg_home / "state").mkdir(mode=0o700)
+    key = tcg_home / "state" / "key"
+    key.touch(mode=0o600)
+    key.write_bytes(shared_install_key)
     before = _home_fingerprint()
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("TCG_HOME", str(tcg_home))

@@ -66,7 +66,7 @@ def test_file_is_0600_in_a_0700_dir(tcg_home):
 @pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
 def test_loose_modes_are_tightened_on_write(tcg_home):
     state = get_paths().state
-    state.mkdir(parents=True, mode=0o755)
+    state.mkdir(parents=True, mode=0o755, exist_ok=True)
     os.chmod(state, 0o755)
     f = state / "events.jsonl"
     f.write_text("")

@@ -24,7 +24,7 @@ def h8_in_subprocess(env: dict[str, str]) -> str:
     ).stdout.strip()
 
 
-def test_key_is_created_private(tcg_home):
+def test_key_is_created_private(tcg_home, fresh_key):
     key = load_or_create_key()
     kf = get_paths().key_file
     assert kf == tcg_home / "state" / "key"
@@ -68,7 +68,7 @@ CREATOR = textwrap.dedent(
 )
 
 
-def test_concurrent_creation_yields_one_key(tmp_path):
+def test_concurrent_creation_yields_one_key(tmp_path, fresh_key):
     go = tmp_path / "go"
     procs = [
         subprocess.Popen([sys.executable, "-c", CREATOR, str(go)], stdout=subprocess.PIPE, text=True)
@@ -81,9 +81,9 @@ def test_concurrent_creation_yields_one_key(tmp_path):
     assert [p.name for p in get_paths().state.iterdir()] == ["key"]
 
 
-def test_damaged_key_is_replaced():
+def test_damaged_key_is_replaced(fresh_key):
     kf = get_paths().key_file
-    kf.parent.mkdir(parents=True)
+    kf.parent.mkdir(parents=True, exist_ok=True)
     kf.write_bytes(b"short")
     key = load_or_create_key()
     assert len(key) == KEY_BYTES and kf.read_bytes() == key

@@ -200,7 +200,8 @@ class Detector:
             return db
 
         cache_file = _hs_cache_file(cache_dir, exprs, self._compiled)
-        loaded = _hs_cache_load(cache_file, exprs)
+        key = self._memo.key if self._memo else None
+        loaded = _hs_cache_load(cache_file, exprs, key)
         if loaded is not None:
             db, accepted = loaded
             # The self-check compiles every rule's re (~0.3 s); skip it when the
@@ -232,7 +233,7 @@ class Detector:
             if bad:
                 accepted = [item for item in accepted if item[0].index not in bad]
                 db = compile_set(accepted, with_keywords=True)
-            _hs_cache_store(cache_file, db, accepted)
+            _hs_cache_store(cache_file, db, accepted, key)
             digest = _file_digest(cache_file)
             if self._memo and digest and cache_file is not None:
                 self._memo.mark_verified(cache_file.name, digest)
@@ -573,14 +574,27 @@ def _file_digest(path: Path | None) -> str | None:
         return None
 
 
-def _hs_cache_load(path: Path | None, exprs: list[tuple[_Compiled, bytes, int]]
+_HS_TAG = "hyperscan-db"
+
+
+def _hs_cache_load(path: Path | None, exprs: list[tuple[_Compiled, bytes, int]], key: bytes | None
                    ) -> tuple[Any, list[tuple[_Compiled, bytes, int]]] | None:
-    if path is None:
+    """The cached database, read only when its MAC verifies under the install key.
+
+    The cache dir is writable by anything running as the user: an unsigned or
+    forged database (one that matches nothing, or a blob crafted against
+    hyperscan's deserializer) must never be loaded. No key: no cache.
+    """
+    if path is None or key is None:
         return None
     import hyperscan
 
+    from tcg.signed import read_signed
+
     try:
-        raw = path.read_bytes()
+        raw = read_signed(path, key, _HS_TAG)
+        if raw is None:
+            return None
         head, _, blob = raw.partition(b"\n")
         indices = set(json.loads(head.decode("ascii")))
         accepted = [item for item in exprs if item[0].index in indices]
@@ -593,23 +607,22 @@ def _hs_cache_load(path: Path | None, exprs: list[tuple[_Compiled, bytes, int]]
         return None
 
 
-def _hs_cache_store(path: Path | None, db: Any, accepted: list[tuple[_Compiled, bytes, int]]) -> None:
-    """Best effort: a cache that cannot be written only costs compile time."""
-    if path is None:
+def _hs_cache_store(path: Path | None, db: Any, accepted: list[tuple[_Compiled, bytes, int]],
+                    key: bytes | None) -> None:
+    """Best effort: a cache that cannot be written only costs compile time. Signed
+    with the install key (see _hs_cache_load); without a key nothing is written."""
+    if path is None or key is None:
         return
     import hyperscan
 
     from tcg.paths import ensure_private_dir
+    from tcg.signed import write_signed
 
     try:
         ensure_private_dir(path.parent)
         head = json.dumps(sorted(c.index for c, _, _ in accepted)).encode("ascii")
         blob = bytes(hyperscan.dumpb(db)) if db is not None else b""
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(head + b"\n" + blob)
-        os.replace(tmp, path)
+        write_signed(path, key, _HS_TAG, head + b"\n" + blob)
     except (OSError, hyperscan.error):
         return
 

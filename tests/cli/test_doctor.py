@@ -119,9 +119,9 @@ def test_loose_modes_fail(capsys, full_path):
 
 
 @needs_posix
-def test_damaged_key_fails(capsys, full_path):
+def test_damaged_key_fails(capsys, full_path, fresh_key):
     kf = get_paths().key_file
-    kf.parent.mkdir(parents=True, mode=0o700)
+    kf.parent.mkdir(parents=True, mode=0o700, exist_ok=True)
     kf.write_bytes(b"abc")
     os.chmod(kf, 0o600)
     rc, out, _ = doctor(capsys)
@@ -151,7 +151,7 @@ def test_unwritable_state_dir_fails(capsys, full_path, tcg_home):
     assert rc == 1 and line_for(out, "event log").startswith("FAIL")
 
 
-def test_doctor_does_not_write(full_path, tcg_home):
+def test_doctor_does_not_write(full_path, tcg_home, fresh_key):
     before = sorted(str(p) for p in tcg_home.rglob("*"))  # the fixture's shared detector cache link
     run_checks()
     assert sorted(str(p) for p in tcg_home.rglob("*")) == before

@@ -186,23 +186,32 @@ def test_load_detector_caches_and_honours_disabled_rules(all_rules):
 
 @pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan wheel not installed")
 def test_hyperscan_cache_on_disk_is_verified(tmp_path):
+    from tcg.detect.regex import AnalysisMemo
+
+    key = b"k" * 32
+    memo = lambda: AnalysisMemo(None, key)  # noqa: E731 - the install key, not persisted
     rules = engine_rules()
-    d1 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path)
+    d1 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path, memo=memo())
     (db_file,) = tmp_path.glob("hs-*.db")
-    d2 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path)
+    d2 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path, memo=memo())
     text = f"a {TOKEN} passwd=q1w2e3r4t5 ivan@corp.ru"
     assert d1.find(text) == d2.find(text) and len(d1.find(text)) == 3
-    # a cache from an empty database (or garbage) must not be trusted: rebuilt, still finds
-    Detector.from_rules(rules[:1], engine="hyperscan", cache_dir=tmp_path / "o")
+    # a cache from an empty database (or garbage, or unsigned) must not be trusted: rebuilt, still finds
+    Detector.from_rules(rules[:1], engine="hyperscan", cache_dir=tmp_path / "o", memo=memo())
     (other_file,) = (tmp_path / "o").glob("hs-*.db")
-    head = db_file.read_bytes().split(b"\n", 1)[0]
-    db_file.write_bytes(head + b"\n" + other_file.read_bytes().split(b"\n", 1)[1])
-    d3 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path)
-    assert d3.find(text) == d1.find(text)
-    db_file.write_bytes(b"garbage")
-    d4 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path)
-    assert d4.find(text) == d1.find(text)
+    mac, head, _ = db_file.read_bytes().split(b"\n", 2)
+    other_blob = other_file.read_bytes().split(b"\n", 2)[2]
+    for forged in (mac + b"\n" + head + b"\n" + other_blob,  # old MAC, swapped database
+                   head + b"\n" + other_blob,  # unsigned
+                   b"garbage"):
+        db_file.write_bytes(forged)
+        d3 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path, memo=memo())
+        assert d3.find(text) == d1.find(text)
+        assert db_file.read_bytes() != forged  # rebuilt and re-signed
     assert (db_file.stat().st_mode & 0o777) == 0o600
+    # without the install key nothing is cached (nor trusted)
+    Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path / "nokey")
+    assert not list((tmp_path / "nokey").glob("hs-*.db"))
 
 
 DEMOTE_RULE = r"""

@@ -26,7 +26,7 @@ def _forbid_parsing(monkeypatch):
     monkeypatch.setattr(loadmod, "default_layer", boom)
 
 
-def test_no_key_no_snapshot_written(tmp_path):
+def test_no_key_no_snapshot_written(tmp_path, fresh_key):
     load_policy(cwd=tmp_path)
     assert not _snapshot_file().exists()
 
