@@ -32,7 +32,9 @@ class OutputFilter(Protocol):
     ``feed`` returns the bytes that are safe to show now; ``flush`` releases
     everything at end of stream. Terminal mode may hold a possible-secret tail
     until ``idle_deadline()`` (monotonic seconds; None when nothing is held),
-    at which point the loop calls ``release_idle``.
+    at which point the loop calls ``release_idle``. The deadline may change
+    only through ``feed``/``release_idle``/``flush``: the loops ask for it after
+    those calls, not on every iteration.
     """
 
     def feed(self, data: bytes) -> bytes: ...
@@ -184,11 +186,11 @@ class LazyFilter:
 def read_burst(fd: int, cap: int) -> bytes | None:
     """Read what ``fd`` (non-blocking) holds now, up to ``cap`` bytes.
 
-    The masker costs a fixed amount per call on top of its per-byte cost (in
-    terminal mode ~10 ms per feed today), and a PTY hands out ~3 KiB per read,
-    so feeding it read by read caps bulk output at well under 1 MB/s. Bytes
-    that are already waiting are collected into one chunk; nothing is waited
-    for, so interactive latency is unchanged.
+    The masker costs a fixed amount per call on top of its per-byte cost
+    (~40 µs per feed; 70 MB/s in 4 KiB feeds, ~190 MB/s in 64 KiB ones), so
+    bytes that are already waiting are collected into one chunk; nothing is
+    waited for, so interactive latency is unchanged. (Pipe mode; the PTY loop
+    batches on its reader thread instead, see ``loop._MasterReader``.)
 
     Returns None when nothing was ready, b"" at end of file (EIO on a PTY
     master whose slave is closed). An error after some data is left for the
