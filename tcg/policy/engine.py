@@ -124,12 +124,17 @@ SHELL_RC = (
     "~/.zprofile", "~/.zlogin", "~/.config/fish/config.fish", "~/.inputrc",
     "~/.config/powershell/Microsoft.PowerShell_profile.ps1", "~/.config/powershell/profile.ps1",
 )
-_PROC_ENVIRON = re.compile(r"^/proc/[^/]+/(?:task/[^/]+/)?environ$")
-_WHOLE_ENV = re.compile(
-    r"os\.environ(?!\s*(?:\[|\.get\b|\.setdefault\b|\.pop\b|\.__getitem__))"
-    r"|process\.env(?!\s*(?:\.\w|\[))|\benviron\(\)|%ENV\b|\bENV\.(?:to_h|each|inspect|keys)"
-)
-_PATHISH = re.compile(r"[A-Za-z0-9_.~/@+%-][A-Za-z0-9_.~/@+%:-]*")
+# Compiled on first use (~0.7 ms at import otherwise, paid by every mediated command).
+_RX = {
+    "proc-environ": r"^/proc/[^/]+/(?:task/[^/]+/)?environ$",
+    "whole-env": (r"os\.environ(?!\s*(?:\[|\.get\b|\.setdefault\b|\.pop\b|\.__getitem__))"
+                  r"|process\.env(?!\s*(?:\.\w|\[))|\benviron\(\)|%ENV\b|\bENV\.(?:to_h|each|inspect|keys)"),
+    "pathish": r"[A-Za-z0-9_.~/@+%-][A-Za-z0-9_.~/@+%:-]*",
+}
+
+
+def _rx(name: str) -> re.Pattern[str]:
+    return re.compile(_RX[name])  # re caches compiled patterns
 _MAX_DETAIL = 120
 
 
@@ -474,7 +479,7 @@ class _Evaluator:
         # Partly known: a protected name is still recognisable ("$DIR/.env").
         if self.check_literal(who, word.value, access, via, dynamic=True):
             return
-        if _PROC_ENVIRON.match(word.value.replace(DYN, "x")):
+        if _rx("proc-environ").match(word.value.replace(DYN, "x")):
             return
         if access in (READ, RW) and reader:
             self.add(
@@ -487,7 +492,7 @@ class _Evaluator:
         """Check one concrete (or partly concrete) path; True when something matched."""
         path = self.resolve(value)
         hit = False
-        if _PROC_ENVIRON.match(path.replace(DYN, "x")) and access not in (LIST, USE, MODIFY, NONE):
+        if _rx("proc-environ").match(path.replace(DYN, "x")) and access not in (LIST, USE, MODIFY, NONE):
             self.add("credential-dump", f"{who} {via}reads {_show(path)} (a process environment)",
                      "proc-environ")
             hit = True
@@ -591,20 +596,20 @@ class _Evaluator:
                 codes.append(r.body)
         for code in codes:
             text = code.value
-            for token in _PATHISH.findall(text):
+            for token in _rx("pathish").findall(text):
                 if ("/" in token or token.startswith((".", "~"))) and token not in (".", ".."):
                     tok = _expand_home(token, self.home)
                     store = self.rules.store_match(self.resolve(tok))
                     if store is not None:
                         self.add("secret-store-read", f"{name} code opens {_show(token)} (protected {store})",
                                  "secret-store")
-                    elif _PROC_ENVIRON.match(tok):
+                    elif _rx("proc-environ").match(tok):
                         self.add("credential-dump", f"{name} code reads {_show(tok)}", "proc-environ")
             for ident in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
                 if self.rules.secret_var(ident) and ident.isupper():
                     self.add("credential-dump", f"{name} code reads ${ident}", "secret-var-expansion")
                     break
-            if _WHOLE_ENV.search(text):
+            if _rx("whole-env").search(text):
                 self.add("credential-dump", f"{name} code prints the whole environment", "env-dump")
             for var in code.vars:
                 if self.rules.secret_var(var):

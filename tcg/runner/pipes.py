@@ -14,7 +14,7 @@ import signal
 import time
 
 from tcg.runner.base import OutputFilter, exit_code_from_status, read_burst, write_all
-from tcg.runner.loop import DRAIN_IDLE, ESCALATE, FORWARDED, KILL_GRACE, SignalPipe
+from tcg.runner.signals import DRAIN_IDLE, ESCALATE, FORWARDED, KILL_GRACE, SignalPipe
 
 # Bytes collected per masker call (see base.read_burst). 256 KiB: per-call costs are
 # amortised, and buffers stay below the size where every allocation is a fresh mmap

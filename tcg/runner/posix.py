@@ -18,7 +18,6 @@ from __future__ import annotations
 import errno
 import os
 import signal
-import struct
 
 from tcg.runner.base import SpawnError, exit_code_from_status, fd_identity, which
 
@@ -50,12 +49,15 @@ def get_winsize(fd: int) -> tuple[int, int] | None:
         packed = fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8)
     except OSError:
         return None
+    import struct  # PTY mode only
+
     rows, cols = struct.unpack("hhhh", packed)[:2]
     return (rows, cols) if rows > 0 and cols > 0 else None
 
 
 def set_winsize(fd: int, rows: int, cols: int) -> None:
     import fcntl
+    import struct  # PTY mode only
     import termios
 
     fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("hhhh", rows, cols, 0, 0))
