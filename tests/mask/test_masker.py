@@ -314,3 +314,43 @@ def test_view_class_map_matches_the_view_under_any_split():
                 v.trim(max(v.view_base, v.view_end - 100), v.parsed)
         v.finish()
         assert bytes(v.cls) == bytes(v.view).translate(CLASSES)
+
+
+def test_terminal_slices_a_big_chunk_without_changing_its_output(monkeypatch):
+    """Terminal mode works through a big chunk (a PTY runner hands over up to 1 MiB)
+    in slices, releasing each only up to ``window`` bytes below its end: the output
+    is the one of the chunk scanned whole, whatever falls on a slice boundary, also
+    for rules without an anchor (e-mail) and for key blocks."""
+    import random
+
+    import tcg.mask.masker as masker_mod
+
+    plants = [AWS, GHP, b"mail john.smith@corp-mail.net now", OPENSSH, AWS2 + b" " + GHP]
+    rng = random.Random(7)
+    filler = b"the quick brown fox 404 200 \x1b[31mred\x1b[0m jumps\r\n"
+    step = masker_mod.FEED_SLICE
+    for trial in range(5):
+        parts: list[bytes] = []
+        size = 0
+        for k in range(3):  # one plant straddling each of the first slice boundaries
+            plant = b"\n" + plants[(trial + k) % len(plants)] + b"\n"
+            start = (k + 1) * step - rng.randint(1, len(plant) - 1)
+            pad = filler * ((start - size) // len(filler) + 1)
+            parts.append(pad[: start - size])
+            parts.append(plant)
+            size = start + len(plant)
+        parts.append(filler * 50 + (b"AKIA" if trial % 2 else b""))
+        data = b"".join(parts)
+        assert len(data) > 2 * step
+
+        def feed_whole(slice_size: int, data: bytes = data) -> tuple[bytes, bytes]:
+            monkeypatch.setattr(masker_mod, "FEED_SLICE", slice_size)
+            m = masker("terminal")
+            return m.feed(data), m.flush()
+
+        sliced, whole_ = feed_whole(step), feed_whole(1 << 30)
+        assert sliced == whole_
+        out = b"".join(sliced)
+        for plant in (AWS, AWS2, GHP, b"john.smith@corp-mail.net", BODY):
+            if plant in data:
+                assert plant not in out
