@@ -69,6 +69,17 @@ def load_or_create_key(paths: Paths | None = None) -> bytes:
     return key
 
 
+def existing_key(paths: Paths) -> bytes | None:
+    """The install key if it exists and is readable, else None (never creates it).
+
+    For start-up caches, which are only trusted under the key: no key, no cache.
+    """
+    try:
+        return _read_key(paths.key_path)
+    except KeyFileError:
+        return None
+
+
 def _read_key(key_file: str) -> bytes | None:
     try:
         with open(key_file, "rb") as fh:

@@ -34,16 +34,23 @@ def read_signed(path: str | os.PathLike[str], key: bytes, tag: str) -> bytes | N
 
 
 def write_signed(path: str | os.PathLike[str], key: bytes, tag: str, body: bytes) -> bool:
-    """Atomically replace ``path`` (0600) with a signed ``body``. Best effort: False on failure."""
+    """Atomically replace ``path`` (0600, in a 0700 directory) with a signed ``body``.
+    Best effort: False on failure (no temp file is left behind)."""
+    from tcg.paths import ensure_private_dir
+
     path = os.fspath(path)
+    parent, name = os.path.split(path)
+    tmp = os.path.join(parent, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
-        parent, name = os.path.split(path)
-        os.makedirs(parent, exist_ok=True)
-        tmp = os.path.join(parent, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        ensure_private_dir(parent)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as fh:
             fh.write(signed_bytes(key, tag, body))
         os.replace(tmp, path)
     except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
         return False
     return True

@@ -32,7 +32,6 @@ from tcg.launcher.fastpath import (
     load_cached,
     load_stamp,
     policy_stamp,
-    private_dir,
 )
 
 TYPE_CHECKING = False  # typing costs ~3 ms of import on the cache-hit path
@@ -41,33 +40,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CACHE_FIELDS", "CACHE_SUFFIX", "CACHE_VERSION", "PRIVATE_TAG", "STAMP_FILE", "STAMP_VERSION", "cache_path", "load_cached",
-    "load_stamp", "policy_stamp", "private_dir", "store_cached", "store_stamp", "write_private",
+    "load_stamp", "policy_stamp", "store_cached", "store_stamp", "write_private",
 ]
 
 
 def write_private(path: str | os.PathLike[str], data: bytes, key: bytes) -> None:
     """Write ``path`` atomically, 0600 in a 0700 directory, signed with the install
-    key (load_marshal reads it back only when the MAC verifies)."""
-    from tcg.signed import signed_bytes
+    key (load_marshal reads it back only when the MAC verifies). OSError on failure."""
+    from tcg.signed import write_signed
 
-    data = signed_bytes(key, PRIVATE_TAG, data)
-    path = os.fspath(path)
-    parent, name = os.path.split(path)
-    private_dir(parent)
-    tmp = os.path.join(parent, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    if not write_signed(path, key, PRIVATE_TAG, data):
+        raise OSError(f"cannot write {os.fspath(path)}")
 
 
 def store_cached(path: str | os.PathLike[str], entry: dict[str, Any], key: bytes) -> None:

@@ -21,6 +21,8 @@ import os
 import sys
 from operator import attrgetter  # already imported by runpy (collections)
 
+from tcg.paths import ensure_private_dir, get_paths
+
 TYPE_CHECKING = False  # typing costs ~3 ms of import on the cache-hit path
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -91,12 +93,9 @@ PRIVATE_TAG = "launcher-cache/marshal"
 
 def install_key(paths: Paths) -> bytes | None:
     """The install key, or None before it exists (then nothing is cached yet)."""
-    try:
-        with open(paths.key_path, "rb") as fh:
-            key = fh.read(33)
-    except OSError:
-        return None
-    return key[:32] if len(key) >= 32 else None
+    from tcg.keyhash import existing_key
+
+    return existing_key(paths)
 
 
 def load_marshal(path: str | os.PathLike[str], key: bytes | None) -> Any:
@@ -120,14 +119,6 @@ def load_marshal(path: str | os.PathLike[str], key: bytes | None) -> Any:
         return marshal.loads(body)
     except (ValueError, EOFError, TypeError):
         return None
-
-
-def private_dir(path: str) -> str:
-    """Create ``path`` (and parents) 0700; tighten it when it exists with wider permissions."""
-    from tcg.paths import ensure_private_dir
-
-    ensure_private_dir(path)
-    return path
 
 
 # ------------------------------------------------------------ policy stamp
@@ -430,7 +421,8 @@ def witness_check(scan_cache: str, repo_hash: str, root: str, hasher: KeyedHashe
         return None
 
 
-def witness_key(cwd: str, paths: Paths) -> tuple[str, str | None, str | None, KeyedHasher | None]:
+def witness_key(cwd: str, paths: Paths, key: bytes | None = None
+                ) -> tuple[str, str | None, str | None, KeyedHasher | None]:
     """(root, repo hash, state key, hasher) from the witness alone, without git.
 
     root "" = certainly no repository; root None = unsure (ask git); state key
@@ -441,7 +433,7 @@ def witness_key(cwd: str, paths: Paths) -> tuple[str, str | None, str | None, Ke
         return root, None, None, None
     from tcg.keyhash import KeyedHasher
 
-    hasher = KeyedHasher.for_install(paths)
+    hasher = KeyedHasher(key) if key is not None else KeyedHasher.for_install(paths)
     repo_hash = hasher.h16(os.fsencode(root))
     return root, repo_hash, witness_check(scan_cache_dir(paths), repo_hash, root, hasher), hasher
 
@@ -484,8 +476,6 @@ def _quote(s: str) -> str:
 
 def helper_dir(paths: Paths | None = None) -> str:
     if paths is None:
-        from tcg.paths import get_paths
-
         paths = get_paths()
     return os.path.join(paths.state_dir, "bin")
 
@@ -610,7 +600,7 @@ def _write_verified(path: str, text: str, mode: int) -> str:
 
 def _helper_dir(paths: Paths | None) -> str:
     try:
-        return private_dir(helper_dir(paths))
+        return ensure_private_dir(helper_dir(paths))
     except OSError as exc:
         raise WiringError(f"cannot create the agent helper directory: {exc.strerror}",
                           hint="check permissions of the tcg state directory (tcg doctor)") from exc
@@ -631,7 +621,7 @@ def ensure_shell_env(python: str, paths: Paths | None = None) -> tuple[str, str]
     d = _helper_dir(paths)
     bash_env = _write_verified(os.path.join(d, BASH_ENV_NAME), bash_env_text(python), 0o600)
     try:
-        zdot = private_dir(os.path.join(d, ZDOTDIR_NAME))
+        zdot = ensure_private_dir(os.path.join(d, ZDOTDIR_NAME))
     except OSError as exc:
         raise WiringError(f"cannot create {os.path.join(d, ZDOTDIR_NAME)}: {exc.strerror}",
                           hint="check permissions of the tcg state directory (tcg doctor)") from exc
@@ -749,8 +739,6 @@ def fast_launch(agent: str, agent_args: list[str], environ: Mapping[str, str], h
         return None
     import time
 
-    from tcg.paths import get_paths
-
     paths = get_paths(environ)
     key = install_key(paths)
     stamp = load_stamp(paths.cache_dir, policy_stamp(here, paths.policy_path), key)
@@ -760,7 +748,7 @@ def fast_launch(agent: str, agent_args: list[str], environ: Mapping[str, str], h
     if path is None:
         return None
     t0 = time.perf_counter()
-    witnessed = witness_key(here, paths)
+    witnessed = witness_key(here, paths, key)
     root, repo_hash, state, _ = witnessed
     if root == "":
         fields = gate_fields(None, "none", "none", False, 0, 0, {}, True, 0)

@@ -550,13 +550,10 @@ class PolicySnapshots:
     KEEP = 8
 
     def __init__(self, paths: Paths):
+        from tcg.keyhash import existing_key
+
         self.path = os.path.join(paths.cache_dir, self.FILE)
-        try:
-            with open(paths.key_path, "rb") as fh:
-                key = fh.read()
-        except OSError:
-            key = b""
-        self._key = key if len(key) >= 32 else None
+        self._key = existing_key(paths)
 
     def key(self, default_text: str, texts: list[tuple[str, str, str]]) -> str:
         h = sha256(_code_stamp())

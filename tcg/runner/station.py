@@ -269,9 +269,11 @@ class Station:
         masked = (m.feed(data) + m.flush()).decode("utf-8", "replace")
         entry = entry or self._line_cache_entry(line)
         if entry is not None:
-            from tcg.signed import signed_bytes
+            from tcg.signed import write_signed
 
-            _store(entry, signed_bytes(self._hasher().key, _line_tag(entry), masked.encode("utf-8")))
+            if write_signed(entry, self._hasher().key, _line_tag(entry), masked.encode("utf-8")) \
+                    and os.urandom(1)[0] < 4:  # ~1 write in 64: keep the cache bounded
+                _prune(os.path.dirname(entry), LINE_CACHE_MAX)
         return masked
 
     def _line_cache_entry(self, line: str) -> Any:
@@ -469,34 +471,18 @@ def _line_tag(entry: str) -> str:
     return "masked-line/" + os.path.basename(entry)
 
 
-def _store(path: Any, data: bytes) -> None:
-    """Atomic best-effort write of a cache entry (0600, private dir)."""
+def _prune(directory: str, keep: int) -> None:
+    """Keep the newest ``keep`` entries. Best effort: the cache is an optimisation."""
     try:
-        from tcg.paths import ensure_private_dir
-
-        directory, name = os.path.split(path)
-        ensure_private_dir(directory)
-        tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        if os.urandom(1)[0] < 4:  # ~1 write in 64: keep the cache bounded
-            _prune(directory, LINE_CACHE_MAX)
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.stat().st_mtime)
+        for old in entries[: max(0, len(entries) - keep)]:
+            try:
+                os.unlink(old.path)
+            except FileNotFoundError:
+                pass
     except OSError:
         pass
-
-
-def _prune(directory: str, keep: int) -> None:
-    with os.scandir(directory) as it:
-        entries = sorted(it, key=lambda e: e.stat().st_mtime)
-    for old in entries[: max(0, len(entries) - keep)]:
-        try:
-            os.unlink(old.path)
-        except FileNotFoundError:
-            pass
 
 
 def _print_refusal(verdict: Any) -> None:
