@@ -21,6 +21,7 @@ import os
 import sys
 from operator import attrgetter  # already imported by runpy (collections)
 
+from tcg.errors import TcgError  # light (os, sys); the event writer needs it anyway
 from tcg.paths import ensure_private_dir, get_paths
 
 TYPE_CHECKING = False  # typing costs ~3 ms of import on the cache-hit path
@@ -450,18 +451,10 @@ CLAUDE_AGENTS = frozenset({"claude"})
 SHELL_ENV_AGENTS = frozenset({"codex", "qwen", "qwen-code", "cursor-agent", "cursor"})
 
 
-class WiringError(Exception):
-    """A helper file the agent's wiring needs cannot be created or trusted.
-
-    Shaped like a TcgError (message, hint, exit_code) without importing
-    tcg.errors on the cache-hit path."""
+class WiringError(TcgError):
+    """A helper file the agent's wiring needs cannot be created or trusted."""
 
     exit_code = 126
-
-    def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
 
 
 def _quote(s: str) -> str:

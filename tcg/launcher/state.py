@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 
+from tcg.errors import TcgError
 from tcg.launcher.fastpath import scanner_id
 
 TYPE_CHECKING = False  # typing costs ~3 ms of import on the cache-hit path
@@ -40,16 +41,8 @@ HASH_LIMIT = 10 * 1024 * 1024
 _CHUNK = 1 << 20
 
 
-class StateError(Exception):
-    """The repository state cannot be read (git failed). Same shape as a TcgError
-    (message, hint) without importing tcg.errors on the cache-hit path."""
-
-    exit_code = 1
-
-    def __init__(self, message: str, hint: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+class StateError(TcgError):
+    """The repository state cannot be read (git failed)."""
 
 
 def git_env() -> dict[str, str]:
