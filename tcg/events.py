@@ -50,6 +50,14 @@ def new_session_id() -> str:
     return os.urandom(8).hex()
 
 
+def actor_from_env(env: Mapping[str, str]) -> str:
+    """``agent`` when the environment says so (TCG_ACTOR, or the launcher's mark
+    TCG_AGENT), else ``human``: the actor of every event a surface records."""
+    if env.get("TCG_ACTOR", "").strip().lower() == "agent" or env.get("TCG_AGENT"):
+        return "agent"
+    return "human"
+
+
 def current_session() -> str:
     """The session id inherited from a mediating parent, else a fresh one."""
     return os.environ.get("TCG_SESSION") or new_session_id()

@@ -659,9 +659,9 @@ def agent_env(
 
 
 def actor(env: Mapping[str, str]) -> str:
-    if env.get("TCG_ACTOR", "").strip().lower() == "agent" or env.get("TCG_AGENT"):
-        return "agent"
-    return "human"
+    from tcg.events import actor_from_env
+
+    return actor_from_env(env)
 
 
 def emit(policy_ref: dict[str, str] | None, session: str, who: str, decision: str, reason: str,

@@ -108,10 +108,10 @@ def parse_args(argv: list[str]) -> tuple[str | None, str]:
 
 
 def actor_from_env(env: Any) -> str:
-    """``agent`` when the environment says so (TCG_ACTOR, or the launcher's mark)."""
-    if env.get("TCG_ACTOR", "").strip().lower() == "agent" or env.get("TCG_AGENT"):
-        return "agent"
-    return "human"
+    """``agent`` when the environment says so (tcg.events.actor_from_env)."""
+    from tcg.events import actor_from_env as actor
+
+    return actor(env)
 
 
 def detect_shell(option: str | None, env: Any) -> str:
