@@ -33,3 +33,19 @@ def test_hot_path_does_not_import_click():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip().endswith("False")
+
+
+def test_plain_command_decision_imports_no_heavy_module():
+    """`tcg_shell run-line true` decides and runs without re, enum, typing, the
+    tree-sitter parser or the masker: each costs milliseconds on every command."""
+    code = (
+        "import sys; from tcg import shell_entry; rc = shell_entry.main(['run-line', 'true']);"
+        "heavy = ('re', 'enum', 'typing', 'functools', 'dataclasses', 'pathlib', 'tree_sitter._binding',"
+        " 'tcg.mask', 'tcg.detect.engine', 'click', 'signal');"
+        "print(rc, sorted(m for m in heavy if m in sys.modules))"
+    )
+    runs = [subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL) for _ in range(2)]
+    # the first run fills the start-up caches (policy snapshot, masked command line)
+    assert runs[0].stdout.strip().splitlines()[-1].startswith("0 "), runs[0].stderr
+    assert runs[1].stdout.strip().splitlines()[-1] == "0 []", runs[1].stderr

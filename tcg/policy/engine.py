@@ -22,18 +22,18 @@ model of which commands read is documented in docs/parser.md.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import posixpath
-import re
 
 from tcg.errors import PolicyError
 from tcg.policy.cmdline import DYN, ParsedLine, Redirect, SimpleCommand, Word, parse_line
+from tcg.policy.glob import fnmatchcase
 from tcg.policy.model import Decision, Reason, Verdict
 from tcg.record import Record
 
 TYPE_CHECKING = False  # typing and dataclasses cost import time on every mediated command
 if TYPE_CHECKING:
+    import re
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
@@ -134,7 +134,17 @@ _RX = {
 
 
 def _rx(name: str) -> re.Pattern[str]:
+    import re
+
     return re.compile(_RX[name])  # re caches compiled patterns
+
+
+def _proc_environ(path: str) -> bool:
+    """``/proc/PID/environ`` (or a task's): the plain tests first, as every path word
+    is asked and ``re`` itself costs ~6 ms of imports per command."""
+    return path.startswith("/proc/") and "/environ" in path and bool(_rx("proc-environ").match(path))
+
+
 _MAX_DETAIL = 120
 
 
@@ -251,16 +261,16 @@ class _Rules:
         base = parts[-1].lower()
         if any(c.isspace() for c in base):
             return None  # prose ("update .env"), not a file name
-        if any(fnmatch.fnmatchcase(base, p) for p in self.allow_basenames):
+        if any(fnmatchcase(base, p) for p in self.allow_basenames):
             return None
         for pat in self.basenames:
-            if fnmatch.fnmatchcase(base, pat):
+            if fnmatchcase(base, pat):
                 return f"basename {pat}"
         for seg in parts:
             if seg.lower() in self.segments:
                 return f"directory {seg}"
         for pat in self.paths:
-            if fnmatch.fnmatchcase(path, pat):
+            if fnmatchcase(path, pat):
                 return f"path {pat}"
         return None
 
@@ -273,28 +283,32 @@ class _Rules:
             for rep in self.representatives:
                 if rep.startswith(".") and not comp.startswith((".", "[.]")):
                     continue  # a leading * does not match dotfiles
-                if fnmatch.fnmatchcase(rep, comp.lower()) and not any(
-                    fnmatch.fnmatchcase(rep, a) for a in self.allow_basenames
+                if fnmatchcase(rep, comp.lower()) and not any(
+                    fnmatchcase(rep, a) for a in self.allow_basenames
                 ):
                     return rep
         return None
 
     def secret_var(self, name: str) -> bool:
         up = name.upper()
-        if any(fnmatch.fnmatchcase(up, p) for p in self.secret_vars_allow):
+        if any(fnmatchcase(up, p) for p in self.secret_vars_allow):
             return False
-        return any(fnmatch.fnmatchcase(up, p) for p in self.secret_vars)
+        return any(fnmatchcase(up, p) for p in self.secret_vars)
 
     def guarded_env(self, name: str) -> bool:
         up = name.upper()
-        if any(fnmatch.fnmatchcase(up, p) for p in self.guard_env_allow):
+        if any(fnmatchcase(up, p) for p in self.guard_env_allow):
             return False
-        return any(fnmatch.fnmatchcase(up, p) for p in self.guard_env)
+        return any(fnmatchcase(up, p) for p in self.guard_env)
 
 
 def _representative(pattern: str) -> str:
     """A concrete file name a basename glob matches (``.env.*`` → ``.env.x``)."""
-    out = re.sub(r"\[([^\]]+)\]", lambda m: m.group(1)[0], pattern)
+    out = pattern
+    if "[" in pattern:  # re only when needed: it costs ~6 ms of imports per command
+        import re
+
+        out = re.sub(r"\[([^\]]+)\]", lambda m: m.group(1)[0], pattern)
     return out.replace("*", "x").replace("?", "x")
 
 
@@ -479,7 +493,7 @@ class _Evaluator:
         # Partly known: a protected name is still recognisable ("$DIR/.env").
         if self.check_literal(who, word.value, access, via, dynamic=True):
             return
-        if _rx("proc-environ").match(word.value.replace(DYN, "x")):
+        if _proc_environ(word.value.replace(DYN, "x")):
             return
         if access in (READ, RW) and reader:
             self.add(
@@ -492,7 +506,7 @@ class _Evaluator:
         """Check one concrete (or partly concrete) path; True when something matched."""
         path = self.resolve(value)
         hit = False
-        if _rx("proc-environ").match(path.replace(DYN, "x")) and access not in (LIST, USE, MODIFY, NONE):
+        if _proc_environ(path.replace(DYN, "x")) and access not in (LIST, USE, MODIFY, NONE):
             self.add("credential-dump", f"{who} {via}reads {_show(path)} (a process environment)",
                      "proc-environ")
             hit = True
@@ -582,6 +596,7 @@ class _Evaluator:
                     self.add("credential-dump", f"{shown}: {what}", rule.id)
 
     def interpreter_code(self, cmd: SimpleCommand, name: str) -> None:
+        import re
         opts = INTERPRETERS[name]
         codes: list[Word] = []
         args = cmd.args
@@ -603,7 +618,7 @@ class _Evaluator:
                     if store is not None:
                         self.add("secret-store-read", f"{name} code opens {_show(token)} (protected {store})",
                                  "secret-store")
-                    elif _rx("proc-environ").match(tok):
+                    elif _proc_environ(tok):
                         self.add("credential-dump", f"{name} code reads {_show(tok)}", "proc-environ")
             for ident in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text):
                 if self.rules.secret_var(ident) and ident.isupper():
@@ -811,7 +826,7 @@ def _dump_matches(rule: DumpRule, args: tuple[Word, ...]) -> bool:
                     value = v[2:].lstrip("=")
                 if value is not None and (
                     not rule.option_values
-                    or any(fnmatch.fnmatchcase(value.lower(), p.lower()) for p in rule.option_values)
+                    or any(fnmatchcase(value.lower(), p.lower()) for p in rule.option_values)
                 ):
                     found = True
         if not found:
@@ -820,14 +835,18 @@ def _dump_matches(rule: DumpRule, args: tuple[Word, ...]) -> bool:
 
 
 def _glob(value: str, pattern: str) -> bool:
-    """fnmatch plus one level of ``{a,b}`` alternatives (policy data uses them)."""
-    m = re.search(r"\{([^{}]*)\}", pattern)
-    if m is None:
-        return fnmatch.fnmatchcase(value, pattern)
-    return any(
-        fnmatch.fnmatchcase(value, pattern[: m.start()] + alt + pattern[m.end() :])
-        for alt in m.group(1).split(",")
-    )
+    """fnmatch plus one level of ``{a,b}`` alternatives (policy data uses them): the
+    first ``{…}`` group that holds no other brace is expanded."""
+    close = pattern.find("}")
+    while close >= 0:
+        open_ = pattern.rfind("{", 0, close)
+        if open_ >= 0:
+            return any(
+                fnmatchcase(value, pattern[:open_] + alt + pattern[close + 1 :])
+                for alt in pattern[open_ + 1 : close].split(",")
+            )
+        close = pattern.find("}", close + 1)
+    return fnmatchcase(value, pattern)
 
 
 def _has_flag(vals: list[str], flag: str) -> bool:

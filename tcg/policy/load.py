@@ -15,16 +15,14 @@ Every ignored repository value becomes a notice, so `tcg policy show` says so.
 
 from __future__ import annotations
 
-import fnmatch
-import functools
 import marshal
 import os
-import re
 import sys
 
 from tcg.digest import sha256, sha256_hex
 from tcg.errors import PolicyError
 from tcg.paths import get_paths
+from tcg.policy.glob import fnmatchcase
 from tcg.policy.model import Decision, worst
 from tcg.policy.reasons import REASONS
 from tcg.record import Record
@@ -34,11 +32,27 @@ from tcg.signed import read_signed, write_signed
 # module keeps off typing, dataclasses, pathlib and hashlib: ~15 ms of imports.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from pathlib import Path
-    from typing import Any
+    from typing import Any, TypeVar
 
     from tcg.paths import Paths
+
+    _T = TypeVar("_T")
+
+def _once(fn: Callable[[], _T]) -> Callable[[], _T]:
+    """Memoise a no-argument function (functools costs ~1.5 ms of imports per command)."""
+    cell: list[_T] = []
+
+    def once() -> _T:
+        if not cell:
+            cell.append(fn())
+        return cell[0]
+
+    once.__doc__ = fn.__doc__
+    once.cache_clear = cell.clear  # type: ignore[attr-defined]
+    return once
+
 
 DEFAULT_NAME = "default.toml"
 
@@ -169,6 +183,7 @@ _KEYLINE = r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_
 
 
 def _norm_key(raw: str) -> str:
+    import re
     parts = re.findall(r"[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*'", raw)
     return ".".join(p.strip("\"'") for p in parts)
 
@@ -179,6 +194,7 @@ def _line_of(text: str, key: str) -> int | None:
     Tracks ``[table]`` headers so ``decisions.human.x`` is not reported at the
     line of ``decisions.agent.x``; falls back to the last segment for inline tables.
     """
+    import re
     table = ""
     for lineno, line in enumerate(text.splitlines(), start=1):
         m = re.match(_HEADER, line)
@@ -201,6 +217,7 @@ def _line_of(text: str, key: str) -> int | None:
 
 def _validate_entries(table: str, entries: list[dict[str, Any]], path: str, text: str) -> None:
     """Each ``[[table]]`` entry: a kebab-case id, and only known fields of the right type."""
+    import re
     fields = TABLE_FIELDS.get(table)
     for index, entry in enumerate(entries):
 
@@ -233,6 +250,7 @@ def _validate_entries(table: str, entries: list[dict[str, Any]], path: str, text
 
 def _entry_line(text: str, table: str, index: int, field: str | None) -> int | None:
     """Line of ``field`` in the ``index``-th ``[[table]]`` entry (or of its header)."""
+    import re
     seen = -1
     header: int | None = None
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -253,6 +271,7 @@ def _entry_line(text: str, table: str, index: int, field: str | None) -> int | N
 
 
 def parse_toml(text: str, path: str) -> dict[str, Any]:
+    import re
     if sys.version_info >= (3, 11):  # imported here: a policy snapshot hit never parses TOML
         import tomllib
     else:  # pragma: no cover - exercised on 3.10 only
@@ -358,7 +377,7 @@ def layer_from_text(kind: str, path: str | os.PathLike[str], text: str) -> Layer
     return Layer(kind=kind, path=str(path), data=data)
 
 
-@functools.lru_cache(maxsize=1)
+@_once
 def _default_text() -> str:
     # Next to this module in every install we support (wheel, editable); importlib.resources
     # costs ~6 ms of imports on the per-command path, so it is only the fallback (zip imports).
@@ -371,7 +390,7 @@ def _default_text() -> str:
     return resources.files("tcg.policy").joinpath(DEFAULT_NAME).read_text(encoding="utf-8")
 
 
-@functools.lru_cache(maxsize=1)
+@_once
 def default_layer() -> Layer:
     """The built-in default (parsed once per process; merge_layers deep-copies it)."""
     text = _default_text()
@@ -596,7 +615,7 @@ class PolicySnapshots:
         write_signed(self.path, self._key, self.TAG, body)
 
 
-@functools.lru_cache(maxsize=1)
+@_once
 def _code_stamp() -> bytes:
     """What the merge result depends on besides the layer texts: this module, the
     reason codes and the package version."""
@@ -642,4 +661,4 @@ def _canonicalize(node: dict[str, Any]) -> None:
 
 def basename_matches(name: str, patterns: list[str]) -> bool:
     low = name.lower()
-    return any(fnmatch.fnmatchcase(low, p.lower()) for p in patterns)
+    return any(fnmatchcase(low, p.lower()) for p in patterns)

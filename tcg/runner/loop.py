@@ -14,11 +14,18 @@ from __future__ import annotations
 import _thread
 import os
 import select
-import signal
 import time
 
 from tcg.runner.base import OutputFilter, PtyChild, read_burst, write_all
-from tcg.runner.signals import DRAIN_IDLE, ESCALATE, FORWARDED, KILL_GRACE, SignalPipe  # noqa: F401 - re-exported
+from tcg.runner.signals import (  # noqa: F401 - re-exported
+    DRAIN_IDLE,
+    ESCALATE,
+    ESCALATE_SIGNALS,
+    FORWARDED,
+    KILL_GRACE,
+    SignalPipe,
+    signal,
+)
 
 READ_SIZE = 65536
 # Output read from the master but not yet masked and written: the reader thread
@@ -355,7 +362,7 @@ def _loop(
                     # Someone signalled tcg itself (Ctrl-C in raw mode reaches the
                     # child as a byte instead). Pass it on, then wait for the child.
                     child.send_signal(signum)
-                    if kill_at is None and signal.Signals(signum).name in ESCALATE:
+                    if kill_at is None and signum in ESCALATE_SIGNALS:
                         kill_at = time.monotonic() + KILL_GRACE
         if wake_fd in r:
             data, eof = reader.take()

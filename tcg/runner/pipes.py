@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import time
 
 from tcg.runner.base import OutputFilter, exit_code_from_status, read_burst, write_all
-from tcg.runner.signals import DRAIN_IDLE, ESCALATE, FORWARDED, KILL_GRACE, SignalPipe
+from tcg.runner.signals import (
+    DRAIN_IDLE,
+    ESCALATE_SIGNALS,
+    FORWARDED,
+    KILL_GRACE,
+    SignalPipe,
+    signal,
+)
 
 # Bytes collected per masker call (see base.read_burst). 256 KiB: per-call costs are
 # amortised, and buffers stay below the size where every allocation is a fresh mmap
@@ -132,7 +138,7 @@ def _loop(pid: int, streams: list[_Stream], sigs: SignalPipe) -> int:
                     check_child = True
                 else:
                     _kill(pid, signum)  # forwarded: tcg was signalled, not the child
-                    if kill_at is None and signal.Signals(signum).name in ESCALATE:
+                    if kill_at is None and signum in ESCALATE_SIGNALS:
                         kill_at = time.monotonic() + KILL_GRACE
         for s in open_streams:
             if s.src in r:

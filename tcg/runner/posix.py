@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import errno
 import os
-import signal
 
 from tcg.runner.base import SpawnError, exit_code_from_status, fd_identity, which
+from tcg.runner.signals import signal
 
 _RESET_SIGNALS = tuple(
     s for s in (getattr(signal, "SIGPIPE", None), getattr(signal, "SIGXFSZ", None)) if s is not None

@@ -7,7 +7,11 @@ PTY loop (tcg.runner.loop), which costs import time.
 from __future__ import annotations
 
 import os
-import signal
+
+try:  # the C module: the stdlib wrapper builds IntEnums and imports enum (~4 ms a command)
+    import _signal as signal
+except ImportError:  # pragma: no cover - an interpreter without it
+    import signal  # type: ignore[no-redef]
 
 # After the child is gone: stop once the master has been quiet this long.
 DRAIN_IDLE = 0.1
@@ -16,6 +20,7 @@ DRAIN_IDLE = 0.1
 KILL_GRACE = 3.0
 ESCALATE = ("SIGTERM", "SIGHUP", "SIGQUIT")
 FORWARDED = ("SIGTERM", "SIGHUP", "SIGINT", "SIGQUIT")
+ESCALATE_SIGNALS = frozenset(getattr(signal, n) for n in ESCALATE if hasattr(signal, n))
 
 
 class SignalPipe:

@@ -518,9 +518,8 @@ def _confirm_on_tty(verdict: Any) -> bool:
 
 def _exec_direct(argv: list[str], env: Any) -> int:
     """Nested pass-through: become the command (no second PTY or masker)."""
-    import signal
-
     from tcg.runner.base import which
+    from tcg.runner.signals import signal
 
     path = which(argv[0], env.get("PATH"))
     if path is None:

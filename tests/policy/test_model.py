@@ -45,3 +45,29 @@ def test_verdict_combines_and_names_the_deciding_reason():
 def test_comparing_with_other_types_is_an_error():
     with pytest.raises(TypeError):
         assert Decision.ALLOW < "block"
+
+
+def test_decision_behaves_like_an_enum_without_importing_enum():
+    import copy
+    import pickle
+    import subprocess
+    import sys
+
+    assert [d.value for d in Decision] == ["allow", "sanitize", "ask", "relocate", "snapshot", "block"]
+    assert len(Decision) == 6 and Decision("ask") is Decision.ASK and Decision(Decision.ASK) is Decision.ASK
+    assert Decision.BLOCK.name == "BLOCK" and Decision.BLOCK.value == "block"
+    assert repr(Decision.ASK) == "<Decision.ASK: 'ask'>" and str(Decision.ASK) == "Decision.ASK"
+    assert pickle.loads(pickle.dumps(Decision.SANITIZE)) is Decision.SANITIZE
+    assert copy.deepcopy({"d": Decision.BLOCK})["d"] is Decision.BLOCK
+    assert {Decision.ASK: 1}[Decision("ask")] == 1
+    with pytest.raises(ValueError, match="not a valid Decision"):
+        Decision("maybe")
+    with pytest.raises(ValueError):
+        Decision(None)
+    with pytest.raises(AttributeError):
+        Decision.ASK.value = "block"
+    with pytest.raises(TypeError):
+        _ = Decision.ASK < 3
+    probe = "import sys, tcg.policy.model; print('enum' in sys.modules)"
+    out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr
