@@ -40,12 +40,20 @@ from tcg.detect.rule import Rule, builtin_rule_files, load_rules
 from tcg.detect.validators import VALIDATORS, Validator
 
 if TYPE_CHECKING:
+    from tcg.detect.helper import Helper
     from tcg.policy.load import Policy
 
 # Bytes of right context a match decision may look at beyond the match itself
 # (\b and $ inspect the next byte). Left context: \b inspects the byte before.
 CONTEXT = 2
 ENGINE_ENV = "TCG_DETECT_ENGINE"
+# Buffers at least this large are scanned with the dense database (rules with no
+# literal, see _HsPair) on a helper thread beside the main one; below it the hand-over
+# costs more than it saves. TCG_DETECT_THREADS=1 keeps every scan on one thread.
+PARALLEL_MIN = 1 << 17
+THREADS_ENV = "TCG_DETECT_THREADS"
+# A rule whose matches need no literal run this long goes to the dense database.
+DENSE_FACTOR = 2
 # Inner categories that make an encoded run a finding.
 ENCODED_CATEGORIES = ("secret", "pii")
 # Max bytes of UTF-8 per folded character (a fold rule's byte bound is 4x its width).
@@ -148,6 +156,7 @@ class Detector:
         self._fold_pre: tuple[list[re.Pattern[str]] | None] | None = None
         self._fold_hs: tuple[Any] | None = None
         self._lock = threading.Lock()
+        self._helper: Helper | None = None
         if self.engine == "hyperscan":
             self._build_hyperscan(cache_dir)
 
@@ -187,8 +196,7 @@ class Detector:
                 continue  # not translatable: the rule runs on keywords + re
             exprs.append((c, expr, flags))
 
-        def compile_set(items: list[tuple[_Compiled, bytes, int]], with_keywords: bool = False) -> Any:
-            kws = self._hs_keywords(items) if with_keywords else []
+        def compile_one(items: list[tuple[_Compiled, bytes, int]], kws: list[tuple[int, bytes]]) -> Any:
             if not items and not kws:
                 return None
             db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
@@ -198,6 +206,15 @@ class Detector:
                 flags=[f for _, _, f in items] + [hyperscan.HS_FLAG_CASELESS] * len(kws),
             )
             return db
+
+        def compile_set(items: list[tuple[_Compiled, bytes, int]], with_keywords: bool = False) -> Any:
+            kws = self._hs_keywords(items) if with_keywords else []
+            dense = [item for item in items if rx.literal_factor(item[0].rule.regex) < DENSE_FACTOR]
+            main = [item for item in items if item not in dense]
+            if not main and not kws and not dense:
+                return None
+            return _HsPair(compile_one(main, kws), compile_one(dense, []),
+                           frozenset(c.index for c, _, _ in dense))
 
         cache_file = _hs_cache_file(cache_dir, exprs, self._compiled)
         key = self._memo.key if self._memo else None
@@ -324,11 +341,19 @@ class Detector:
         already has it (the masker's view keeps it); only used with ``decode``.
         """
         data = bytes(data)
-        cands = self._scan(data)
-        if self._fold and not data.isascii():
-            cands.extend(self._scan_folded(data))
-        if decode:
-            cands.extend(self._scan_encoded(data, classes))
+        # the dense rules (see _HsPair) scan on the helper thread meanwhile: hyperscan
+        # runs without the GIL, so on two CPUs that pass costs next to nothing here
+        background = self._dense_in_background(data)
+        try:
+            cands = self._scan(data, dense=background is None)
+            if self._fold and not data.isascii():
+                cands.extend(self._scan_folded(data))
+            if decode:
+                cands.extend(self._scan_encoded(data, classes))
+        finally:
+            dense_windows = background.result() if background is not None else None
+        if dense_windows:
+            cands.extend(self._confirm_windows(data, dense_windows))
         return _unresolved(cands) if overlapping else _resolve(cands)
 
     def find(self, text: str, *, decode: bool = False, overlapping: bool = False) -> list[Finding]:
@@ -344,36 +369,17 @@ class Detector:
 
     # ------------------------------------------------------------ scanning
 
-    def _scan(self, data: bytes) -> list[tuple[int, int, int, Finding]]:
-        """Direct candidates (start, -length, rule index, Finding)."""
+    def _scan(self, data: bytes, dense: bool = True) -> list[tuple[int, int, int, Finding]]:
+        """Direct candidates (start, -length, rule index, Finding). ``dense=False``:
+        leave out the dense database (its scan is running in the background)."""
         n = len(data)
         windows: dict[int, list[tuple[int, int]]] = {}
-        if self._hs_db is not None and n:
-            # start-offset windows per rule, merged as hits arrive (hyperscan reports
-            # ends in ascending order) so a run of digits firing at every byte costs
-            # one window, not one tuple per byte
-            kw_map = self._hs_kw
-            spans = self._hs_spans
-            current: dict[int, list[int]] = {}
-
-            def on_match(rid: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
-                width, shortest = spans[rid]
-                lo, hi = to - width, to - shortest
-                win = current.get(rid)
-                if win is not None and lo <= win[1] + 1:
-                    if hi > win[1]:
-                        win[1] = hi
-                    return
-                if win is not None:
-                    windows.setdefault(rid, []).append((win[0], win[1]))
-                current[rid] = [lo, hi]
-
-            with self._lock:
-                self._hs_db.scan(data, match_event_handler=on_match)
-            for rid, win in current.items():
-                windows.setdefault(rid, []).append((win[0], win[1]))
-            for rid in [r for r in windows if r >= _KW_BASE]:  # keyword literal of a demoted rule
-                windows.setdefault(kw_map[rid - _KW_BASE][0], []).extend(windows.pop(rid))
+        pair = self._hs_db
+        if pair is not None and n:
+            with self._lock:  # one scan at a time on the databases' own scratch
+                windows = self._hs_windows(data, pair.main, None)
+                if dense and pair.dense is not None:
+                    windows.update(self._hs_windows(data, pair.dense, None))
         if self._keyword_rules and n:
             lower: bytes | None = None
             occurrences: dict[bytes, list[int]] = {}
@@ -390,11 +396,75 @@ class Detector:
                         occ = occurrences[kw] = _find_all(lower, kw)
                     k_len = len(kw)
                     wins.extend((k + k_len - c.width, k) for k in occ)
+        return self._confirm_windows(data, windows)
+
+    def _confirm_windows(self, data: bytes, windows: dict[int, list[tuple[int, int]]]
+                         ) -> list[tuple[int, int, int, Finding]]:
         out: list[tuple[int, int, int, Finding]] = []
         for idx, wins in windows.items():
             if wins:
                 self._confirm(self._compiled[idx], data, wins, out)
         return out
+
+    def _hs_windows(self, data: bytes, db: Any, scratch: Any) -> dict[int, list[tuple[int, int]]]:
+        """Rule index -> start-offset windows from one scan of ``db`` (``scratch``:
+        one of the caller's own, else the database's)."""
+        windows: dict[int, list[tuple[int, int]]] = {}
+        if db is None:
+            return windows
+        # start-offset windows per rule, merged as hits arrive (hyperscan reports
+        # ends in ascending order) so a run of digits firing at every byte costs
+        # one window, not one tuple per byte
+        kw_map = self._hs_kw
+        spans = self._hs_spans
+        current: dict[int, list[int]] = {}
+
+        def on_match(rid: int, _from: int, to: int, _flags: int, _ctx: Any) -> None:
+            width, shortest = spans[rid]
+            lo, hi = to - width, to - shortest
+            win = current.get(rid)
+            if win is not None and lo <= win[1] + 1:
+                if hi > win[1]:
+                    win[1] = hi
+                return
+            if win is not None:
+                windows.setdefault(rid, []).append((win[0], win[1]))
+            current[rid] = [lo, hi]
+
+        if scratch is None:
+            db.scan(data, match_event_handler=on_match)
+        else:
+            db.scan(data, match_event_handler=on_match, scratch=scratch)
+        for rid, win in current.items():
+            windows.setdefault(rid, []).append((win[0], win[1]))
+        for rid in [r for r in windows if r >= _KW_BASE]:  # keyword literal of a demoted rule
+            windows.setdefault(kw_map[rid - _KW_BASE][0], []).extend(windows.pop(rid))
+        return windows
+
+    def _dense_in_background(self, data: bytes) -> _DenseScan | None:
+        """Start the dense database's scan of ``data`` on the helper thread, or None
+        (no dense database, a small buffer — a hand-over costs tens of µs —, a
+        single CPU, or the helper busy with another stream's scan)."""
+        pair = self._hs_db
+        if pair is None or pair.dense is None or len(data) < PARALLEL_MIN or not _cpus_to_spare():
+            return None
+        if not pair.helper_lock.acquire(False):
+            return None
+        try:
+            if self._helper is None:
+                from tcg.detect.helper import Helper
+
+                self._helper = Helper()
+            if pair.helper_scratch is None:
+                import hyperscan
+
+                pair.helper_scratch = hyperscan.Scratch(pair.dense)
+            scratch = pair.helper_scratch
+            self._helper.start(lambda: self._hs_windows(data, pair.dense, scratch))
+        except BaseException:
+            pair.helper_lock.release()
+            raise
+        return _DenseScan(self._helper, pair.helper_lock)
 
     def _confirm(self, c: _Compiled, data: bytes, wins: list[tuple[int, int]],
                  out: list[tuple[int, int, int, Finding]]) -> None:
@@ -540,7 +610,61 @@ class Detector:
         return out
 
 
-_HS_CACHE_FORMAT = b"tcg-hsdb-3"
+_HS_CACHE_FORMAT = b"tcg-hsdb-5"  # 5: main + dense databases (change when the split rule changes)
+class _HsPair:
+    """The rule set's hyperscan databases: ``main`` (rules with a literal, and the
+    keyword literals) and ``dense`` (rules whose matches need no literal run of
+    DENSE_FACTOR bytes, see tcg.detect.regex.literal_factor: card numbers, IBAN,
+    phone numbers, e-mail). Such rules run as automata over every byte and cost
+    more than all the others together; in a database of their own they scan on a
+    second core while this thread does the rest (Detector.find_bytes).
+    ``scan`` runs both in turn, for small buffers and the self-check."""
+
+    def __init__(self, main: Any, dense: Any, dense_ids: frozenset[int]) -> None:
+        self.main = main
+        self.dense = dense
+        self.dense_ids = dense_ids if dense is not None else frozenset()
+        # the helper thread's scan of the dense database: a scratch of its own
+        self.helper_lock = threading.Lock()
+        self.helper_scratch: Any = None
+
+    def scan(self, data: bytes, match_event_handler: Any) -> None:
+        for db in (self.main, self.dense):
+            if db is not None:
+                db.scan(data, match_event_handler=match_event_handler)
+
+
+class _DenseScan:
+    """A dense-database scan running on the helper thread (Detector.find_bytes)."""
+
+    def __init__(self, helper: Helper, lock: Any) -> None:
+        self._helper = helper
+        self._lock = lock
+
+    def result(self) -> dict[int, list[tuple[int, int]]]:
+        try:
+            return self._helper.result()  # type: ignore[no-any-return]
+        finally:
+            self._lock.release()
+
+
+def _cpus_to_spare() -> bool:
+    """More than one CPU is ours (the affinity mask where the OS has one), unless
+    TCG_DETECT_THREADS=1 asks for a single thread. Asked once per process."""
+    if _CPUS:
+        return _CPUS[0]
+    if os.environ.get(THREADS_ENV, "").strip() == "1":
+        spare = False
+    else:
+        try:
+            spare = len(os.sched_getaffinity(0)) > 1
+        except (AttributeError, OSError):  # macOS, Windows
+            spare = (os.cpu_count() or 1) > 1
+    _CPUS.append(spare)
+    return spare
+
+
+_CPUS: list[bool] = []
 _KW_BASE = 1 << 20  # hyperscan ids at and above this are keyword literals, not rules
 
 
@@ -555,7 +679,7 @@ def _hs_cache_file(cache_dir: Path | None, exprs: list[tuple[_Compiled, bytes, i
         return None
     import hyperscan
 
-    h = hashlib.sha256(_HS_CACHE_FORMAT)
+    h = hashlib.sha256(_HS_CACHE_FORMAT + b"\0dense-factor-%d" % DENSE_FACTOR)
     h.update(str(getattr(hyperscan, "__version__", "")).encode())
     h.update(platform.machine().encode())
     for c, expr, flags in exprs:
@@ -595,15 +719,24 @@ def _hs_cache_load(path: Path | None, exprs: list[tuple[_Compiled, bytes, int]],
         raw = read_signed(path, key, _HS_TAG)
         if raw is None:
             return None
-        head, _, blob = raw.partition(b"\n")
-        indices = set(json.loads(head.decode("ascii")))
+        head, _, blobs = raw.partition(b"\n")
+        meta = json.loads(head.decode("ascii"))
+        indices, dense = set(meta["rules"]), frozenset(meta["dense"])
         accepted = [item for item in exprs if item[0].index in indices]
-        if not blob:
+        main_len = int.from_bytes(blobs[:8], "big")
+        main_blob, dense_blob = blobs[8 : 8 + main_len], blobs[8 + main_len :]
+        if not main_blob and not dense_blob:
             return (None, accepted) if not accepted else None
-        db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
-        db.scratch = hyperscan.Scratch(db)
-        return db, accepted
-    except (OSError, ValueError, TypeError, hyperscan.error):
+
+        def load(blob: bytes) -> Any:
+            if not blob:
+                return None
+            db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
+            db.scratch = hyperscan.Scratch(db)
+            return db
+
+        return _HsPair(load(main_blob), load(dense_blob), dense), accepted
+    except (OSError, ValueError, TypeError, KeyError, hyperscan.error):
         return None
 
 
@@ -620,9 +753,12 @@ def _hs_cache_store(path: Path | None, db: Any, accepted: list[tuple[_Compiled, 
 
     try:
         ensure_private_dir(path.parent)
-        head = json.dumps(sorted(c.index for c, _, _ in accepted)).encode("ascii")
-        blob = bytes(hyperscan.dumpb(db)) if db is not None else b""
-        write_signed(path, key, _HS_TAG, head + b"\n" + blob)
+        meta = {"rules": sorted(c.index for c, _, _ in accepted),
+                "dense": sorted(db.dense_ids) if db is not None else []}
+        main = bytes(hyperscan.dumpb(db.main)) if db is not None and db.main is not None else b""
+        dense = bytes(hyperscan.dumpb(db.dense)) if db is not None and db.dense is not None else b""
+        body = json.dumps(meta).encode("ascii") + b"\n" + len(main).to_bytes(8, "big") + main + dense
+        write_signed(path, key, _HS_TAG, body)
     except (OSError, hyperscan.error):
         return
 

@@ -437,3 +437,32 @@ class AnalysisMemo:
                           separators=(",", ":")).encode("utf-8")
         if write_signed(self.path, self._key, self._tag, body):
             self.dirty = False
+
+
+def literal_factor(pattern: str) -> int:
+    """Length of the longest literal run every match of ``pattern`` must contain
+    (a run in the main sequence, or in every alternative of a group, or in a
+    repeat taken at least once; 0 if there is none). hyperscan finds a rule with
+    a factor of 2+ bytes through its literal matchers (cheap); one without (card
+    numbers, IBAN, phone numbers: classes, counts, a lone ``+`` or ``-``) runs as
+    an automaton over every byte, the costliest part of a scan (see the dense
+    database in tcg.detect.engine)."""
+    return _factor(_p.parse(pattern.encode("utf-8")))
+
+
+def _factor(seq: Any) -> int:
+    best = run = 0
+    for op, av in seq:
+        name = str(op)
+        if name == "LITERAL" or (name == "IN" and len(av) == 1 and str(av[0][0]) == "LITERAL"):
+            run += 1
+            best = max(best, run)
+            continue
+        run = 0
+        if name == "SUBPATTERN":
+            best = max(best, _factor(av[-1]))
+        elif name == "BRANCH":
+            best = max(best, min(_factor(alt) for alt in av[1]))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT") and av[0] >= 1:
+            best = max(best, _factor(av[2]))
+    return best
