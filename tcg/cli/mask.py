@@ -1,55 +1,15 @@
-"""`tcg mask [FILE] [--mode strict|terminal]`: the streaming masker as a filter.
+"""`tcg mask [FILE] [--mode strict|terminal]`: the click command (docs, --help, errors).
 
-Reads with os.read on the fd (never sys.stdin.read(): output must stream),
-writes with os.write, memory bounded by the masker's hold-back. Terminal mode
-runs a select loop so a held tail is released at the masker's idle deadline.
+The work is in tcg.mask.filter, which `tcg mask` reaches without loading click.
 """
 
 from __future__ import annotations
 
-import os
-import select
-import time
-
 import click
 
-from tcg.errors import TcgError
+from tcg.mask.filter import READ_SIZE, MaskInputError, pump, run
 
-READ_SIZE = 1 << 18  # 256 KiB: one strict-mode slice per read (see Masker.feed)
-
-
-class MaskInputError(TcgError):
-    """The input file cannot be read."""
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
-def pump(in_fd: int, out_fd: int, masker: object, mode: str) -> None:
-    """Copy in_fd to out_fd through ``masker`` until EOF."""
-    feed = masker.feed  # type: ignore[attr-defined]
-    while True:
-        if mode == "terminal":
-            deadline = masker.idle_deadline()  # type: ignore[attr-defined]
-            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([in_fd], [], [], timeout)
-            if not ready:
-                _write_all(out_fd, masker.release_idle())  # type: ignore[attr-defined]
-                continue
-        try:
-            chunk = os.read(in_fd, READ_SIZE)
-        except InterruptedError:  # pragma: no cover - PEP 475 retries
-            continue
-        if not chunk:
-            break
-        out = feed(chunk)
-        if out:
-            _write_all(out_fd, out)
-    _write_all(out_fd, masker.flush())  # type: ignore[attr-defined]
+__all__ = ["READ_SIZE", "MaskInputError", "mask", "pump"]
 
 
 @click.command()
@@ -59,26 +19,4 @@ def pump(in_fd: int, out_fd: int, masker: object, mode: str) -> None:
                    "terminal: release at once unless the tail could begin a secret (held <= hold time).")
 def mask(file: str | None, mode: str) -> int:
     """Mask secrets in FILE (or stdin) and write the result to stdout, streaming."""
-    from tcg.mask import masker_for
-    from tcg.policy.load import load_policy
-
-    masker = masker_for(load_policy(), mode)
-    if file is None or file == "-":
-        fd = 0
-    else:
-        try:
-            fd = os.open(file, os.O_RDONLY)
-        except OSError as exc:
-            raise MaskInputError(f"cannot read {file}: {exc.strerror}",
-                                 hint="check the path and its permissions") from None
-    try:
-        pump(fd, 1, masker, mode)
-    except BrokenPipeError:
-        # the consumer went away (`tcg mask | head`): not an error; silence the exit flush
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.close(devnull)
-    finally:
-        if fd != 0:
-            os.close(fd)
-    return 0
+    return run(file, mode)
