@@ -105,3 +105,52 @@ def parse_args(args: list[str]) -> tuple[str | None, str] | None:
     if mode not in MODES or (file not in (None, "-") and os.path.isdir(file)):
         return None
     return file, mode
+
+
+def worker_main(argv: list[str]) -> int:
+    """``python -m tcg.mask.filter --worker --mode M --policy-fingerprint FP``: the
+    masking process of the PTY runner (tcg.runner.maskproc). stdin: the command's
+    raw output; stdout: the user's terminal. It refuses to run (exit 3, nothing
+    written) under a policy other than the station's: the station decided with
+    that policy, and the output must be masked with the same rules."""
+    import signal
+    import sys
+
+    mode, fingerprint = "terminal", None
+    it = iter(argv)
+    for a in it:
+        if a == "--mode":
+            mode = next(it, "")
+        elif a == "--policy-fingerprint":
+            fingerprint = next(it, None)
+    if mode not in MODES or not fingerprint:
+        sys.stderr.write("tcg: masking worker: bad arguments\n")
+        return 2
+    # ^C and ^\ belong to the command (the PTY loop passes them on); this process
+    # ends when its input does
+    for name in ("SIGINT", "SIGQUIT"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    from tcg.mask import masker_for
+    from tcg.policy.load import load_policy
+
+    policy = load_policy()
+    if policy.fingerprint != fingerprint:
+        sys.stderr.write("tcg: masking worker: the policy changed since the command was "
+                         "checked; output withheld\n")
+        return 3
+    try:
+        pump(0, 1, masker_for(policy, mode), mode)
+    except BrokenPipeError:
+        return 0  # the terminal went away
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - run as the PTY runner's masking process
+    import sys
+
+    if sys.argv[1:2] == ["--worker"]:
+        from tcg.errors import run_with_error_handler
+
+        sys.exit(run_with_error_handler(lambda: worker_main(sys.argv[2:]), prog="tcg"))
+    sys.exit(2)

@@ -43,6 +43,8 @@ MEDIATED = "TCG_MEDIATED"
 MEDIATED_FDS = "TCG_MEDIATED_FDS"
 EXIT_BLOCKED = 126
 EXIT_USAGE = 2
+# TCG_MASK_WORKER=0: PTY mode masks in the station's own process (slower bulk output)
+MASK_WORKER_ENV = "TCG_MASK_WORKER"
 LINE_CACHE_MAX = 4096  # masked command lines kept in <cache>/masked-lines
 
 
@@ -238,9 +240,17 @@ class Station:
         command never pays for it); if it cannot be built then, the output is
         withheld and the line exits 126 (LazyFilter, and the check in mediate).
         """
+        policy = self.policy
+        if mode == "terminal" and os.name == "posix" and policy is not None \
+                and self.env.get(MASK_WORKER_ENV, "1") != "0":
+            # PTY mode: the masker runs in a process of its own (see tcg.runner.maskproc)
+            from tcg.runner.maskproc import MaskerProcess
+
+            proc = MaskerProcess(mode, policy.fingerprint, self.env)
+            self._filters.append(proc)
+            return proc
         from tcg.runner.base import LazyFilter
 
-        policy = self.policy
         lazy = LazyFilter(lambda: _masker_factory()(policy, mode))
         self._filters.append(lazy)
         return lazy

@@ -1,0 +1,141 @@
+"""The PTY runner's masker in a process of its own.
+
+In PTY mode the runner reads the master on a helper thread, 4 KiB per read (the
+most a PTY master hands out), and every read needs the GIL back. A masker in the
+same process holds the GIL for most of its work, so while it masks a batch the
+reader waits, the PTY buffer (~20 KiB) fills and the command stalls: bulk output
+ran at ~0.76x of ``script`` however cheap the masker was made. Here the loop
+only hands batches to a masking process through a pipe (one write per batch)
+and that process writes the masked output to the terminal itself, so reading,
+masking and the two PTY hops run side by side (bench/throughput.py: see
+docs/masking.md).
+
+Fail closed: if the process cannot start, dies, or exits with an error, the rest
+of the output is withheld and ``error`` says why (the station then exits 126
+with "output withheld"). The process masks with the station's policy or not at
+all (it checks the fingerprint). POSIX only; elsewhere the in-process masker
+(tcg.runner.base.LazyFilter) is used.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+WAIT_LIMIT = 30.0  # seconds flush() waits for the process to finish writing
+F_SETPIPE_SZ = 1031  # Linux: a 1 MiB pipe takes a whole batch in one write
+PIPE_SIZE = 1 << 20
+
+
+class MaskingProcessError(RuntimeError):
+    """The masking process could not start, died, or failed."""
+
+
+class MaskerProcess:
+    """OutputFilter whose masking happens in ``python -m tcg.mask.filter --worker``.
+
+    Started on the first output byte (a silent command never pays for it).
+    ``feed`` returns b"": the process writes to our stdout (fd 1) itself.
+    ``flush`` closes its input and waits until it has written everything.
+    """
+
+    def __init__(self, mode: str, policy_fingerprint: str, env: Mapping[str, str]):
+        self.mode = mode
+        self.fingerprint = policy_fingerprint
+        self.env = dict(env)
+        self.pid: int | None = None
+        self._w: int | None = None
+        self.error: BaseException | None = None
+
+    @property
+    def built(self) -> bool:
+        return self.pid is not None
+
+    def _start(self) -> None:
+        argv = [sys.executable, "-m", "tcg.mask.filter", "--worker", "--mode", self.mode,
+                "--policy-fingerprint", self.fingerprint]
+        r, w = os.pipe()
+        try:
+            try:
+                import fcntl
+
+                fcntl.fcntl(w, F_SETPIPE_SZ, PIPE_SIZE)
+            except (ImportError, OSError):
+                pass  # a smaller pipe only means more hand-overs
+            self.pid = os.posix_spawn(sys.executable, argv, self.env,
+                                      file_actions=[(os.POSIX_SPAWN_DUP2, r, 0)])
+        except BaseException:
+            os.close(w)
+            raise
+        finally:
+            os.close(r)
+        self._w = w
+
+    def feed(self, data: bytes) -> bytes:
+        if self.error is not None or not data:
+            return b""
+        try:
+            if self._w is None:
+                self._start()
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._w, view):]  # type: ignore[arg-type]
+        except OSError as exc:  # EPIPE: it died; anything else: it cannot be fed
+            self._fail(MaskingProcessError(f"masking process: {exc.strerror or exc}"))
+        return b""
+
+    def flush(self) -> bytes:
+        if self._w is not None:
+            os.close(self._w)
+            self._w = None
+        if self.pid is not None:
+            status = _wait(self.pid, WAIT_LIMIT)
+            self.pid = None
+            if status is None:
+                self._fail(MaskingProcessError("masking process did not finish; killed"))
+            elif status != 0 and self.error is None:
+                self.error = MaskingProcessError(f"masking process exited with {status}")
+        return b""
+
+    def release_idle(self) -> bytes:
+        return b""  # the process releases held tails on its own clock
+
+    def idle_deadline(self) -> float | None:
+        return None
+
+    def _fail(self, exc: BaseException) -> None:
+        if self.error is None:
+            self.error = exc
+        if self._w is not None:
+            os.close(self._w)
+            self._w = None
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, 9)
+            except OSError:
+                pass
+
+
+def _wait(pid: int, limit: float) -> int | None:
+    """Exit code of ``pid`` (128+N for a signal); None if it outlived ``limit`` (then killed)."""
+    end = time.monotonic() + limit
+    delay = 0.0005
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            code = os.waitstatus_to_exitcode(status)
+            return 128 - code if code < 0 else code
+        if time.monotonic() >= end:
+            try:
+                os.kill(pid, 9)
+            except OSError:
+                pass
+            os.waitpid(pid, 0)
+            return None
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
