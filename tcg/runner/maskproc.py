@@ -122,20 +122,37 @@ class MaskerProcess:
 
 
 def _wait(pid: int, limit: float) -> int | None:
-    """Exit code of ``pid`` (128+N for a signal); None if it outlived ``limit`` (then killed)."""
+    """Exit code of ``pid`` (128+N for a signal); None if it outlived ``limit`` (then killed).
+    Waits on a pidfd where there is one (Linux 5.3+): the exit is seen at once."""
     end = time.monotonic() + limit
-    delay = 0.0005
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            code = os.waitstatus_to_exitcode(status)
-            return 128 - code if code < 0 else code
-        if time.monotonic() >= end:
-            try:
-                os.kill(pid, 9)
-            except OSError:
-                pass
-            os.waitpid(pid, 0)
-            return None
-        time.sleep(delay)
-        delay = min(delay * 2, 0.05)
+    pidfd = -1
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            pidfd = -1
+    try:
+        delay = 0.0005
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                code = os.waitstatus_to_exitcode(status)
+                return 128 - code if code < 0 else code
+            left = end - time.monotonic()
+            if left <= 0:
+                try:
+                    os.kill(pid, 9)
+                except OSError:
+                    pass
+                os.waitpid(pid, 0)
+                return None
+            if pidfd >= 0:
+                import select
+
+                select.select([pidfd], [], [], left)
+            else:
+                time.sleep(min(delay, left))
+                delay = min(delay * 2, 0.01)
+    finally:
+        if pidfd >= 0:
+            os.close(pidfd)
