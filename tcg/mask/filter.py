@@ -16,6 +16,8 @@ import time
 from tcg.errors import TcgError
 
 READ_SIZE = 1 << 18  # 256 KiB: one strict-mode slice per read (see Masker.feed)
+# strict mode where freed large buffers stay in the heap (tcg.mask.alloc): twice that
+BIG_READ_SIZE = 1 << 19
 MODES = ("strict", "terminal")
 
 
@@ -30,7 +32,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def pump(in_fd: int, out_fd: int, masker: object, mode: str) -> None:
+def pump(in_fd: int, out_fd: int, masker: object, mode: str, read_size: int = READ_SIZE) -> None:
     """Copy in_fd to out_fd through ``masker`` until EOF."""
     feed = masker.feed  # type: ignore[attr-defined]
     while True:
@@ -42,7 +44,7 @@ def pump(in_fd: int, out_fd: int, masker: object, mode: str) -> None:
                 _write_all(out_fd, masker.release_idle())  # type: ignore[attr-defined]
                 continue
         try:
-            chunk = os.read(in_fd, READ_SIZE)
+            chunk = os.read(in_fd, read_size)
         except InterruptedError:  # pragma: no cover - PEP 475 retries
             continue
         if not chunk:
@@ -59,6 +61,12 @@ def run(file: str | None, mode: str) -> int:
     from tcg.policy.load import load_policy
 
     masker = masker_for(load_policy(), mode)
+    read_size = READ_SIZE
+    if mode == "strict":
+        from tcg.mask.alloc import keep_large_buffers
+
+        if keep_large_buffers():
+            read_size = masker.slice_size = BIG_READ_SIZE
     if file is None or file == "-":
         fd = 0
     else:
@@ -68,7 +76,7 @@ def run(file: str | None, mode: str) -> int:
             raise MaskInputError(f"cannot read {file}: {exc.strerror}",
                                  hint="check the path and its permissions") from None
     try:
-        pump(fd, 1, masker, mode)
+        pump(fd, 1, masker, mode, read_size)
     except BrokenPipeError:
         # the consumer went away (`tcg mask | head`): not an error; silence the exit flush
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -153,6 +153,8 @@ class Masker:
         self._held_since: float | None = None
         self._strict_idle_at: float | None = None
         self._fed: tuple[int, bytes] | None = None  # (raw offset, chunk) during _feed
+        #: larger chunks are worked through in slices of this size (see feed())
+        self.slice_size = FEED_SLICE
         self.count = 0  # spans masked so far (for events: counts, never values)
         self.rules_seen: set[str] = set()
 
@@ -163,7 +165,7 @@ class Masker:
         if not data:
             return b""
         out: list[bytes] = []
-        step = FEED_SLICE
+        step = self.slice_size
         if len(data) > step:
             # Slices keep every working buffer small: buffers of a megabyte and more
             # come fresh from mmap each time, and their page faults cost more than the
