@@ -211,12 +211,13 @@ class Detector:
 
         def compile_set(items: list[tuple[_Compiled, bytes, int]], with_keywords: bool = False) -> Any:
             kws = self._hs_keywords(items) if with_keywords else []
-            dense = [item for item in items if rx.literal_factor(item[0].rule.regex) < DENSE_FACTOR]
-            main = [item for item in items if item not in dense]
+            dense_ids = frozenset(c.index for c, _, _ in items
+                                  if rx.literal_factor(c.rule.regex) < DENSE_FACTOR)
+            main = [item for item in items if item[0].index not in dense_ids]
+            dense = [item for item in items if item[0].index in dense_ids]
             if not main and not kws and not dense:
                 return None
-            return _HsPair(compile_one(main, kws), compile_one(dense, []),
-                           frozenset(c.index for c, _, _ in dense))
+            return _HsPair(compile_one(main, kws), compile_one(dense, []), dense_ids)
 
         cache_file = _hs_cache_file(cache_dir, exprs, self._compiled)
         key = self._memo.key if self._memo else None
