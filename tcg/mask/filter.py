@@ -14,6 +14,7 @@ import select
 import time
 
 from tcg.errors import TcgError
+from tcg.runner.base import write_all
 
 READ_SIZE = 1 << 18  # 256 KiB: one strict-mode slice per read (see Masker.feed)
 # strict mode where freed large buffers stay in the heap (tcg.mask.alloc): twice that
@@ -25,13 +26,6 @@ class MaskInputError(TcgError):
     """The input file cannot be read."""
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
-
-
 def pump(in_fd: int, out_fd: int, masker: object, mode: str, read_size: int = READ_SIZE) -> None:
     """Copy in_fd to out_fd through ``masker`` until EOF."""
     feed = masker.feed  # type: ignore[attr-defined]
@@ -41,7 +35,7 @@ def pump(in_fd: int, out_fd: int, masker: object, mode: str, read_size: int = RE
             timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
             ready, _, _ = select.select([in_fd], [], [], timeout)
             if not ready:
-                _write_all(out_fd, masker.release_idle())  # type: ignore[attr-defined]
+                write_all(out_fd, masker.release_idle())  # type: ignore[attr-defined]
                 continue
         try:
             chunk = os.read(in_fd, read_size)
@@ -51,8 +45,8 @@ def pump(in_fd: int, out_fd: int, masker: object, mode: str, read_size: int = RE
             break
         out = feed(chunk)
         if out:
-            _write_all(out_fd, out)
-    _write_all(out_fd, masker.flush())  # type: ignore[attr-defined]
+            write_all(out_fd, out)
+    write_all(out_fd, masker.flush())  # type: ignore[attr-defined]
 
 
 def run(file: str | None, mode: str) -> int:

@@ -23,11 +23,11 @@ from typing import Protocol
 
 from tcg.errors import ExitCode, TcgError
 from tcg.mcp.framing import LineSplitter
+from tcg.runner.base import grow_pipe, write_all
 
 CLIENT = "client"
 SERVER = "server"
 READ_SIZE = 1024 * 1024
-PIPE_SIZE = 1024 * 1024
 TERM_GRACE = 3.0  # seconds between SIGTERM and SIGKILL of the server's process group
 DRAIN_AFTER_EXIT = 2.0  # a grandchild holding the server's stdout must not hang us
 DRAIN_HARD_CAP = 120.0  # ... even one that keeps writing
@@ -56,26 +56,6 @@ def _pdeathsig() -> None:  # pragma: no cover - runs in the child between fork a
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
         except Exception:  # noqa: BLE001 - best effort only
             pass
-
-
-def _grow_pipe(fd: int) -> None:
-    """Linux: a 1 MiB pipe buffer (default 64 KiB) — a 5 MB frame then moves in a few
-    large reads/writes instead of ~80 small ones, each a context switch."""
-    if fd < 0 or not sys.platform.startswith("linux"):
-        return
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_SIZE)
-    except OSError:  # not a pipe, or over /proc/sys/fs/pipe-max-size: keep the default
-        pass
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
 
 
 class StdioRelay:
@@ -168,7 +148,7 @@ class StdioRelay:
             if self._client_gone:
                 return
             try:
-                _write_all(self.client_out, data)
+                write_all(self.client_out, data)
             except OSError:  # the client went away: nobody is left to serve
                 self._client_gone = True
                 self.terminate()
@@ -176,7 +156,7 @@ class StdioRelay:
             if self._server_in_closed or self.proc.stdin is None:
                 return
             try:
-                _write_all(self.proc.stdin.fileno(), data)
+                write_all(self.proc.stdin.fileno(), data)
             except OSError:  # the server closed its stdin or died; its stdout EOF ends us
                 self._server_in_closed = True
 
@@ -251,7 +231,7 @@ class StdioRelay:
         # masking work does not add latency to a small frame going the other way
         sys.setswitchinterval(0.0005)
         for fd in (self.proc.stdout.fileno() if self.proc.stdout else -1, self.client_in, self.client_out):
-            _grow_pipe(fd)
+            grow_pipe(fd)
         in_main = threading.current_thread() is threading.main_thread()
         old: dict[int, object] = {}
         if in_main:

@@ -8,6 +8,7 @@ loop only sees file descriptors / bytes and an :class:`OutputFilter`.
 from __future__ import annotations
 
 import os
+import sys
 
 # The interfaces below are typing Protocols for checkers; at run time they are
 # plain classes, because importing typing costs ~3 ms of every mediated command.
@@ -131,6 +132,24 @@ def write_all(fd: int, data: bytes | memoryview) -> None:
             select.select([], [fd], [])
             continue
         view = view[n:]
+
+
+PIPE_SIZE = 1 << 20
+F_SETPIPE_SZ = 1031  # Linux fcntl (older Pythons' fcntl module does not name it)
+
+
+def grow_pipe(fd: int, size: int = PIPE_SIZE) -> None:
+    """Linux: ask for a ``size`` pipe buffer (default 64 KiB), so bulk data moves in a
+    few large reads and writes instead of many small ones, each a wake-up. Best
+    effort: not Linux, not a pipe, or over /proc/sys/fs/pipe-max-size keeps the default."""
+    if fd < 0 or not sys.platform.startswith("linux"):
+        return
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, F_SETPIPE_SZ, size)
+    except OSError:
+        pass
 
 
 def fd_identity(fd: int) -> str:

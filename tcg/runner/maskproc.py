@@ -23,13 +23,13 @@ import os
 import sys
 import time
 
+from tcg.runner.base import grow_pipe, write_all
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 WAIT_LIMIT = 30.0  # seconds flush() waits for the process to finish writing
-F_SETPIPE_SZ = 1031  # Linux: a 1 MiB pipe takes a whole batch in one write
-PIPE_SIZE = 1 << 20
 
 
 class MaskingProcessError(RuntimeError):
@@ -61,12 +61,7 @@ class MaskerProcess:
                 "--policy-fingerprint", self.fingerprint]
         r, w = os.pipe()
         try:
-            try:
-                import fcntl
-
-                fcntl.fcntl(w, F_SETPIPE_SZ, PIPE_SIZE)
-            except (ImportError, OSError):
-                pass  # a smaller pipe only means more hand-overs
+            grow_pipe(w)  # 1 MiB: a whole batch in one write
             self.pid = os.posix_spawn(sys.executable, argv, self.env,
                                       file_actions=[(os.POSIX_SPAWN_DUP2, r, 0)])
         except BaseException:
@@ -82,9 +77,7 @@ class MaskerProcess:
         try:
             if self._w is None:
                 self._start()
-            view = memoryview(data)
-            while view:
-                view = view[os.write(self._w, view):]  # type: ignore[arg-type]
+            write_all(self._w, data)  # type: ignore[arg-type]
         except OSError as exc:  # EPIPE: it died; anything else: it cannot be fed
             self._fail(MaskingProcessError(f"masking process: {exc.strerror or exc}"))
         return b""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import errno
 import os
 
-from tcg.runner.base import SpawnError, exit_code_from_status, fd_identity, which
+from tcg.runner.base import SpawnError, exit_code_from_status, fd_identity, grow_pipe, which
 from tcg.runner.signals import signal
 
 _RESET_SIGNALS = tuple(
@@ -210,9 +210,6 @@ def _read_all(fd: int) -> bytes:
         chunks.append(data)
 
 
-F_SETPIPE_SZ = 1031  # Linux; bigger pipes mean fewer wake-ups for bulk output
-
-
 def spawn_pipes(
     argv: list[str], env: dict[str, str], *, channel_var: str | None = None
 ) -> tuple[int, int, int]:
@@ -226,12 +223,7 @@ def spawn_pipes(
     err_r, err_w = os.pipe()
     try:
         for fd in (out_r, err_r):
-            try:
-                import fcntl
-
-                fcntl.fcntl(fd, F_SETPIPE_SZ, 1 << 20)
-            except OSError:
-                pass
+            grow_pipe(fd)  # bigger pipes mean fewer wake-ups for bulk output
         if channel_var:
             env = {**env, channel_var: ",".join((fd_identity(out_r), fd_identity(err_r)))}
         actions = [

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tcg.errors import TcgError
+from tcg.runner.base import grow_pipe
 
 GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
 
@@ -183,18 +182,6 @@ def index_blobs(repo: Path) -> list[tuple[str, str]]:
     return result
 
 
-def _grow_pipe(stream: Any) -> None:
-    """Ask Linux for a 1 MiB pipe so git can run ahead of the scanner (fewer wake-ups)."""
-    if stream is None or not sys.platform.startswith("linux"):
-        return
-    try:
-        import fcntl
-
-        fcntl.fcntl(stream.fileno(), 1031, 1 << 20)  # F_SETPIPE_SZ
-    except OSError:
-        pass
-
-
 class BlobReader:
     """A persistent ``git cat-file --batch`` for one repository.
 
@@ -214,8 +201,9 @@ class BlobReader:
             env=git_env(),
             bufsize=1 << 20,
         )
-        _grow_pipe(self._proc.stdout)
-        _grow_pipe(self._proc.stdin)
+        for stream in (self._proc.stdout, self._proc.stdin):  # git runs ahead of the scanner
+            if stream is not None:
+                grow_pipe(stream.fileno())
 
     def read_many(self, oids: list[str]) -> Iterator[tuple[str, bytes | None]]:
         """Yield (oid, content) in request order; content None when the object is missing.
