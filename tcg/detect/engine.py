@@ -651,23 +651,18 @@ class _DenseScan:
             self._lock.release()
 
 
+@lru_cache(maxsize=1)
 def _cpus_to_spare() -> bool:
     """More than one CPU is ours (the affinity mask where the OS has one), unless
     TCG_DETECT_THREADS=1 asks for a single thread. Asked once per process."""
-    if _CPUS:
-        return _CPUS[0]
     if os.environ.get(THREADS_ENV, "").strip() == "1":
-        spare = False
-    else:
-        try:
-            spare = len(os.sched_getaffinity(0)) > 1
-        except (AttributeError, OSError):  # macOS, Windows
-            spare = (os.cpu_count() or 1) > 1
-    _CPUS.append(spare)
-    return spare
+        return False
+    try:
+        return len(os.sched_getaffinity(0)) > 1
+    except (AttributeError, OSError):  # macOS, Windows
+        return (os.cpu_count() or 1) > 1
 
 
-_CPUS: list[bool] = []
 _KW_BASE = 1 << 20  # hyperscan ids at and above this are keyword literals, not rules
 
 
