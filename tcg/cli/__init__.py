@@ -42,11 +42,10 @@ def __getattr__(name: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["launch"] and not {"-h", "--help"} & set(args[1:2]):
-        # Hot path (the `tcg` console script; `python -m tcg launch` does not even come
-        # here, see tcg/__main__.py): no click. tcg.launcher parses
-        # `[--accept-findings] AGENT [ARG…]` itself, as the click command
-        # (tcg/cli/launch.py) documents it, and runs its full path under the error handler.
-        from tcg.launcher.fastpath import main as launch_main
+        # No click for a launch (`python -m tcg launch` does not even come here, see
+        # tcg/__main__.py): tcg.launcher parses `[--accept-findings] AGENT [ARG…]`
+        # itself, as the click command (tcg/cli/launch.py) documents it.
+        from tcg.launcher.launch import main as launch_main
 
         return launch_main(args[1:])
 

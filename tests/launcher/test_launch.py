@@ -1,5 +1,5 @@
-"""`tcg launch` end to end with a fake agent (issue 6 items 1-4, 6): real git repos,
-the real `tcg` entry point in a subprocess or under a real PTY (pexpect)."""
+"""`tcg launch` end to end with a fake agent: real git repos, the real `tcg`
+entry point in a subprocess or under a real PTY (pexpect)."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_clean_repo_execs_on_the_untouched_tty(tmp_path, launch_env, tcg_home):
     assert (ev["decision"], ev["reason"], ev["status"], ev["cache"]) == ("allow", "allowed", "clean", "miss")
     assert ev["session"] == env["TCG_SESSION"]  # the agent's commands correlate to the launch
 
-    # Again: the cache-hit fast path execs the same way.
+    # Again: the cache-hit launch execs the same way.
     Path(launch_env["FAKE_AGENT_OUT"]).unlink()
     child = pexpect.spawn(TCG, ["launch", "claude"], cwd=str(repo), env=launch_env, timeout=120, encoding="utf-8")
     launcher_pid = child.pid
@@ -148,7 +148,7 @@ def test_cache_hit_on_relaunch_does_not_rescan(tmp_path, launch_env, tcg_home):
     entry = marshal.loads(entry_file.read_bytes().partition(b"\n")[2])  # MAC line, body
     assert set(entry) <= CACHE_FIELDS
     assert entry["agent"] == "claude" and entry["status"] == "clean"
-    for f in (tcg_home / "cache").rglob("*"):  # the entry, the stamp and the witness (names encrypted)
+    for f in (tcg_home / "cache").rglob("*"):  # the gate entry and the policy snapshots
         if f.is_file() and "detect" not in f.parts:
             data = f.read_bytes()
             assert os.fsencode(str(repo)) not in data and b"main.py" not in data, f
@@ -177,6 +177,18 @@ def test_edit_and_policy_change_invalidate_the_cache(tmp_path, launch_env, tcg_h
     assert launch(["claude"], repo, launch_env).returncode == 0
     assert gate_events(tcg_home)[-1]["cache"] == "hit"
     assert_no_secret_written(tcg_home, [token])
+
+
+def test_without_git_a_repository_is_refused(tmp_path, launch_env, agent_bin, tcg_home):
+    """The state key needs git: inside a repository without git on PATH the launch fails closed."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "a.py", "x = 1\n")
+    env = dict(launch_env, PATH=str(agent_bin))  # the fake agents, no git
+    proc = launch(["claude"], repo, env)
+    assert proc.returncode == 126, proc.stderr
+    assert "git is not installed" in proc.stderr and "hint:" in proc.stderr
+    assert agent_record(launch_env) is None
+    assert gate_events(tcg_home)[-1]["reason"] == "repo-scan-error"
 
 
 def test_policy_can_allow_findings(secret_history_repo, launch_env, tcg_home):
@@ -236,7 +248,7 @@ def test_usage_errors():
 
 @pytest.mark.shell
 def test_hook_function_routes_the_agent_through_the_gate(tmp_path, launch_env, tcg_home):
-    """The bash hook's `claude` function (issue 5) runs `tcg launch claude`: wired, on the TTY."""
+    """The bash hook's `claude` function runs `tcg launch claude`: wired, on the TTY."""
     import shutil
 
     if shutil.which("bash") is None:
