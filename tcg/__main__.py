@@ -1,6 +1,7 @@
 """`python -m tcg …`. `launch` goes straight to the launcher: the shell hook's
 agent functions run `python -I -m tcg launch AGENT`, and a launch needs no
-click (tcg.launcher.launch parses its own arguments)."""
+click (tcg.launcher.launch parses its own arguments); `hook` likewise (an agent
+CLI runs it for every tool call)."""
 
 import sys
 
@@ -11,6 +12,10 @@ def _main() -> int:
         from tcg.launcher.launch import main
 
         return main(args[1:])
+    if args[:1] == ["hook"] and args[1:2] not in (["-h"], ["--help"]):
+        from tcg.agents.entry import main as hook_main
+
+        return hook_main(args[1:])
     from tcg.cli import main
 
     return main()

@@ -28,6 +28,8 @@ COMMANDS: dict[str, str] = {
     "mcp-proxy": "tcg.cli.mcp:mcp_proxy",
     "clipboard": "tcg.cli.clipboard:clipboard",
     "launch": "tcg.cli.launch:launch",
+    "hook": "tcg.cli.hook:hook",
+    "agents": "tcg.cli.agents:agents",
 }
 
 
@@ -48,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
         from tcg.launcher.launch import main as launch_main
 
         return launch_main(args[1:])
+
+    if args[:1] == ["hook"] and not {"-h", "--help"} & set(args[1:2]):
+        # Per tool call (an agent CLI's hook): no click; tcg.agents.entry parses AGENT EVENT.
+        from tcg.agents.entry import main as hook_main
+
+        return hook_main(args[1:])
 
     if args[:1] == ["mask"]:
         # Hot path as well (a filter: its start-up delays the first byte): the plain

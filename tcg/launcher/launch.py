@@ -198,17 +198,30 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
                     f"see why with `tcg scan --history {root_display}`; launch.on-error in your policy decides this")
         return ExitCode.BLOCKED
 
-    from tcg.launcher.wiring import WiringError, agent_env
+    from tcg.launcher.wiring import UnmediatedError, WiringError, wire
 
     try:
-        child_env, wired = agent_env(agent, session, environ, interpreter(), paths)
+        try:
+            wiring = wire(agent, session, environ, agent_args, interpreter(), paths, cwd=here)
+        except UnmediatedError as exc:
+            value = policy.get("launch.on-unmediated")
+            allowed = Decision.parse(value) if isinstance(value, str) else Decision.BLOCK
+            if allowed == Decision.ASK:
+                allowed = Decision.ALLOW if actor == "human" and _confirm(f"{exc.message}; launch anyway?") \
+                    else Decision.BLOCK
+            if allowed == Decision.BLOCK:
+                emit(policy, session, actor, "block", "agent-unmediated", rules, **fields, exit_code=ExitCode.BLOCKED)
+                _refuse(f"launch of {agent} refused: {exc.message}", exc.hint)
+                return ExitCode.BLOCKED
+            sys.stderr.write(f"tcg: warning: {exc.message} (launch.on-unmediated allows it)\n")
+            wiring = wire(agent, session, environ, agent_args, interpreter(), paths, cwd=here, unmediated_ok=True)
     except WiringError as exc:
         emit(policy, session, actor, "block", "internal-error", rules, **fields, exit_code=ExitCode.BLOCKED)
         _refuse(f"launch of {agent} refused: {exc.message}", exc.hint)
         return ExitCode.BLOCKED
 
-    emit(policy, session, actor, decision.value, reason, rules, **fields, accepted=accepted, wired=wired,
+    emit(policy, session, actor, decision.value, reason, rules, **fields, accepted=accepted, wired=wiring.wired,
          exit_code=None)
     if accepted:
         sys.stderr.write(f"tcg: launching {agent} despite {gate.findings} finding(s) (recorded)\n")
-    return exec_agent(path, [agent, *agent_args], child_env)
+    return exec_agent(path, [agent, *wiring.args], wiring.env)

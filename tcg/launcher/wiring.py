@@ -40,6 +40,12 @@ PY_PLACEHOLDER = "@TCG_PY@"
 CLAUDE_AGENTS = frozenset({"claude"})
 # Agents that run their tool commands through `bash -c` / `zsh -c` child shells.
 SHELL_ENV_AGENTS = frozenset({"codex", "qwen", "qwen-code", "cursor-agent", "cursor"})
+QWEN_AGENTS = frozenset({"qwen", "qwen-code"})
+CODEX_AGENTS = frozenset({"codex"})
+# Codex snapshots the user's shell with a `bash -c` script at start-up; through BASH_ENV
+# the station refuses that script (it runs code it cannot see) and Codex waits seconds for
+# it. Its commands run through the station either way, so the snapshot is switched off.
+CODEX_ARGS = ("-c", "features.shell_snapshot=false")
 # A launched agent's own commands are fresh lines: a mediated shell's markers must not leak in.
 DROPPED_ENV = ("TCG_MEDIATED", "TCG_MEDIATED_FDS")
 
@@ -188,22 +194,104 @@ def ensure_shell_env(python: str, paths: Paths | None = None) -> tuple[str, str]
     return bash_env, zdot
 
 
-def agent_env(
+class Wiring:
+    """What a launch hands the agent: its environment, its arguments (tcg may add some
+    before the user's), and the names of the mechanisms wired (for the event)."""
+
+    __slots__ = ("args", "env", "wired")
+
+    def __init__(self, env: dict[str, str], args: list[str], wired: list[str]):
+        self.env = env
+        self.args = args
+        self.wired = wired
+
+
+class UnmediatedError(WiringError):
+    """The agent would run with tcg's own wiring switched off (its hooks, say)."""
+
+
+def _write_settings(paths: Paths | None, name: str, settings: dict[str, object]) -> str:
+    """A generated settings file (0600) in the helper directory, named by its content."""
+    import json
+
+    from tcg.digest import sha256_hex
+
+    text = json.dumps(settings, indent=2, sort_keys=True) + "\n"
+    d = private_helper_dir(paths)
+    return write_verified(os.path.join(d, f"{name}-{sha256_hex(text.encode())[:12]}.json"), text, 0o600)
+
+
+def _claude(env: dict[str, str], args: list[str], python: str, paths: Paths | None, cwd: str) -> list[str]:
+    """Claude Code: the shell prefix, and the hooks through a generated ``--settings`` file."""
+    from tcg.agents import claude, settings
+
+    why = settings.claude_hooks_switched_off(args, env)
+    if why:
+        raise UnmediatedError(f"{why}, so Read, Write, WebFetch and MCP calls would not be mediated",
+                              hint="drop that option or variable, or set launch.on-unmediated in your policy")
+    try:
+        rest, theirs = settings.split_option(args, "--settings")
+        base: dict[str, object] = {}
+        for value in theirs:
+            base.update(settings.load_settings_value(value, cwd))
+    except settings.SettingsError as exc:
+        raise WiringError(str(exc), hint="fix the --settings value (a JSON object or a file holding one)") from None
+    path = _write_settings(paths, "claude-settings", settings.with_hooks(base, claude.settings_hooks(python)))
+    return ["--settings", path, *rest]
+
+
+def _qwen(env: dict[str, str], python: str, paths: Paths | None, args: list[str]) -> None:
+    """Qwen Code: the hooks through a generated system settings file."""
+    from tcg.agents import qwen, settings
+
+    why = settings.qwen_hooks_switched_off(args, env)
+    if why:
+        raise UnmediatedError(f"{why}, so read_file, write_file, grep and web tools would not be mediated",
+                              hint="drop that option, or set launch.on-unmediated in your policy")
+    try:
+        original, base = settings.qwen_system_base(env)
+    except settings.SettingsError as exc:
+        raise WiringError(str(exc), hint="fix or remove that file") from None
+    env["QWEN_CODE_SYSTEM_SETTINGS_PATH"] = _write_settings(paths, "qwen-system-settings",
+                                                            settings.with_hooks(base, qwen.settings_hooks(python)))
+    if original:
+        env["TCG_USER_QWEN_SYSTEM_SETTINGS"] = original
+
+
+def wire(
     agent: str,
     session: str,
     base: Mapping[str, str],
+    args: list[str],
     python: str,
     paths: Paths | None = None,
-) -> tuple[dict[str, str], list[str]]:
-    """The agent's environment and the names of the mechanisms wired (for the event)."""
+    *,
+    cwd: str | None = None,
+    unmediated_ok: bool = False,
+) -> Wiring:
+    """The agent's environment and arguments, wired to tcg.
+
+    UnmediatedError when the agent would run with tcg's hooks switched off
+    (unless ``unmediated_ok``: the policy allows it; then nothing is added for
+    those hooks and ``wired`` says so); WiringError when a helper file cannot
+    be written or a value tcg must merge cannot be read.
+    """
     env = {k: v for k, v in base.items() if k not in DROPPED_ENV}
     env["TCG_ACTOR"] = "agent"
     env["TCG_AGENT"] = agent
     env["TCG_SESSION"] = session
     wired = ["env"]
+    out_args = list(args)
+    here = cwd or os.getcwd()
     if agent in CLAUDE_AGENTS:
         env["CLAUDE_CODE_SHELL_PREFIX"] = ensure_claude_prefix(python, paths)
         wired.append("claude-shell-prefix")
+        try:
+            out_args = _claude(env, args, python, paths, here)
+            wired.append("claude-hooks")
+        except UnmediatedError:
+            if not unmediated_ok:
+                raise
     elif agent in SHELL_ENV_AGENTS:
         bash_env, zdot = ensure_shell_env(python, paths)
         user_bash_env = base.get("BASH_ENV")
@@ -215,4 +303,26 @@ def agent_env(
             env["TCG_USER_ZDOTDIR"] = user_zdot
         env["ZDOTDIR"] = zdot
         wired += ["bash-env", "zdotdir"]
-    return env, wired
+        if agent in QWEN_AGENTS:
+            try:
+                _qwen(env, python, paths, args)
+                wired.append("qwen-hooks")
+            except UnmediatedError:
+                if not unmediated_ok:
+                    raise
+        if agent in CODEX_AGENTS:
+            out_args = [*CODEX_ARGS, *args]
+            wired.append("codex-no-shell-snapshot")
+    return Wiring(env, out_args, wired)
+
+
+def agent_env(
+    agent: str,
+    session: str,
+    base: Mapping[str, str],
+    python: str,
+    paths: Paths | None = None,
+) -> tuple[dict[str, str], list[str]]:
+    """The agent's environment and the names of the mechanisms wired (no arguments)."""
+    w = wire(agent, session, base, [], python, paths)
+    return w.env, w.wired

@@ -31,6 +31,12 @@ def gate_events(tcg_home: Path) -> list[dict]:
     return [r for r in recs if r["event"] == "launch_gate"]
 
 
+def user_args(rec: dict) -> list[str]:
+    """The agent's arguments without what tcg adds in front (claude: `--settings FILE`)."""
+    args = rec["argv"][1:]
+    return args[2:] if args[:1] == ["--settings"] else args
+
+
 def agent_record(env: dict[str, str]) -> dict | None:
     p = Path(env["FAKE_AGENT_OUT"])
     return json.loads(p.read_text()) if p.exists() else None
@@ -76,7 +82,7 @@ def test_accept_findings_launches_and_is_recorded(secret_history_repo, launch_en
     proc = launch(["--accept-findings", "claude", "--model", "x"], repo, launch_env)
     assert proc.returncode == 0, proc.stderr
     rec = agent_record(launch_env)
-    assert rec is not None and rec["argv"][1:] == ["--model", "x"]
+    assert rec is not None and user_args(rec) == ["--model", "x"]
     ev = gate_events(tcg_home)[-1]
     assert (ev["decision"], ev["reason"], ev["accepted"]) == ("allow", "findings-accepted", True)
     assert_no_secret_written(tcg_home, [token])
@@ -105,7 +111,10 @@ def test_clean_repo_execs_on_the_untouched_tty(tmp_path, launch_env, tcg_home):
     assert rec["pid"] == launcher_pid  # os.execve: same process, no wrapper
     assert rec["isatty"] == [True, True, True]
     assert len(set(rec["ttyname"])) == 1  # the very terminal pexpect gave tcg, no PTY in between
-    assert rec["argv"] == [rec["argv"][0], "-p", "--verbose", "--", "x y"]
+    assert user_args(rec) == ["-p", "--verbose", "--", "x y"]
+    settings = rec["argv"][2]  # tcg's hooks, for this session only
+    assert rec["argv"][1] == "--settings" and Path(settings).is_relative_to(tcg_home)
+    assert "tcg.agents.claude" in Path(settings).read_text()
     assert os.path.basename(rec["argv"][0]) == "claude"
     env = rec["env"]
     assert env["TCG_ACTOR"] == "agent" and env["TCG_AGENT"] == "claude"
@@ -267,7 +276,7 @@ def test_hook_function_routes_the_agent_through_the_gate(tmp_path, launch_env, t
     child.close()
     assert child.exitstatus == 0, child.before
     rec = agent_record(launch_env)
-    assert rec["argv"][1:] == ["-p", "a b"] and rec["env"]["TCG_AGENT"] == "claude"
+    assert user_args(rec) == ["-p", "a b"] and rec["env"]["TCG_AGENT"] == "claude"
     assert rec["ppid"] == bash_pid  # bash ran `tcg launch`, which became the agent
     assert rec["isatty"] == [True, True, True]
     assert gate_events(tcg_home)[-1]["reason"] == "allowed"

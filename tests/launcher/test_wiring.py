@@ -133,7 +133,7 @@ def test_users_own_bash_env_and_zdotdir_still_load(tmp_path, workdir):
     (zdot / ".zshenv").write_text("export USER_ZSHENV_RAN=yes\n")
     base = dict(os.environ, BASH_ENV=str(user_env), ZDOTDIR=str(zdot))
     env, wired = wiring.agent_env("qwen", "sess0002", base, interpreter())
-    assert wired == ["env", "bash-env", "zdotdir"]
+    assert wired == ["env", "bash-env", "zdotdir", "qwen-hooks"]
     assert env["TCG_USER_BASH_ENV"] == str(user_env) and env["BASH_ENV"] != str(user_env)
     out = run(["bash", "-c", "greet"], d, env)
     assert out.stdout == "hi from the user's BASH_ENV\n", out.stderr
@@ -148,7 +148,7 @@ def test_agent_env_marks_the_actor_and_drops_a_mediated_marker():
     assert (env["TCG_ACTOR"], env["TCG_AGENT"], env["TCG_SESSION"]) == ("agent", "claude", "sess0003")
     assert "TCG_MEDIATED" not in env and "TCG_MEDIATED_FDS" not in env
     assert "BASH_ENV" not in env  # Claude Code's own snapshot shell must not be re-routed
-    assert wired == ["env", "claude-shell-prefix"]
+    assert wired == ["env", "claude-shell-prefix", "claude-hooks"]
 
 
 SHIMS = Path(wiring.__file__).parent / "shims"
