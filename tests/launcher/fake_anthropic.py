@@ -20,6 +20,12 @@ def tool_turn(tool_id: str, command: str) -> dict[str, Any]:
             "stop_reason": "tool_use"}
 
 
+def call_turn(tool_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    """An assistant turn calling any tool (Read, Write, WebFetch, Agent, …)."""
+    return {"blocks": [{"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}],
+            "stop_reason": "tool_use"}
+
+
 def text_turn(text: str) -> dict[str, Any]:
     return {"blocks": [{"type": "text", "text": text}], "stop_reason": "end_turn"}
 
