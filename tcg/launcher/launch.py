@@ -198,7 +198,13 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
                     f"see why with `tcg scan --history {root_display}`; launch.on-error in your policy decides this")
         return ExitCode.BLOCKED
 
-    from tcg.launcher.wiring import UnmediatedError, WiringError, wire
+    from tcg.launcher.wiring import (
+        SANDBOXED_AGENTS,
+        UnmediatedError,
+        WiringError,
+        warm_station_caches,
+        wire,
+    )
 
     try:
         try:
@@ -220,6 +226,8 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
         _refuse(f"launch of {agent} refused: {exc.message}", exc.hint)
         return ExitCode.BLOCKED
 
+    if agent in SANDBOXED_AGENTS:
+        warm_station_caches(policy, paths)
     emit(policy, session, actor, decision.value, reason, rules, **fields, accepted=accepted, wired=wiring.wired,
          exit_code=None)
     if accepted:

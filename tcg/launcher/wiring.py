@@ -46,6 +46,8 @@ CODEX_AGENTS = frozenset({"codex"})
 # the station refuses that script (it runs code it cannot see) and Codex waits seconds for
 # it. Its commands run through the station either way, so the snapshot is switched off.
 CODEX_ARGS = ("-c", "features.shell_snapshot=false")
+# Agents whose commands run in a sandbox of their own that keeps tcg's state read-only.
+SANDBOXED_AGENTS = CODEX_AGENTS
 # A launched agent's own commands are fresh lines: a mediated shell's markers must not leak in.
 DROPPED_ENV = ("TCG_MEDIATED", "TCG_MEDIATED_FDS")
 
@@ -314,6 +316,28 @@ def wire(
             out_args = [*CODEX_ARGS, *args]
             wired.append("codex-no-shell-snapshot")
     return Wiring(env, out_args, wired)
+
+
+def warm_station_caches(policy: object, paths: Paths | None) -> None:
+    """Create what the station needs before an agent's own sandbox can stop it.
+
+    Codex runs its commands in a sandbox where nothing outside the workspace is
+    writable (measured with 0.169.0: its default for `codex exec` is
+    read-only): a station started there cannot create the install key (its
+    masker then fails closed and withholds all output) nor store the compiled
+    detector (every command would compile it again: seconds each). So the
+    launch creates both first; best effort — the station still fails closed.
+    """
+    from tcg.keyhash import load_or_create_key
+    from tcg.mask import masker_for
+
+    try:
+        load_or_create_key(paths)
+        m = masker_for(policy, "strict")  # type: ignore[arg-type]
+        m.feed(b"warm")
+        m.flush()
+    except Exception:  # noqa: BLE001 - an optimisation and a precondition the station re-checks
+        pass
 
 
 def agent_env(
