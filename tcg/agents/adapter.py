@@ -47,6 +47,16 @@ def session_context(policy: object) -> str:
     )
 
 
+def hooks_block(events: tuple[str, ...], entry: object, python: str) -> dict[str, list[dict[str, object]]]:
+    """A settings ``hooks`` block: ``entry(python, event)`` for each event, on every tool
+    for the tool events (``"matcher": "*"``)."""
+    out: dict[str, list[dict[str, object]]] = {}
+    for event in events:
+        matcher: dict[str, object] = {"matcher": "*"} if event in ("PreToolUse", "PostToolUse") else {}
+        out[event] = [{**matcher, "hooks": [entry(python, event)]}]  # type: ignore[operator]
+    return out
+
+
 class HookAdapter:
     """One agent CLI's hook protocol. Subclasses set the names and override the replies."""
 

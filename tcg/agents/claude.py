@@ -28,7 +28,7 @@ neither runpy nor the console script's imports are paid per call.
 
 from __future__ import annotations
 
-from tcg.agents.adapter import HookAdapter, Reply
+from tcg.agents.adapter import HookAdapter, Reply, hooks_block
 from tcg.agents.pipeline import PostResult, ToolCall, withheld
 
 # What the settings run: `python -I -c ENTRY EVENT`.
@@ -75,11 +75,7 @@ def hook_entry(python: str, event: str) -> dict[str, object]:
 
 def settings_hooks(python: str) -> dict[str, list[dict[str, object]]]:
     """The ``hooks`` block of a Claude Code settings file: every tool, every event."""
-    out: dict[str, list[dict[str, object]]] = {}
-    for event in ADAPTER.events:
-        matcher: dict[str, object] = {"matcher": "*"} if event in ("PreToolUse", "PostToolUse") else {}
-        out[event] = [{**matcher, "hooks": [hook_entry(python, event)]}]
-    return out
+    return hooks_block(ADAPTER.events, hook_entry, python)
 
 
 def is_tcg_hook(hook: object) -> bool:

@@ -22,7 +22,7 @@ What differs:
 
 from __future__ import annotations
 
-from tcg.agents.adapter import HookAdapter, Reply
+from tcg.agents.adapter import HookAdapter, Reply, hooks_block
 from tcg.agents.pipeline import WITHHELD, PostResult, ToolCall
 
 ENTRY = "import sys; from tcg.agents.qwen import main; sys.exit(main(sys.argv[1:]))"
@@ -83,8 +83,4 @@ def hook_entry(python: str, event: str) -> dict[str, object]:
 
 
 def settings_hooks(python: str) -> dict[str, list[dict[str, object]]]:
-    out: dict[str, list[dict[str, object]]] = {}
-    for event in ADAPTER.events:
-        matcher: dict[str, object] = {"matcher": "*"} if event in ("PreToolUse", "PostToolUse") else {}
-        out[event] = [{**matcher, "hooks": [hook_entry(python, event)]}]
-    return out
+    return hooks_block(ADAPTER.events, hook_entry, python)

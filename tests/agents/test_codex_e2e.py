@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.agents.conftest import installed_cli
 from tests.agents.fake_openai import FakeResponses, call, text
 from tests.helpers.leaks import assert_no_secret_written
 from tests.launcher.conftest import TCG, github_pat
 
 CODEX_VERSION = "0.169.0"
-NPM_BIN = Path(__file__).resolve().parents[1] / ".npm" / "node_modules" / ".bin"
 ENV_VALUE = "hunter2-" + "Lp9" * 6
 TOKEN = github_pat(41)
 
@@ -42,14 +42,8 @@ def codex_home():
 
 
 @pytest.fixture
-def codex_bin(tmp_path) -> Path:
-    codex = NPM_BIN / "codex"
-    if not os.access(codex, os.X_OK):
-        pytest.skip(f"Codex CLI not installed (npm install --prefix tests/.npm @openai/codex@{CODEX_VERSION})")
-    out = subprocess.run([str(codex), "--version"], capture_output=True, text=True, timeout=60)
-    if out.returncode != 0 or CODEX_VERSION not in out.stdout:
-        pytest.skip(f"Codex CLI {CODEX_VERSION} does not run here ({out.stdout.strip()})")
-    return NPM_BIN
+def codex_bin() -> Path:
+    return installed_cli("codex", "@openai/codex", CODEX_VERSION)
 
 
 def test_codex_commands_are_mediated(codex_bin, codex_home, tmp_path, hermetic_home, tcg_home):

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.agents.conftest import installed_cli
 from tests.agents.fake_openai import FakeChat, call, text
 from tests.helpers.leaks import assert_no_secret_written
 from tests.launcher.conftest import TCG, github_pat
 
 QWEN_VERSION = "0.24.4"
-NPM_BIN = Path(__file__).resolve().parents[1] / ".npm" / "node_modules" / ".bin"
 ENV_VALUE = "hunter2-" + "Mk3" * 6
 NOTES_TOKEN = github_pat(51)
 URL_TOKEN = github_pat(52)  # written by the scripted model itself
@@ -31,13 +31,7 @@ URL_TOKEN = github_pat(52)  # written by the scripted model itself
 
 @pytest.fixture
 def qwen_bin() -> Path:
-    qwen = NPM_BIN / "qwen"
-    if not os.access(qwen, os.X_OK):
-        pytest.skip(f"Qwen Code not installed (npm install --prefix tests/.npm @qwen-code/qwen-code@{QWEN_VERSION})")
-    out = subprocess.run([str(qwen), "--version"], capture_output=True, text=True, timeout=120)
-    if out.returncode != 0 or QWEN_VERSION not in out.stdout:
-        pytest.skip(f"Qwen Code {QWEN_VERSION} does not run here ({out.stdout.strip()})")
-    return NPM_BIN
+    return installed_cli("qwen", "@qwen-code/qwen-code", QWEN_VERSION)
 
 
 def test_qwen_codes_tools_are_mediated(qwen_bin, tmp_path, hermetic_home, tcg_home):
