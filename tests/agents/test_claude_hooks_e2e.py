@@ -181,3 +181,34 @@ def test_a_hook_that_crashes_or_hangs_blocks_the_call(failure, timeout, claude_b
     assert not marker.exists()
     for tool_id in ("t_touch", "t_read"):
         assert "blocking because onFailure is" in got[tool_id], got[tool_id]
+
+
+def test_mcp_tool_calls_are_checked_and_their_results_masked(claude_bin, project, hermetic_home, tcg_home):
+    """A real MCP server (tests/mcp/server.py, the SDK's MCPServer) beside Claude Code:
+    a call naming .env is refused by PreToolUse; a result holding a token reaches the model
+    masked."""
+    server = Path(__file__).resolve().parents[1] / "mcp" / "server.py"
+    config = json.dumps({"mcpServers": {"files": {"command": sys.executable, "args": [str(server)]}}})
+    turns = [
+        call_turn("m_env", "mcp__files__read_file", {"path": str(project / ".env")}),
+        call_turn("m_notes", "mcp__files__read_file", {"path": str(project / "notes.txt")}),
+        call_turn("m_echo", "mcp__files__echo", {"text": "plain words"}),
+        text_turn("done"),
+    ]
+    with FakeAnthropic(turns) as api:
+        proc = run_claude([TCG, "launch", "--accept-findings", "claude", "-p", "go", "--mcp-config", config],
+                          project, cli_env(claude_bin, api, hermetic_home, tcg_home))
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        got = results(api)
+        assert "tcg: blocked (protected-resource)" in got["m_env"], got["m_env"]
+        assert "<SECRET:github-pat" in got["m_notes"] and "token for deploys" in got["m_notes"], got["m_notes"]
+        assert "plain words" in got["m_echo"]
+        assert_no_planted_secret_sent(api, [ENV_VALUE, NOTES_TOKEN])
+    events = [json.loads(x) for x in (tcg_home / "state" / "events.jsonl").read_text().splitlines()]
+    # Measured: Claude Code starts a stdio MCP server through CLAUDE_CODE_SHELL_PREFIX, so under
+    # `tcg launch` the server's command line is decided by the policy and its whole output stream is
+    # masked by the station; the PostToolUse hook then finds nothing left to mask.
+    server_cmds = [e for e in events if e["event"] == "command_decision" and str(server) in (e.get("command") or "")]
+    assert server_cmds and server_cmds[0]["actor"] == "agent"
+    post = [e for e in events if e["event"] == "hook_decision" and e["hook_event"] == "PostToolUse"]
+    assert {e["tool"] for e in post} == {"mcp__files__read_file", "mcp__files__echo"}
