@@ -5,18 +5,22 @@ without a shell: `tcg launch` routes its shell commands through the station,
 and its hooks are how tcg sees everything else (docs/agents.md).
 
 Modules:
+- base: the tool call, the hook's context, and the extension points' base classes;
 - pipeline: the protocol-neutral steps every hook event goes through, and the
-  extension points other features plug into (below);
+  registries other features plug into (below);
 - tools: what each agent tool touches (files read or written, outbound text);
 - checks: the PreToolUse decision steps (files through tcg.policy, command
   lines, outbound text, MCP and sub-agent arguments);
 - outputs: the PostToolUse output transforms (strict secret masking);
-- claude: Claude Code's hook protocol (`tcg hook claude EVENT`) and the
-  settings that wire it (`--settings` at launch, `tcg agents install`);
-- qwen: Qwen Code's hook protocol (`tcg hook qwen EVENT`) and its settings;
-- install: merging tcg's hooks into, and out of, an agent's settings file.
+- adapter: the hook entry shared by every CLI (parse, decide, record, reply;
+  every failure a refusal);
+- claude: Claude Code's replies (`tcg hook claude EVENT`) and its hook entries;
+- qwen: Qwen Code's replies (`tcg hook qwen EVENT`) and its hook entries;
+- entry: `tcg hook AGENT EVENT`, routed without click;
+- settings: the settings `tcg launch` generates, and what would switch hooks off;
+- install: `tcg agents install|uninstall claude`, and what `tcg doctor` reads.
 
-Extension points (tcg.agents.pipeline; each a list other features append to):
+Extension points (registries in tcg.agents.pipeline, base classes in tcg.agents.base):
 - ``OUTPUT_TRANSFORMS`` — PostToolUse: each transform gets the tool's response
   (in the tool's own shape) and returns it changed or unchanged, plus the
   rules it applied and optional context for the model. Today: strict secret

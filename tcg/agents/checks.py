@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 
 from tcg.agents import tools
-from tcg.agents.pipeline import DecisionStep, HookContext, ToolCall
+from tcg.agents.base import DecisionStep, HookContext, ToolCall
 from tcg.policy.model import Reason
 
 

@@ -9,7 +9,7 @@ identical to every other surface, base64 blobs and runs decoded and scanned).
 
 from __future__ import annotations
 
-from tcg.agents.pipeline import HookContext, OutputChange, OutputTransform, ToolCall
+from tcg.agents.base import HookContext, OutputChange, OutputTransform, ToolCall
 
 
 class MaskSecrets(OutputTransform):
