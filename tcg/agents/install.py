@@ -86,6 +86,18 @@ def without_tcg_hooks(hooks: object) -> dict[str, Any]:
     return out
 
 
+def tcg_interpreters(settings: Mapping[str, Any]) -> set[str]:
+    """The interpreters tcg's hook entries in ``settings`` start."""
+    hooks = settings.get("hooks")
+    found: set[str] = set()
+    for groups in hooks.values() if isinstance(hooks, dict) else ():
+        for group in groups if isinstance(groups, list) else ():
+            for hook in group.get("hooks", []) if isinstance(group, dict) else ():
+                if claude.is_tcg_hook(hook) and isinstance(hook.get("command"), str):
+                    found.add(hook["command"])
+    return found
+
+
 def installed(settings: Mapping[str, Any]) -> bool:
     """True when every event tcg hooks has a tcg entry."""
     hooks = settings.get("hooks")

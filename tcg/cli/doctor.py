@@ -252,6 +252,7 @@ def check_agent_hooks(env: Env, cwd: str | None = None) -> list[Check]:
         installed,
         other_tool_hooks,
         read_settings,
+        tcg_interpreters,
     )
 
     here = cwd or os.getcwd()
@@ -267,6 +268,10 @@ def check_agent_hooks(env: Env, cwd: str | None = None) -> list[Check]:
             continue
         if scope == "user":
             user_has_tcg = installed(data)
+            for python in sorted(tcg_interpreters(data)):
+                if not os.access(python, os.X_OK):
+                    out.append(Check(FAIL, "claude hooks", f"{path} runs tcg's hooks with {python}, which is gone: "
+                                     "every tool call is blocked", "run `tcg agents install claude` again"))
         if data.get("disableAllHooks") is True:
             status = FAIL if scope == "managed" else WARN
             out.append(Check(status, f"claude {scope} settings", f"{path} sets disableAllHooks",

@@ -112,3 +112,9 @@ def test_doctor_reports_other_hooks_and_switches(settings_file, tmp_path):
     assert not any(c.status == FAIL for c in checks)
     out = tcg("doctor")
     assert "another PreToolUse hook on 'Bash'" in out.stdout and "claude hooks" in out.stdout
+
+
+def test_doctor_fails_when_the_hooks_interpreter_is_gone(settings_file):
+    install.install_claude(os.environ, "/gone/venv/bin/python")
+    checks = check_agent_hooks(os.environ, str(settings_file.parent))
+    assert any(c.status == FAIL and "/gone/venv/bin/python, which is gone" in c.detail for c in checks)
