@@ -39,10 +39,11 @@ EVENT_TYPES = frozenset(
         "clipboard_masked",
         "clipboard_partially_inspected",
         "policy_error",
+        "hook_decision",
     }
 )
 
-SURFACES = frozenset({"shell", "launch", "mcp", "clipboard", "scan", "cli"})
+SURFACES = frozenset({"shell", "launch", "mcp", "clipboard", "scan", "cli", "claude-hooks", "qwen-hooks"})
 
 
 def new_session_id() -> str:

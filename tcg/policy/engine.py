@@ -244,11 +244,11 @@ class _Rules:
             from tcg.paths import get_paths
 
             p = get_paths(dict(self.env))
-            roots = tuple(_norm(str(r)) for r in p.all_roots())
-            policies = [_norm(str(p.policy_file))]
+            roots = tuple(_norm(r) for r in (p.config_dir, p.state_dir, p.cache_dir))
+            policies = [_norm(p.policy_path)]
             if self.env.get("TCG_POLICY"):
                 policies.append(_norm(os.path.expanduser(self.env["TCG_POLICY"])))
-            self._tcg = (roots, _norm(str(p.key_file)), tuple(policies))
+            self._tcg = (roots, _norm(p.key_path), tuple(policies))
         return self._tcg
 
     # ------------------------------------------------------------- matching
@@ -358,6 +358,44 @@ def evaluate_line(
 
 
 evaluate_line_safe = evaluate_line  # the name other surfaces were told to expect
+
+# File accesses a caller can name directly (an agent's own file tools: Read is READ, Write is WRITE, …).
+ACCESSES = (READ, WRITE, RW, MODIFY, LIST)
+
+
+def evaluate_access(
+    policy: Any,
+    accesses: Iterable[tuple[str, str, str]],
+    actor: str,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Verdict:
+    """Decide file accesses made without a command line: ``(who, path, access)``
+    triples, ``access`` one of ACCESSES; a path with glob characters is a
+    pattern that may match at any depth (a search tool's file filter), judged
+    by what it could match. The same checks as a command's file arguments
+    (secret stores, tcg's own files, guard files). Never raises: an internal
+    failure is BLOCK ``internal-error``."""
+    try:
+        environ = os.environ if env is None else env
+        home = environ.get("HOME") or None
+        where = os.fspath(cwd) if cwd is not None else None
+        ev = _Evaluator(policy, actor, _Rules(policy, environ, home), where, home)
+        for who, path, access in accesses:
+            if access not in ACCESSES:
+                raise ValueError(f"unknown access {access!r}")
+            word = Word(_expand_home(path, home), static=True)
+            if any(c in path for c in "*?["):
+                word = Word(word.value, static=True, glob=True, pattern=word.value, recursive=True)
+            ev.check_path(who, word, access, reader=access in (READ, RW))
+        return Verdict.combine(ev.reasons)
+    except PolicyError as exc:
+        return Verdict.combine([Reason("policy-invalid", Decision.BLOCK, _clip(exc.message))])
+    except Exception as exc:  # noqa: BLE001 - fail closed: an error must never become ALLOW
+        return Verdict.combine(
+            [Reason("internal-error", Decision.BLOCK, f"tcg failed while deciding ({type(exc).__name__})")]
+        )
 
 
 def _evaluate(policy: Any, line: str, actor: str, *, cwd: str | None, env: Mapping[str, str]) -> Verdict:

@@ -83,6 +83,7 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "launch.on-findings": (DECISION, str),
     "launch.on-partial": (DECISION, str),
     "launch.on-error": (DECISION, str),
+    "launch.on-unmediated": (DECISION, str),
     "mcp.protected_resources": (PROTECT_LIST, str),
     "clipboard.interval": (SETTING, (int, float)),
     "clipboard.inspect-cap": (SETTING, int),

@@ -105,6 +105,23 @@ REASONS: dict[str, ReasonInfo] = {
         "`tcg launch`: the working directory is not inside a git repository, so there was nothing to scan",
         "none needed",
     ),
+    "secret-in-request": ReasonInfo(
+        "an agent's outbound request (web fetch or search, MCP tool call, sub-agent prompt) carries a secret",
+        "do not send credentials out of the session; refer to the secret by name, or ask the user",
+    ),
+    "secret-in-prompt": ReasonInfo(
+        "the prompt typed or pasted into the agent holds a secret; it was not sent to the model",
+        "remove the secret from the prompt and refer to it by name (e.g. `the token in $GITHUB_TOKEN`)",
+    ),
+    "secret-in-output": ReasonInfo(
+        "a tool's output held a secret; tcg masked it before the agent's model saw it",
+        "none needed; the placeholder stands for the value (to use it, let a program read it directly)",
+    ),
+    "agent-unmediated": ReasonInfo(
+        "`tcg launch`: the agent would run with tcg's hooks switched off (an option, a variable or "
+        "managed settings), so its own file, web and MCP tools would not be mediated",
+        "drop the option or variable named in the message; launch.on-unmediated in your policy decides this",
+    ),
     "internal-error": ReasonInfo(
         "tcg failed while deciding; the action was refused rather than run unchecked",
         "rerun with TCG_DEBUG=1 to see the traceback and report it",

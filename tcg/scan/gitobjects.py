@@ -17,16 +17,14 @@ one that introduced it on a linear history.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from tcg.errors import TcgError
+from tcg.gitenv import GIT_ENV_DROP, git_env  # noqa: F401 - re-exported: the scanner's git environment
 from tcg.runner.base import grow_pipe
-
-GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
 
 
 class GitError(TcgError):
@@ -41,26 +39,6 @@ class BlobRef:
     size: int  # -1: absent from a partial clone (not fetched, not scanned)
     path: str
     commit: str | None  # None: only in the index (staged, never committed)
-
-
-def git_env() -> dict[str, str]:
-    """Environment for git children: no inherited repo overrides, no pager, C locale."""
-    env = {k: v for k, v in os.environ.items() if k not in GIT_ENV_DROP}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["LC_ALL"] = "C"
-    env.setdefault("GIT_CONFIG_NOSYSTEM", "1")
-    # A scanned repository's own config must not run programs: core.fsmonitor
-    # names a command that `git ls-files` would execute. Command-line level
-    # config (GIT_CONFIG_COUNT) overrides the repository's.
-    for k in [k for k in env if k.startswith("GIT_CONFIG_KEY_") or k.startswith("GIT_CONFIG_VALUE_")]:
-        del env[k]
-    # Never the network: in a partial clone git would fetch missing objects from
-    # the promisor remote on demand. No transport allowed = the fetch fails fast.
-    env["GIT_ALLOW_PROTOCOL"] = ""
-    env["GIT_CONFIG_COUNT"] = "1"
-    env["GIT_CONFIG_KEY_0"] = "core.fsmonitor"
-    env["GIT_CONFIG_VALUE_0"] = "false"
-    return env
 
 
 def git(repo: Path | str, *args: str, check: bool = True) -> bytes:
