@@ -302,6 +302,13 @@ class _Rules:
         return any(fnmatchcase(up, p) for p in self.guard_env)
 
 
+def secret_store_rules(policy: Any, env: Mapping[str, str]) -> _Rules:
+    """The policy's secret stores and secret variable names, compiled for matching
+    outside a command line (the sandbox view, environment scrubbing):
+    ``store_match(path)``, ``secret_var(name)``, ``segments``."""
+    return _Rules(policy, env, env.get("HOME") or None)
+
+
 def _representative(pattern: str) -> str:
     """A concrete file name a basename glob matches (``.env.*`` → ``.env.x``)."""
     out = pattern
