@@ -55,6 +55,7 @@ MS_REC = 16384
 MS_PRIVATE = 1 << 18
 MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 # CAP_DAC_READ_SEARCH, CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_MKNOD
 ROOT_DROPPED_CAPS = (2, 16, 17, 19, 21, 27)
@@ -242,10 +243,32 @@ def _exec_command(path: str, argv: list[str], env: dict[str, str], err_w: int, r
     os._exit(127)
 
 
+def _wipe_environ(err_w: int) -> None:
+    """Zero this process's initial environment block (what /proc/PID/environ shows):
+    P1 inherited the station's, secrets included. Python's own copy (os.environ) is on
+    the heap, readable only through /proc/PID/mem, which a non-dumpable process denies."""
+    import ctypes
+
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[47]), int(fields[48])  # env_start, env_end (fields 50, 51)
+    except (OSError, ValueError, IndexError):
+        _fail(err_w, "environment wipe", 0)
+        return
+    if 0 < start < end:
+        ctypes.memset(start, 0, end - start)
+
+
 def _pid1(path: str, argv: list[str], env: dict[str, str], err_w: int, status_w: int, root: bool,
           forward: bool) -> None:
     """PID 1 of the sandbox: its /proc, the command, signal forwarding, reaping."""
     lib, get_errno = libc()
+    # P1 is a copy of the station: its /proc/1/environ holds the unscrubbed environment.
+    # Not dumpable → only a process with CAP_SYS_PTRACE may read it (the command has none).
+    if lib.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        _fail(err_w, "not dumpable", get_errno())
+    _wipe_environ(err_w)  # root reads /proc/1/environ even so: clear the strings themselves
     if lib.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0) != 0:
         _fail(err_w, "parent-death signal", get_errno())
     err = _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
