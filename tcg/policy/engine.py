@@ -229,8 +229,8 @@ class _Rules:
         self.allow_basenames = _lower(get("secret_stores.allow_basenames", []))
         self.paths = tuple(_expand_home(str(p), home) for p in get("secret_stores.paths", []) or [])
         self.listing_is_read = bool(get("secret_stores.listing_is_read", False))
-        self.dumps = compile_dump_rules(get("credential_dumps", []) or [])
-        self.dump_commands = {c for r in self.dumps for c in r.commands}
+        self._policy = policy
+        self._dumps: tuple[DumpRule, ...] | None = None
         self.secret_vars = tuple(str(v).upper() for v in get("secret_vars.names", []) or [])
         self.secret_vars_allow = tuple(str(v).upper() for v in get("secret_vars.allow_names", []) or [])
         self.guard_env = tuple(str(v).upper() for v in get("guard.env", []) or [])
@@ -240,6 +240,19 @@ class _Rules:
         self.env = env
         self._tcg: tuple[tuple[str, ...], str, tuple[str, ...]] | None = None
         self.representatives = tuple(_representative(p) for p in self.basenames) + self.segments
+
+    @property
+    def dumps(self) -> tuple[DumpRule, ...]:
+        """``[[credential_dumps]]``, compiled on first use (the sandbox view never needs them)."""
+        if self._dumps is None:
+            self._dumps = compile_dump_rules(self._policy.get("credential_dumps", []) or [])
+            self._dump_commands = frozenset(c for r in self._dumps for c in r.commands)
+        return self._dumps
+
+    @property
+    def dump_commands(self) -> frozenset[str]:
+        self.dumps  # noqa: B018 - compiles them
+        return self._dump_commands
 
     def tcg_files(self) -> tuple[tuple[str, ...], str, tuple[str, ...]]:
         """(tcg roots, key file, policy files) — computed on first need (platformdirs is slow)."""

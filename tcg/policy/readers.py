@@ -153,7 +153,7 @@ def object_ids(sub: str, values: list[str]) -> list[str]:
     for v in values:
         if v.startswith("-") or ":" in v:
             continue
-        if re.fullmatch(r"[0-9a-fA-F]{%d,64}" % OBJECT_ID_MIN, v):
+        if re.fullmatch(rf"[0-9a-fA-F]{{{OBJECT_ID_MIN},64}}", v):
             out.append(v.lower())
     return out
 

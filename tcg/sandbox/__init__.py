@@ -172,7 +172,14 @@ def _scrub(policy: Any, env: Mapping[str, str], rules: Any, conf: Mapping[str, A
     from tcg.sandbox.envscrub import ValueVerdicts, scrub
 
     keep = [str(v) for v in conf.get("allow_env", []) or []]
-    return scrub(env, rules.secret_var, keep, ValueVerdicts(policy, cache_dir, key))
+    verdicts = ValueVerdicts(policy, cache_dir, key)
+    ident, removed = verdicts.whole(env, keep)
+    if removed is not None:
+        gone = set(removed)
+        return {k: v for k, v in env.items() if k not in gone}, sorted(gone)
+    out, removed = scrub(env, rules.secret_var, keep, verdicts)
+    verdicts.remember(ident, removed)
+    return out, removed
 
 
 def _plan(policy: Any, rules: Any, conf: Mapping[str, Any], env: Mapping[str, str], cwd: str,

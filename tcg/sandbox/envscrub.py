@@ -69,8 +69,15 @@ class ValueVerdicts:
         self.path = os.path.join(cache_dir, "sandbox", VERDICTS_FILE) if cache_dir else None
         self.key = key
         self.detector_loads = 0
+        self._known: dict[str, Any] | None = None
 
-    def _load(self) -> dict[str, bool]:
+    def _load(self) -> dict[str, Any]:
+        if self._known is not None:
+            return self._known
+        self._known = self._read()
+        return self._known
+
+    def _read(self) -> dict[str, Any]:
         if self.path is None or self.key is None:
             return {}
         from tcg.signed import read_signed
@@ -82,13 +89,29 @@ class ValueVerdicts:
             return {}
         return data if type(data) is dict else {}
 
-    def __call__(self, pairs: list[tuple[str, str]]) -> set[str]:
+    def _id(self, text: str) -> str:
         from tcg.digest import hmac_sha256
 
-        key = self.key or os.urandom(32)
+        key = self.key or b""
         salt = (self.policy.fingerprint if self.policy is not None else "").encode()
-        ids = [hmac_sha256(key, salt + b"\0" + f"{n}={v}".encode("utf-8", "surrogateescape"))[:24]
-               for n, v in pairs]
+        return hmac_sha256(key, salt + b"\0" + text.encode("utf-8", "surrogateescape"))[:24]
+
+    def whole(self, env: Mapping[str, str], keep: Iterable[str]) -> tuple[str, list[str] | None]:
+        """(id of this exact environment, the names it lost last time or None): an agent
+        session runs every command with one environment, so one HMAC decides them all."""
+        # TCG_* change per command (session, mediation marks) and are never removed
+        ident = "env:" + self._id("\0".join([*sorted(keep), *sorted(f"{k}={v}" for k, v in env.items()
+                                                                  if not k.startswith("TCG_"))]))
+        known = self._load().get(ident) if self.key is not None else None
+        return ident, (list(known) if type(known) is list else None)
+
+    def remember(self, ident: str, removed: list[str]) -> None:
+        known = self._load()
+        known[ident] = list(removed)
+        self._save(known)
+
+    def __call__(self, pairs: list[tuple[str, str]]) -> set[str]:
+        ids = [self._id(f"{n}={v}") for n, v in pairs]
         known = self._load()
         missing = [(i, p) for i, p in zip(ids, pairs, strict=True) if i not in known]
         if missing:
@@ -110,7 +133,7 @@ class ValueVerdicts:
                 flagged.add(name)
         return flagged
 
-    def _save(self, known: dict[str, bool]) -> None:
+    def _save(self, known: dict[str, Any]) -> None:
         if self.path is None or self.key is None:
             return
         from tcg.signed import write_signed

@@ -38,6 +38,9 @@ from __future__ import annotations
 
 import os
 
+# the C module: the stdlib wrapper imports enum, in every child
+from tcg.runner.signals import signal
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -83,6 +86,7 @@ def libc() -> Any:
     """libc through ctypes (imported on first use: ~1.4 ms, agent commands only)."""
     if not _LIBC:
         import ctypes
+        import resource  # noqa: F401 - used in the children (_exit_like), loaded before fork
 
         lib = ctypes.CDLL(None, use_errno=True)
         lib.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
@@ -99,9 +103,6 @@ def supported() -> str | None:
 
     if not sys.platform.startswith("linux"):
         return "not Linux"
-    for ns in ("mnt", "pid") + (() if os.geteuid() == 0 else ("user",)):
-        if not os.path.exists(f"/proc/self/ns/{ns}"):
-            return f"the kernel has no {ns} namespaces"
     try:
         libc()
     except (OSError, AttributeError) as exc:
@@ -181,11 +182,18 @@ def _cover(view: View, err_w: int) -> None:
 
 
 def _close_fds(keep: tuple[int, ...]) -> None:
-    last = 3
-    for fd in sorted(k for k in keep if k >= 3):
-        os.closerange(last, fd)
-        last = fd + 1
-    os.closerange(last, 65536)
+    """Close every fd above 2 but ``keep`` (the station's pipes, its signal pipe …).
+    Listed from /proc/self/fd: closing a fixed range costs one syscall per number."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        fds = list(range(3, 1024))
+    for fd in fds:
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
 
 
 def _null_stdio() -> None:
@@ -199,8 +207,6 @@ def _null_stdio() -> None:
 def _signals(forward_to: int | None) -> None:
     """Forward (pipe mode) or ignore (PTY mode: the terminal signals C's process
     group directly) the signals the station passes on."""
-    import signal
-
     signal.set_wakeup_fd(-1)
     names = FORWARD if forward_to is not None else TERMINAL
     for name in names:
@@ -210,7 +216,14 @@ def _signals(forward_to: int | None) -> None:
         if forward_to is None:
             signal.signal(sig, signal.SIG_IGN)
         else:
-            signal.signal(sig, lambda s, _f, pid=forward_to: _kill(pid, s))
+            signal.signal(sig, _forwarder(forward_to))
+
+
+def _forwarder(pid: int) -> Any:
+    def forward(sig: int, _frame: object) -> None:
+        _kill(pid, sig)
+
+    return forward
 
 
 def _kill(pid: int, sig: int) -> None:
@@ -218,29 +231,6 @@ def _kill(pid: int, sig: int) -> None:
         os.kill(pid, sig)
     except OSError:
         pass
-
-
-def _exec_command(path: str, argv: list[str], env: dict[str, str], err_w: int, root: bool) -> None:
-    import signal
-
-    for num in range(1, signal.NSIG):
-        if num in (signal.SIGKILL, signal.SIGSTOP):
-            continue
-        try:
-            signal.signal(num, signal.SIG_DFL)
-        except (OSError, ValueError):
-            pass
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    if root:
-        lib, get_errno = libc()
-        for cap in ROOT_DROPPED_CAPS:
-            if lib.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and get_errno() != 22:  # EINVAL: unknown cap
-                _fail(err_w, "drop capabilities", get_errno())
-    try:
-        os.execve(path, argv, env)
-    except OSError as exc:
-        os.write(err_w, f"{exc.errno}:{exc.strerror}".encode())
-    os._exit(127)
 
 
 def _wipe_environ(err_w: int) -> None:
@@ -274,10 +264,17 @@ def _pid1(path: str, argv: list[str], env: dict[str, str], err_w: int, status_w:
     err = _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     if err:
         _fail(err_w, "mount /proc", err)
-    child = os.fork()
-    if child == 0:
-        os.close(status_w)
-        _exec_command(path, argv, env, err_w, root)
+    if root:
+        for cap in ROOT_DROPPED_CAPS:  # limits what C gains at exec; P1 keeps its own
+            if lib.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and get_errno() != 22:  # EINVAL: unknown cap
+                _fail(err_w, "drop capabilities", get_errno())
+    os.set_inheritable(status_w, False)
+    reset = [getattr(signal, n) for n in ("SIGPIPE", "SIGXFSZ", *TERMINAL) if hasattr(signal, n)]
+    try:  # vfork: no copy of this (large) process's page tables for a child that only execs
+        child = os.posix_spawn(path, argv, env, setsigdef=reset, setsigmask=[])
+    except OSError as exc:
+        os.write(err_w, f"{exc.errno}:{exc.strerror}".encode())
+        os._exit(127)
     os.close(err_w)
     _null_stdio()
     _close_fds((status_w,))
@@ -345,8 +342,7 @@ def enter(view: View, path: str, argv: list[str], env: dict[str, str], err_w: in
 
 def _exit_like(status: int) -> None:
     """Exit as C did: the same code, or death by the same signal."""
-    import resource
-    import signal
+    import resource  # imported by libc() in the station already: no file is read here
 
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
@@ -426,7 +422,7 @@ def pty_child_exec(view: View) -> Any:
 
 
 def _read_report(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         data = os.read(fd, 4096)
         if not data:
