@@ -132,6 +132,59 @@ def prepare(policy: Any, env: Mapping[str, str], cwd: str) -> Prepared:
     return prepared
 
 
+def probe(policy: Any) -> tuple[str, str | None]:
+    """(the layer agent commands would get, why not the view — None when it works).
+    Builds a real, empty view and runs ``true`` in it (`tcg doctor`)."""
+    layer = platform_layer()
+    if layer == "none":
+        return "none", "Windows has no sandbox view: agent commands get the line policy, a scrubbed environment and masking"
+    if layer == "seatbelt":
+        from tcg.sandbox.seatbelt import SANDBOX_EXEC
+
+        return ("seatbelt", None) if os.access(SANDBOX_EXEC, os.X_OK) else ("none", f"{SANDBOX_EXEC} is missing")
+    conf = settings(policy)
+    mechanism = conf.get("mechanism", "auto")
+    problem = None
+    if mechanism in ("auto", "namespaces"):
+        problem = _try_namespaces()
+        if problem is None:
+            return "namespaces", None
+        if mechanism == "namespaces":
+            return "none", problem
+    exe = _bwrap_path(conf)
+    if exe is None:
+        return "none", problem or f"bubblewrap ({conf.get('bwrap', 'bwrap')!r}) was not found"
+    import subprocess
+
+    argv = [exe, "--dev-bind", "/", "/", *(() if os.geteuid() == 0 else ("--unshare-user",)),
+            "--unshare-pid", "--proc", "/proc", "true"]
+    try:
+        r = subprocess.run(argv, capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return "none", f"bubblewrap failed to start ({exc})"
+    if r.returncode != 0:
+        return "none", "bubblewrap failed: " + r.stderr.decode(errors="replace").strip()[:200]
+    return "bwrap", None
+
+
+def _try_namespaces() -> str | None:
+    from tcg.sandbox.linux import SetupFailed, View, spawn_pipes, supported
+
+    why = supported()
+    if why is not None:
+        return why
+    try:
+        pid, out_r, err_r = spawn_pipes(["true"], {"PATH": os.defpath}, View([], []))
+    except SetupFailed as exc:
+        return f"namespace setup failed at {exc}"
+    except Exception as exc:  # noqa: BLE001 - a probe reports, it does not crash
+        return f"namespace setup failed ({type(exc).__name__})"
+    os.close(out_r)
+    os.close(err_r)
+    _, status = os.waitpid(pid, 0)
+    return None if os.waitstatus_to_exitcode(status) == 0 else "a command in the view did not run"
+
+
 def fall_back_to_bwrap(prepared: Prepared, policy: Any) -> bool:
     """After the namespaces failed at spawn time: switch to bwrap when the policy's
     mechanism is ``auto`` and bwrap is installed (True), else False."""

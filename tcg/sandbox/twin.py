@@ -130,7 +130,7 @@ def make_twin(data: bytes, name: str, secret_key: Callable[[str], bool], mask: V
         return _netrc_twin(data, mask)
     if lower == ".pgpass":
         return b"".join(_pgpass_line(line, mask) for line in data.splitlines(keepends=True))
-    if data.lstrip()[:1] in (b"{", b"["):
+    if re.match(rb"\s*(?:\{|\[\s*[\"{\[\d-])", data):  # JSON; `[default]` is an INI section
         return _json_twin(data, secret_key, mask)
     out: list[bytes] = []
     in_pem = False
