@@ -244,11 +244,14 @@ def check_hooks(env: Env) -> list[Check]:
 
 def check_sandbox(env: Env) -> list[Check]:
     """Which layer an agent's commands get below the line policy (docs/policy.md, "The sandbox view")."""
-    try:
-        from tcg.policy.load import load_policy
-        from tcg.sandbox import UNAVAILABLE_HINT, fail_mode, probe
+    from tcg.policy.load import load_policy
+    from tcg.sandbox import UNAVAILABLE_HINT, fail_mode, probe
 
+    try:
         policy = load_policy(environ=env)
+    except PolicyError:
+        return [Check(WARN, "sandbox", "not checked: the policy does not load (see the policy check)")]
+    try:
         layer, problem = probe(policy)
     except Exception as exc:  # noqa: BLE001 - a broken check is a finding
         return [Check(FAIL, "sandbox", f"cannot check the sandbox view ({type(exc).__name__})")]

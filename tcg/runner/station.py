@@ -41,7 +41,7 @@ KNOWN_SHELLS = frozenset(
 )
 MEDIATED = "TCG_MEDIATED"
 MEDIATED_FDS = "TCG_MEDIATED_FDS"
-SANDBOXED = "TCG_SANDBOXED"  # set inside an agent's view: a nested tcg is already in it
+SANDBOXED = "TCG_SANDBOXED"  # set inside an agent's view: a nested tcg is already in it (tcg.sandbox.agent)
 EXIT_BLOCKED = 126
 EXIT_USAGE = 2
 # TCG_MASK_WORKER=0: PTY mode masks in the station's own process (slower bulk output)
@@ -393,7 +393,9 @@ class Station:
             else:
                 filters = [self.make_filter("strict"), self.make_filter("strict")]
             if _reads_secret_store(verdict):
-                filters = [self.store_value_filter(f, mode) for f in filters]
+                from tcg.sandbox.agent import store_value_filter
+
+                filters = [store_value_filter(f, mode, self.policy, self.env, self._hasher().h8) for f in filters]
         except Exception as exc:  # noqa: BLE001 - cannot mask: do not run unmasked
             self._debug()
             return self.refuse(line, "internal-error", f"the masker failed ({type(exc).__name__})",
@@ -404,20 +406,22 @@ class Station:
         child_env[MEDIATED] = self.session
         box = None
         if self.actor == "agent":
-            box = self.sandbox_for(child_env)
+            from tcg.sandbox.agent import prepare_for_agent
+
+            box = prepare_for_agent(self.policy, child_env, self._debug)
             if isinstance(box, str):
                 return self.refuse(line, "sandbox-unavailable", box, mode=mode, shell=shell)
-            if box is not None:
-                child_env = box.env
+            child_env = box.env
         _collector_on()
         from tcg.runner.base import SpawnError
+        from tcg.sandbox.agent import Refused, run
 
         try:
-            code = self.start(argv, child_env, mode, filters, box)
+            code = run(argv, child_env, mode, filters, box, self.policy, MEDIATED_FDS)
         except SpawnError as exc:
             sys.stderr.write(f"tcg: {exc}\n")
             code = exc.exit_code
-        except _Refused as exc:
+        except Refused as exc:
             return self.refuse(line, "sandbox-unavailable", str(exc), mode=mode, shell=shell)
         finally:
             if box is not None:
@@ -443,109 +447,6 @@ class Station:
         self.record(line, refusal, exit_code=EXIT_BLOCKED, mode=mode, nested=False, shell=shell)
         _print_refusal(refusal)
         return EXIT_BLOCKED
-
-    # ------------------------------------------------------------ the agent's view
-
-    def sandbox_for(self, env: dict[str, str]) -> Any:
-        """The prepared view for an agent's command (tcg.sandbox.Prepared); a refusal
-        detail (str) when it cannot be built and the policy says block; None to run
-        without a view (``on-unavailable = "warn"``: warned, environment still scrubbed).
-        Any error while preparing fails closed."""
-        try:
-            from tcg.sandbox import Unavailable, fail_mode, prepare
-
-            try:
-                box = prepare(self.policy, env, os.getcwd())
-            except Unavailable as exc:
-                return self._unavailable(str(exc), fail_mode(self.policy), env)
-        except Exception as exc:  # noqa: BLE001 - fail closed: no view, no run
-            self._debug()
-            return f"preparing the sandbox view failed ({type(exc).__name__})"
-        box.env[SANDBOXED] = box.mechanism
-        return box
-
-    def _unavailable(self, why: str, mode: str, env: dict[str, str]) -> Any:
-        detail = f"the sandbox view for agent commands is unavailable: {why}"
-        if mode != "warn":
-            return detail
-        from tcg.sandbox import UNAVAILABLE_HINT, Prepared, _scrub, settings
-
-        sys.stderr.write(f"tcg: warning: {detail}; running with the line policy and masking only\n"
-                         f"hint: {UNAVAILABLE_HINT}\n")
-        from tcg.paths import get_paths
-        from tcg.policy.engine import secret_store_rules
-
-        paths = get_paths(dict(env))
-        from tcg.keyhash import existing_key
-
-        scrubbed, removed = _scrub(self.policy, env, secret_store_rules(self.policy, env), settings(self.policy),
-                                   paths.cache_dir, existing_key(paths))
-        box = Prepared("none", scrubbed, removed)
-        box.env[SANDBOXED] = "none"
-        return box
-
-    def start(self, argv: list[str], env: dict[str, str], mode: str, filters: list[Any], box: Any) -> int:
-        """Run the command (in ``box``'s view when there is one); exit code."""
-        from tcg.sandbox.linux import SetupFailed
-
-        try:
-            return self._start(argv, env, mode, filters, box)
-        except SetupFailed as exc:
-            from tcg.sandbox import fail_mode, fall_back_to_bwrap
-
-            if fall_back_to_bwrap(box, self.policy):
-                return self._start(argv, env, mode, filters, box)
-            why = f"namespace setup failed at {exc}"
-            if fail_mode(self.policy) != "warn":
-                raise _Refused(f"the sandbox view for agent commands is unavailable: {why}") from None
-            fallback = self._unavailable(why, "warn", env)
-            box.mechanism, box.view = "none", None
-            box.env = fallback.env
-            return self._start(argv, box.env, mode, filters, None)
-
-    def _start(self, argv: list[str], env: dict[str, str], mode: str, filters: list[Any], box: Any) -> int:
-        view = box.view if box is not None else None
-        if box is not None and box.wrap is not None:
-            argv = box.wrap(argv)
-        if mode == "pty":
-            from tcg.runner.loop import run_pty
-
-            child_exec = None
-            if view is not None:
-                from tcg.sandbox.linux import pty_child_exec
-
-                child_exec = pty_child_exec(view)
-            return run_pty(argv, env, filters[0], channel_var=MEDIATED_FDS, child_exec=child_exec)
-        from tcg.runner.pipes import run_pipes
-
-        spawn = None
-        if view is not None:
-            from tcg.sandbox.linux import spawn_pipes
-
-            def spawn(argv: list[str], env: dict[str, str], *, channel_var: str | None = None) -> Any:
-                return spawn_pipes(argv, env, view, channel_var=channel_var)
-
-        return run_pipes(argv, env, filters[0], filters[1], channel_var=MEDIATED_FDS, spawn=spawn)
-
-    def store_value_filter(self, inner: Any, mode: str) -> Any:
-        """Masking for a command that reads a secret store: values of secret-named
-        keys are masked whatever their shape (tcg.sandbox.twin.StoreValueFilter)."""
-        from tcg.policy.engine import secret_store_rules
-        from tcg.sandbox.twin import StoreValueFilter, ValueMasker, store_key_is_secret
-
-        rules = secret_store_rules(self.policy, self.env)
-        hold = None
-        if mode == "pty":
-            from tcg.mask import hold_ms_of
-
-            hold = hold_ms_of(self.policy) / 1000
-        return StoreValueFilter(inner, lambda k: store_key_is_secret(k, rules.secret_var),
-                                ValueMasker(self._hasher().h8), hold)
-
-
-class _Refused(Exception):
-    """The command was not started: the view could not be built and the policy blocks."""
-
 
 def _reads_secret_store(verdict: Any) -> bool:
     return any(r.code == "secret-store-read" for r in getattr(verdict, "reasons", ()))

@@ -132,6 +132,17 @@ def prepare(policy: Any, env: Mapping[str, str], cwd: str) -> Prepared:
     return prepared
 
 
+def scrubbed_only(policy: Any, env: Mapping[str, str]) -> Prepared:
+    """No view, only the scrubbed environment (``on-unavailable = "warn"``)."""
+    from tcg.paths import get_paths
+    from tcg.policy.engine import secret_store_rules
+
+    paths = get_paths(dict(env))
+    scrubbed, removed = _scrub(policy, env, secret_store_rules(policy, env), settings(policy), paths.cache_dir,
+                               _install_key(paths))
+    return Prepared("none", scrubbed, removed)
+
+
 def probe(policy: Any) -> tuple[str, str | None]:
     """(the layer agent commands would get, why not the view — None when it works).
     Builds a real, empty view and runs ``true`` in it (`tcg doctor`)."""

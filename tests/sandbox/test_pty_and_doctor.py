@@ -36,3 +36,17 @@ def test_doctor_reports_the_active_layer(world, tmp_path):
     policy.write_text('[sandbox]\nmechanism = "bwrap"\nbwrap = "/nonexistent/bwrap"\non-unavailable = "warn"\n')
     c = check_sandbox({**world.env, "TCG_POLICY": str(policy)})[0]
     assert c.status == WARN and "line policy" in c.detail
+
+
+def test_a_humans_sanitized_read_of_a_store_masks_every_secret_named_value(world):
+    """`cat .env` at a human's terminal runs (SANITIZE); inside the store every value of a
+    secret-named key is masked whatever it looks like (a passphrase has no entropy)."""
+    import subprocess
+
+    env = {**world.env, "TCG_ACTOR": "human"}
+    r = subprocess.run([TCG_SHELL, "run-line", "--shell", BASH, "cat .env"], cwd=world.project, env=env,
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+    assert r.returncode == 0
+    out = r.stdout.decode()
+    assert "DB_PASSWORD=<SECRET:secret-store-value:" in out and "DB_HOST=localhost" in out and "PORT=5432" in out
+    assert world.values["dotenv-passphrase"] not in out
