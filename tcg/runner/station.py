@@ -404,13 +404,14 @@ class Station:
         child_env = dict(self.env)
         child_env["TCG_SESSION"] = self.session
         child_env[MEDIATED] = self.session
-        box = None
+        box: Any = None  # tcg.sandbox.Prepared for an agent
         if self.actor == "agent":
             from tcg.sandbox.agent import prepare_for_agent
 
-            box = prepare_for_agent(self.policy, child_env, self._debug)
-            if isinstance(box, str):
-                return self.refuse(line, "sandbox-unavailable", box, mode=mode, shell=shell)
+            prepared = prepare_for_agent(self.policy, child_env, self._debug)
+            if isinstance(prepared, str):
+                return self.refuse(line, "sandbox-unavailable", prepared, mode=mode, shell=shell)
+            box = prepared
             child_env = box.env
         _collector_on()
         from tcg.runner.base import SpawnError
