@@ -294,6 +294,31 @@ def check_agent_hooks(env: Env, cwd: str | None = None) -> list[Check]:
     return out
 
 
+def check_sandbox(env: Env) -> list[Check]:
+    """Which layer an agent's commands get below the line policy (docs/policy.md, "The sandbox view")."""
+    from tcg.policy.load import load_policy
+    from tcg.sandbox import UNAVAILABLE_HINT, fail_mode, probe
+
+    try:
+        policy = load_policy(environ=env)
+    except PolicyError:
+        return [Check(WARN, "sandbox", "not checked: the policy does not load (see the policy check)")]
+    try:
+        layer, problem = probe(policy)
+    except Exception as exc:  # noqa: BLE001 - a broken check is a finding
+        return [Check(FAIL, "sandbox", f"cannot check the sandbox view ({type(exc).__name__})")]
+    if problem is None:
+        return [Check(OK, "sandbox", f"{layer}: agent commands run with secret stores covered and secret "
+                                     "variables removed")]
+    if layer == "none" and sys.platform == "win32":
+        return [Check(WARN, "sandbox", problem)]
+    if fail_mode(policy) == "warn":
+        return [Check(WARN, "sandbox", f"unavailable ({problem}); agent commands run with the line policy, a "
+                                       "scrubbed environment and masking only", UNAVAILABLE_HINT)]
+    return [Check(FAIL, "sandbox", f"unavailable ({problem}); agent commands are refused (sandbox-unavailable)",
+                  UNAVAILABLE_HINT)]
+
+
 def run_checks(env: Env | None = None) -> list[Check]:
     """Every check, in display order."""
     e: Env = os.environ if env is None else env
@@ -307,6 +332,7 @@ def run_checks(env: Env | None = None) -> list[Check]:
         lambda: check_tools(e),
         lambda: check_hooks(e),
         lambda: check_agent_hooks(e),
+        lambda: check_sandbox(e),
     ]
     out: list[Check] = []
     for step in steps:

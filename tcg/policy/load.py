@@ -92,6 +92,19 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "scan.allow_paths": (ALLOW_LIST, str),
     "scan.categories": (PROTECT_LIST, str),
     "detect.disabled_rules": (ALLOW_LIST, str),
+    "sandbox.mechanism": (SETTING, str),
+    "sandbox.on-unavailable": (SETTING, str),
+    "sandbox.bwrap": (SETTING, str),
+    "sandbox.allow_twins": (ALLOW_LIST, str),
+    "sandbox.allow_env": (ALLOW_LIST, str),
+    "sandbox.skip_dirs": (ALLOW_LIST, str),
+    "sandbox.roots": (PROTECT_LIST, str),
+    "sandbox.max-dirs": (SETTING, int),
+}
+# Settings that take one of a few words: a typo must be an error, not a silent default.
+SETTING_CHOICES: dict[str, tuple[str, ...]] = {
+    "sandbox.mechanism": ("auto", "namespaces", "bwrap"),
+    "sandbox.on-unavailable": ("block", "warn"),
 }
 
 # Fields an entry of an array of tables may have: "str" (a string) or "strs"
@@ -363,6 +376,10 @@ def validate(data: dict[str, Any], path: str, text: str = "") -> None:
                     fail(dotted, f"{dotted} has the wrong type", "see docs/policy.md")
                 if not isinstance(value, typ):
                     fail(dotted, f"{dotted} has the wrong type ({type(value).__name__})", "see docs/policy.md")
+                choices = SETTING_CHOICES.get(dotted)
+                if choices and value not in choices:
+                    fail(dotted, f"{dotted} = {value!r} is not one of: {', '.join(choices)}",
+                         f'write it as {dotted.rsplit(".", 1)[1]} = "{choices[0]}"')
 
     walk(data, "")
 

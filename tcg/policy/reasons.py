@@ -122,6 +122,13 @@ REASONS: dict[str, ReasonInfo] = {
         "managed settings), so its own file, web and MCP tools would not be mediated",
         "drop the option or variable named in the message; launch.on-unmediated in your policy decides this",
     ),
+    "sandbox-unavailable": ReasonInfo(
+        "an agent's command was not run: the sandbox view (secret stores hidden, secret variables "
+        "removed) could not be built on this machine, and sandbox.on-unavailable is block",
+        "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+        "user.max_user_namespaces > 0), or install bubblewrap and set sandbox.mechanism = \"bwrap\"; "
+        "`tcg doctor` shows which layer is active",
+    ),
     "internal-error": ReasonInfo(
         "tcg failed while deciding; the action was refused rather than run unchecked",
         "rerun with TCG_DEBUG=1 to see the traceback and report it",

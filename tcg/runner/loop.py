@@ -27,6 +27,11 @@ from tcg.runner.signals import (  # noqa: F401 - re-exported
     signal,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
 READ_SIZE = 65536
 # Output read from the master but not yet masked and written: the reader thread
 # pauses beyond this (back-pressure from a slow or stopped terminal, Ctrl-S).
@@ -469,8 +474,12 @@ def run_pty(
     stdin_fd: int = 0,
     stdout_fd: int = 1,
     channel_var: str | None = None,
+    child_exec: Callable[[str, list[str], dict[str, str], int], None] | None = None,
 ) -> int:
     """Run ``argv`` on a new PTY sized and configured like our terminal.
+
+    ``child_exec`` (see tcg.runner.posix.spawn_pty) starts the command in the
+    agent's sandbox view instead of a plain exec.
 
     Raises SpawnError when it cannot be started. With ``channel_var``, the
     child's environment names the new PTY there (the station's nesting check).
@@ -485,7 +494,7 @@ def run_pty(
         attrs = None
     size = get_winsize(stdout_fd) or get_winsize(stdin_fd)
     with pty_signals() as sigs:
-        child = spawn_pty(argv, env, size=size, attrs=attrs, channel_var=channel_var)
+        child = spawn_pty(argv, env, size=size, attrs=attrs, channel_var=channel_var, child_exec=child_exec)
         try:
             if attrs is None:
                 return copy_loop(child, stdin_fd, stdout_fd, out_filter, sigs, size_fd=None)

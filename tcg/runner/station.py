@@ -41,6 +41,7 @@ KNOWN_SHELLS = frozenset(
 )
 MEDIATED = "TCG_MEDIATED"
 MEDIATED_FDS = "TCG_MEDIATED_FDS"
+SANDBOXED = "TCG_SANDBOXED"  # set inside an agent's view: a nested tcg is already in it (tcg.sandbox.agent)
 EXIT_BLOCKED = 126
 EXIT_USAGE = 2
 # TCG_MASK_WORKER=0: PTY mode masks in the station's own process (slower bulk output)
@@ -377,7 +378,8 @@ class Station:
 
         argv = make_argv()
         shell = argv[0] if via_shell else None
-        nested = is_nested(self.env)
+        # An agent's nested tcg passes through only inside the outer station's view.
+        nested = is_nested(self.env) and (self.actor != "agent" or bool(self.env.get(SANDBOXED)))
         if nested:
             # No exit code: we become the command; the outer station records it.
             mode = "pty" if os.isatty(1) else "pipe"
@@ -390,36 +392,41 @@ class Station:
                 filters = [self.make_filter("terminal")]
             else:
                 filters = [self.make_filter("strict"), self.make_filter("strict")]
+            if _reads_secret_store(verdict):
+                from tcg.sandbox.agent import store_value_filter
+
+                filters = [store_value_filter(f, mode, self.policy, self.env, self._hasher().h8) for f in filters]
         except Exception as exc:  # noqa: BLE001 - cannot mask: do not run unmasked
             self._debug()
-            from tcg.policy.model import Decision, Reason, Verdict
-
-            refusal = Verdict(
-                Decision.BLOCK,
-                (Reason("internal-error", Decision.BLOCK, f"the masker failed ({type(exc).__name__})"),),
-            )
-            self.record(line, refusal, exit_code=EXIT_BLOCKED, mode=mode, nested=False, shell=shell)
-            _print_refusal(refusal)
-            return EXIT_BLOCKED
+            return self.refuse(line, "internal-error", f"the masker failed ({type(exc).__name__})",
+                               mode=mode, shell=shell)
 
         child_env = dict(self.env)
         child_env["TCG_SESSION"] = self.session
         child_env[MEDIATED] = self.session
+        box: Any = None  # tcg.sandbox.Prepared for an agent
+        if self.actor == "agent":
+            from tcg.sandbox.agent import prepare_for_agent
+
+            prepared = prepare_for_agent(self.policy, child_env, self._debug)
+            if isinstance(prepared, str):
+                return self.refuse(line, "sandbox-unavailable", prepared, mode=mode, shell=shell)
+            box = prepared
+            child_env = box.env
         _collector_on()
         from tcg.runner.base import SpawnError
+        from tcg.sandbox.agent import Refused, run
 
         try:
-            if mode == "pty":
-                from tcg.runner.loop import run_pty
-
-                code = run_pty(argv, child_env, filters[0], channel_var=MEDIATED_FDS)
-            else:
-                from tcg.runner.pipes import run_pipes
-
-                code = run_pipes(argv, child_env, filters[0], filters[1], channel_var=MEDIATED_FDS)
+            code = run(argv, child_env, mode, filters, box, self.policy, MEDIATED_FDS)
         except SpawnError as exc:
             sys.stderr.write(f"tcg: {exc}\n")
             code = exc.exit_code
+        except Refused as exc:
+            return self.refuse(line, "sandbox-unavailable", str(exc), mode=mode, shell=shell)
+        finally:
+            if box is not None:
+                box.close()
         failed = [f.error for f in self._filters if getattr(f, "error", None) is not None]
         if failed:
             # The command ran, but its output could not be masked: it was withheld.
@@ -428,9 +435,22 @@ class Station:
                 "hint: rerun with TCG_DEBUG=1 to see the traceback and report it\n"
             )
             code = EXIT_BLOCKED
+        extra = {"sandbox": box.event()} if box is not None else {}
         self.record(line, verdict, exit_code=code, mode=mode, nested=False, shell=shell,
-                    output_withheld=bool(failed))
+                    output_withheld=bool(failed), **extra)
         return code
+
+    def refuse(self, line: str, code: str, detail: str, *, mode: str | None, shell: str | None) -> int:
+        """Refuse ``line`` for a reason found after the policy allowed it (nothing ran)."""
+        from tcg.policy.model import Decision, Reason, Verdict
+
+        refusal = Verdict(Decision.BLOCK, (Reason(code, Decision.BLOCK, detail),))
+        self.record(line, refusal, exit_code=EXIT_BLOCKED, mode=mode, nested=False, shell=shell)
+        _print_refusal(refusal)
+        return EXIT_BLOCKED
+
+def _reads_secret_store(verdict: Any) -> bool:
+    return any(r.code == "secret-store-read" for r in getattr(verdict, "reasons", ()))
 
 
 def _collector_on() -> None:
