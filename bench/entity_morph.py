@@ -32,10 +32,9 @@ _PETROVICH_CASE = {"gent": 0, "datv": 1, "accs": 2, "ablt": 3, "loct": 4}
 def petrovich_decline(word: str, role: str, gender: str) -> dict[str, str] | None:
     """petrovich (pip install petrovich) as a declension source, for comparison only."""
     try:
-        from petrovich.main import Petrovich
+        p = _petrovich()
     except ImportError:
         return None
-    p = _petrovich()
     if role not in ("first", "middle", "last"):
         return None
     fn = {"first": p.firstname, "middle": p.middlename, "last": p.lastname}[role]
@@ -114,7 +113,7 @@ def score_vectors(backends: tuple[str, ...]) -> tuple[int, int, list[str]]:
     ok = 0
     wrong: list[str] = []
     for value, kind, gender, expected in VECTORS:
-        want = dict(zip(CASES, (w.replace("_", " ") for w in expected.split())))
+        want = dict(zip(CASES, (w.replace("_", " ") for w in expected.split()), strict=True))
         fs = morph.surface_forms(value, kind, gender, backends)
         got = {f.case: f.text for f in fs.forms
                if f.shape == "full" and f.number == "sing" and f.gender in (gender or "", "")}

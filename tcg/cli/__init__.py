@@ -28,6 +28,9 @@ COMMANDS: dict[str, str] = {
     "mcp-proxy": "tcg.cli.mcp:mcp_proxy",
     "clipboard": "tcg.cli.clipboard:clipboard",
     "launch": "tcg.cli.launch:launch",
+    "entity": "tcg.cli.entity:entity",
+    "verify": "tcg.cli.verify:verify",
+    "scan-transcript": "tcg.cli.transcript:scan_transcript",
 }
 
 

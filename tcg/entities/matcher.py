@@ -43,7 +43,7 @@ from tcg.entities.normal import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
 INSERT_MIN_WORD = 5  # a separator may be inserted only in a Cyrillic word this long
 PROBE = 4  # characters of a form's key its lookup table is keyed by
@@ -118,6 +118,11 @@ class Matcher:
                 forms[key] = _Form(key, token, ei, ent.capital, is_word(key[0]) or key[0] == WILDCARD,
                                    is_word(key[-1]) or key[-1] == WILDCARD, own, insertable)
                 texts.append(text)
+        self._setup(forms, texts)
+
+    def _setup(self, forms: dict[str, _Form], texts: list[str]) -> None:
+        self._loader: Callable[[], dict[str, object]] | None = None
+        self._nforms = len(forms)
         self._forms = forms
         self._texts = texts
         # forms by their first PROBE characters (shorter keys, and keys with a
@@ -144,8 +149,53 @@ class Matcher:
         #: first characters of forms that do not start with a letter or digit
         self._nonword_starts = frozenset(k[0] for k in forms if not is_word(k[0]) and k[0] != WILDCARD)
 
+    # ------------------------------------------------------------ persistence
+
+    def forms_state(self) -> dict[str, object]:
+        """The forms (JSON-able; they hold the values' skeletons: keep it where the
+        registry is)."""
+        self._ensure()
+        return {
+            "entities": [[e.alias, e.capital] for e in self.entities],
+            "forms": [[f.key, f.token, f.entity, f.capital, f.word_start, f.word_end,
+                       sorted(f.own_gaps), sorted(f.insertable)] for f in self._forms.values()],
+        }
+
+    def header(self) -> dict[str, object]:
+        """What a lazily loaded matcher needs before its forms."""
+        return {"n_forms": len(self._forms), "max_match_chars": self.max_match_chars}
+
+    @classmethod
+    def lazy(cls, header: dict[str, object], prefilter: Prefilter | None,
+             load_forms: Callable[[], dict[str, object]]) -> Matcher:
+        """A matcher whose forms are read only when a prefilter hit needs them: a
+        command whose output names no entity never parses them."""
+        m = cls.__new__(cls)
+        m.entities = ()
+        m._setup({}, [])
+        m._nforms = int(header["n_forms"])  # type: ignore[call-overload]
+        m.max_match_chars = int(header["max_match_chars"])  # type: ignore[call-overload]
+        m.max_match_bytes = m.max_match_chars * _MAX_CHAR_BYTES
+        m._hs = (prefilter,)
+        m._loader = load_forms
+        return m
+
+    def _ensure(self) -> None:
+        loader = self._loader
+        if loader is None:
+            return
+        self._loader = None
+        state = loader()
+        self.entities = tuple(EntitySpec(a, bool(c), ()) for a, c in state["entities"])  # type: ignore[attr-defined]
+        forms = {}
+        for key, token, ent, cap, ws, we, own, ins in state["forms"]:  # type: ignore[attr-defined]
+            forms[key] = _Form(key, token, ent, cap, ws, we, frozenset(own), frozenset(ins))
+        hs = self._hs
+        self._setup(forms, [])
+        self._hs = hs
+
     def __bool__(self) -> bool:
-        return bool(self._forms)
+        return self._nforms > 0
 
     @classmethod
     def empty(cls) -> Matcher:
@@ -157,6 +207,7 @@ class Matcher:
         """Every match (char offsets) starting in text[lo:hi], resolved; the text
         around the range is read for boundaries."""
         hi = len(text) if hi is None else hi
+        self._ensure()
         if not self._forms or lo >= hi:
             return []
         vlo = max(0, lo - CONTEXT)
@@ -223,7 +274,7 @@ class Matcher:
     def find_bytes(self, data: bytes) -> list[Match]:
         """Every match in ``data`` (byte offsets), the same as find_text() on its
         decoded text; only regions around prefilter hits are decoded."""
-        if not self._forms or not data:
+        if not self._nforms or not data:
             return []
         pre = self._prefilter()
         if pre is None:
@@ -495,6 +546,29 @@ class Prefilter:
                    flags=[0] * len(trig) + [hyperscan.HS_FLAG_CASELESS] * len(lits))
         return cls(db, len(trig), [len(b) if whole else 0 for b, whole in lits])
 
+    def to_bytes(self) -> bytes:
+        """One JSON header line, then the serialized database."""
+        import json
+
+        import hyperscan
+
+        head = json.dumps({"first_literal": self.first_literal, "whole": self.whole}).encode()
+        return head + b"\n" + bytes(hyperscan.dumpb(self.db))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Prefilter | None:
+        import json
+
+        try:
+            import hyperscan
+        except ImportError:
+            return None
+        head, _, blob = data.partition(b"\n")
+        st = json.loads(head)
+        db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
+        db.scratch = hyperscan.Scratch(db)
+        return cls(db, int(st["first_literal"]), list(st["whole"]))
+
     def scan(self, data: bytes) -> list[int] | None:
         """End offsets of the hits, thinned and sorted; None when hits are dense
         (the caller matches the whole buffer on the view)."""
@@ -518,7 +592,11 @@ class Prefilter:
                     return True
             return None
 
-        self.db.scan(data, match_event_handler=on_match)  # type: ignore[attr-defined]
+        try:
+            self.db.scan(data, match_event_handler=on_match)  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose (dense)
+            if len(hits) <= DENSE:
+                raise
         if len(hits) > DENSE:
             return None
         hits.sort()

@@ -160,6 +160,8 @@ def decline_word(word: str, role: str, gender: str, backends: tuple[str, ...]
     backend that produced them. ``role``: first | middle | last | noun."""
     if not _is_cyrillic_word(word):
         return dict.fromkeys(CASES, word), None, "none"
+    if role == "last":
+        word = suffixes.surname_for_gender(word, gender)
     plural = suffixes.surname_plural(word, gender) if role == "last" else None
     for b in backends:
         if b == "pymorphy3":
@@ -272,7 +274,8 @@ def person_gender(words: list[str], roles: list[str], backends: tuple[str, ...])
 def person_forms(value: str, gender: str | None, backends: tuple[str, ...]) -> FormSet:
     words = value.split()
     roles = person_roles(words, backends)
-    g = gender or person_gender(words, roles, backends)
+    # a surname alone names a family: both genders' forms (Петров, Петровой), unless told
+    g = gender or (None if roles == ["last"] else person_gender(words, roles, backends))
     genders = (g,) if g in ("m", "f") else ("m", "f")
     forms: list[Form] = []
     used: set[str] = set()

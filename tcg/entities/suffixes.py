@@ -186,3 +186,25 @@ def guess_gender(words: list[str]) -> str | None:
         if low.endswith(("ов", "ев", "ёв", "ин", "ын", "ский", "цкий")):
             return "m"
     return None
+
+
+def surname_for_gender(word: str, gender: str) -> str:
+    """The surname as a person of ``gender`` bears it: Петров -> Петрова (f),
+    Петровская -> Петровский (m); other surnames do not change."""
+    low = word.lower()
+    up = word.isupper() and len(word) > 1
+
+    def tail(t: str) -> str:
+        return t.upper() if up else t
+
+    if gender == "f":
+        if low.endswith(("ов", "ев", "ёв", "ин", "ын")):
+            return word + tail("а")
+        if low.endswith(("ский", "цкий")):
+            return word[:-2] + tail("ая")
+    elif gender == "m":
+        if low.endswith(("ова", "ева", "ёва", "ина", "ына")):
+            return word[:-1]
+        if low.endswith(("ская", "цкая")):
+            return word[:-2] + tail("ий")
+    return word

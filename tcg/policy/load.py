@@ -91,6 +91,7 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "scan.allow_paths": (ALLOW_LIST, str),
     "scan.categories": (PROTECT_LIST, str),
     "detect.disabled_rules": (ALLOW_LIST, str),
+    "entities.placeholder-write": (SETTING, str),
 }
 
 # Fields an entry of an array of tables may have: "str" (a string) or "strs"
