@@ -341,6 +341,9 @@ def add_entity(reg: Registry, value: str, kind: str, hint: str, *, gender: str |
         forms.append(Form(extra, "nomn", "sing", "", "also"))
     translit = [Form(lat, f.case, f.number, f.gender, "translit")
                 for f in fs.forms for lat in spellings(f.text)]
+    # as JSON strings and string literals hold it («Зорька \"Рассвет\"»)
+    translit += [Form(json.dumps(f.text, ensure_ascii=False)[1:-1], f.case, f.number, f.gender, "escaped")
+                 for f in forms if '"' in f.text or "\\" in f.text]
     alias = reg.next_alias(kind)
     tokens, infl = assign(alias, value, tuple(forms + translit))
     if case == "auto":
