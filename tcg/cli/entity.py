@@ -14,12 +14,12 @@ import sys
 
 import click
 
+from tcg.entities.locate import project_root
 from tcg.entities.registry import (
     TYPES,
     RegistryError,
     Store,
     add_entity,
-    project_root,
     remove_entity,
 )
 

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcg.entities.morph import Form
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tcg.entities.morph import Form
 
 MAX_ENDING = 3
 

@@ -80,6 +80,7 @@ def post_tool_use(tool_name: str, tool_response: object, ents: Entities | None
     changed; spans replaced). The shape is kept: only strings change."""
     if ents is None or not ents.matcher:
         return None, 0
+    out: object
     if isinstance(tool_response, str):
         out, n = alias_string(ents.matcher, tool_response)
     else:

@@ -553,7 +553,7 @@ class Prefilter:
         import hyperscan
 
         head = json.dumps({"first_literal": self.first_literal, "whole": self.whole}).encode()
-        return head + b"\n" + bytes(hyperscan.dumpb(self.db))
+        return head + b"\n" + bytes(hyperscan.dumpb(self.db))  # type: ignore[arg-type]
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Prefilter | None:

@@ -18,12 +18,12 @@ from per-type counters that only grow, and a removed entity's alias is kept in
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import time
 from dataclasses import dataclass, field
 
+from tcg.entities.locate import REGISTRY, store_dir
 from tcg.errors import TcgError
 
 TYPE_CHECKING = False
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 
     from tcg.paths import Paths
 
-STORE_DIR = "tcg-entities"  # also in the default policy's [secret_stores] segments
-REGISTRY = "registry.json"
 LOCK = "registry.lock"
 VERSION = 1
 ALIAS_PREFIX = "CTXG_"
@@ -47,35 +45,6 @@ MAX_HINT = 120
 
 class RegistryError(TcgError):
     """The registry cannot be read, written or changed as asked."""
-
-
-def project_root(start: str | None = None, environ: dict[str, str] | None = None) -> str:
-    """The project a command works for: ``TCG_PROJECT``, else the git work tree
-    around ``start`` (default: the current directory), else ``start`` itself."""
-    env = os.environ if environ is None else environ
-    given = env.get("TCG_PROJECT")
-    if given:
-        return os.path.realpath(os.path.expanduser(given))
-    d = os.path.realpath(start or os.getcwd())
-    probe = d
-    while True:
-        if os.path.lexists(os.path.join(probe, ".git")):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return d
-        probe = parent
-
-
-def project_id(root: str) -> str:
-    return hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
-
-
-def store_dir(root: str, paths: Paths | None = None) -> str:
-    from tcg.paths import get_paths
-
-    p = paths or get_paths()
-    return os.path.join(p.state_dir, STORE_DIR, project_id(root))
 
 
 def letters(n: int) -> str:
@@ -112,7 +81,8 @@ class Entity:
                    str(d.get("gender", "")), bool(d.get("capital", True)),
                    [(str(a), str(b)) for a, b in d.get("forms", [])],  # type: ignore[attr-defined]
                    dict(d.get("inflection", {})),  # type: ignore[call-overload]
-                   list(d.get("sources", [])), float(d.get("added", 0.0)))  # type: ignore[call-overload]
+                   list(d.get("sources", [])),  # type: ignore[call-overload]
+                   float(d.get("added", 0.0)))  # type: ignore[arg-type]
 
 
 @dataclass

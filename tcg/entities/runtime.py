@@ -50,7 +50,7 @@ class Entities:
     @classmethod
     def from_registry(cls, reg: Registry) -> Entities:
         specs = [EntitySpec(e.alias, e.capital, tuple(e.forms)) for e in reg.entities]
-        data = {
+        data: dict[str, object] = {
             "inflections": {e.alias: {"value": e.value, **e.inflection} for e in reg.entities},
             "retired": sorted(reg.retired_aliases()),
             "glossary": [[e.alias, e.type, e.hint] for e in reg.entities],
@@ -74,7 +74,7 @@ class Entities:
 
     @property
     def retired(self) -> frozenset[str]:
-        return frozenset(self._get()["retired"])  # type: ignore[arg-type]
+        return frozenset(self._get()["retired"])  # type: ignore[call-overload]
 
     @property
     def glossary(self) -> tuple[GlossaryEntry, ...]:
@@ -104,7 +104,7 @@ def code_signature() -> str:
 def load(root: str | None = None, paths: Paths | None = None) -> Entities | None:
     """The project's entities, or None when it has no registry. Raises
     RegistryError when the registry exists but cannot be read (callers fail closed)."""
-    from tcg.entities.registry import project_root
+    from tcg.entities.locate import project_root
 
     store = Store(root if root is not None and os.path.isabs(root) else project_root(root), paths)
     if not store.exists():

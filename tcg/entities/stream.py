@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import os
 
-from tcg.entities.matcher import Matcher, _char_start
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from tcg.entities.matcher import Match, Matcher
     from tcg.entities.runtime import Entities
 
 _SGR = None
@@ -38,7 +37,7 @@ def _sgr_codes(raw: bytes) -> bytes:
     return b"".join(_SGR.findall(raw))
 
 
-def replace_bytes(data: bytes, matches: list, base: int = 0) -> bytes:
+def replace_bytes(data: bytes, matches: list[Match], base: int = 0) -> bytes:
     """``data`` with each match (byte offsets relative to ``base``) replaced."""
     out = []
     pos = 0
@@ -79,6 +78,8 @@ class AliasStream:
         return None
 
     def _advance(self, final: bool) -> bytes:
+        from tcg.entities.matcher import _char_start
+
         buf = self._buf
         if not buf:
             return b""
@@ -127,13 +128,19 @@ class Chained:
 
 
 def entities_for(env: Mapping[str, str] | None = None, cwd: str | None = None) -> Entities | None:
-    """The entities of the project ``cwd`` belongs to (None: none registered)."""
-    from tcg.entities.registry import project_root
-    from tcg.entities.runtime import load
+    """The entities of the project ``cwd`` belongs to (None: none registered).
+    Without a registry this costs a few stats and no imports."""
+    from tcg.entities.locate import project_root, registry_path
     from tcg.paths import get_paths
 
     env = os.environ if env is None else env
-    return load(project_root(cwd, dict(env)), get_paths(env))
+    paths = get_paths(env)
+    root = project_root(cwd, env)
+    if not os.path.exists(registry_path(root, paths)):
+        return None
+    from tcg.entities.runtime import load
+
+    return load(root, paths)
 
 
 def with_entities(masker: object, env: Mapping[str, str] | None = None, cwd: str | None = None

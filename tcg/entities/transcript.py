@@ -51,14 +51,15 @@ def expand(paths: list[str]) -> list[str]:
 
 def all_entities(paths: Paths | None = None) -> tuple[object | None, dict[str, str]]:
     """One matcher over every project's registry, and alias -> type."""
+    from tcg.entities.locate import REGISTRY, STORE_DIR
     from tcg.entities.matcher import EntitySpec, Matcher
-    from tcg.entities.registry import REGISTRY, STORE_DIR, Registry
+    from tcg.entities.registry import Registry
     from tcg.paths import get_paths
 
     p = paths or get_paths()
     specs: list[EntitySpec] = []
     types: dict[str, str] = {}
-    for reg_path in sorted(glob.glob(os.path.join(p.state_dir, STORE_DIR, "*", REGISTRY))):
+    for reg_path in sorted(glob.glob(os.path.join(str(p.state), STORE_DIR, "*", REGISTRY))):
         with open(reg_path, "rb") as fh:
             reg = Registry.from_json(json.loads(fh.read()))
         for e in reg.entities:

@@ -218,12 +218,12 @@ def _protected(path: str, env: dict[str, str]) -> Check:
 
 
 def _no_values_written(env: dict[str, str]) -> Check:
-    from tcg.entities.registry import STORE_DIR
+    from tcg.entities.locate import STORE_DIR
     from tcg.paths import get_paths
 
     p = get_paths(env)
     bad = 0
-    for root in (p.state_dir, p.cache_dir, p.config_dir):
+    for root in (str(p.state), str(p.cache), str(p.config)):
         for dirpath, _dirnames, files in os.walk(root):
             if STORE_DIR in dirpath.split(os.sep):
                 continue  # the registries: the one place values live
