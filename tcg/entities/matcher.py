@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
 
 INSERT_MIN_WORD = 5  # a separator may be inserted only in a Cyrillic word this long
+PIECE = 5  # letters of a long Cyrillic word's two prefilter pieces
 PROBE = 4  # characters of a form's key its lookup table is keyed by
 CONTEXT = 32  # characters looked at on each side of a match for its boundary
 EXTRA_CHARS = 24  # raw characters a match may hold beyond its letters (gaps, colours)
@@ -431,7 +432,8 @@ def _char_start(data: bytes, i: int) -> int:
 #   word — matched whole (its own separators are required) and case-insensitively
 #   (ASCII through the caseless flag, Cyrillic as every case variant), or, for a
 #   Cyrillic word of INSERT_MIN_WORD+ letters that may carry one inserted
-#   separator, each of its three-letter pieces —, with е/ё both ways, and the
+#   separator, two pieces of it of which any single split leaves one whole —,
+#   with е/ё both ways, and the
 #   all-Latin spelling of a word made only of letters with Latin look-alikes;
 # - triggers for every other way to spell a match: a Latin letter touching a
 #   Cyrillic one («Рoмашка»), a control sequence between two letters, and each
@@ -464,7 +466,7 @@ def _variants(piece: str, limit: int = 64) -> list[str]:
     return out
 
 
-def form_literals(text: str) -> set[tuple[bytes, bool]]:
+def form_literals(text: str) -> set[tuple[bytes, int]]:
     """(bytes, whole word) pieces at least one of which occurs in any spelling of
     ``text`` that fires no trigger (ASCII letters compared without case). A
     whole-word piece counts only where no ASCII letter, digit or ``_`` touches it
@@ -473,24 +475,68 @@ def form_literals(text: str) -> set[tuple[bytes, bool]]:
     if not words:
         return set()
     w = max(words, key=len)
-    out: set[tuple[bytes, bool]] = set()
+    out: set[tuple[bytes, int]] = set()
     if all(_cyr(c) for c in w if c.isalpha()) and len(w) >= INSERT_MIN_WORD:
-        for i in range(len(w) - 2):
-            out |= {(v.encode(), False) for v in _variants(w[i : i + 3])}
+        # one separator may be inserted at any g: the part before it holds the
+        # first piece (g >= h) or the part after it holds the second (g < h)
+        # (the first piece starts the word, the second may end it: a word of a
+        # form is never glued to other letters)
+        h = (len(w) + 1) // 2
+        second = w[h - 1 : h - 1 + PIECE]
+        out |= {(v.encode(), LEFT) for v in _variants(w[: min(h, PIECE)], limit=1 << 10)}
+        right = RIGHT if h - 1 + PIECE >= len(w) else 0
+        out |= {(v.encode(), right) for v in _variants(second, limit=1 << 10)}
     else:
         vs = _variants(w)
         if len(vs) > 64:  # a long mixed word: its three-letter pieces instead
             for i in range(len(w) - 2):
-                out |= {(v.encode(), False) for v in _variants(w[i : i + 3])}
+                out |= {(v.encode(), 0) for v in _variants(w[i : i + 3])}
         else:
-            out |= {(v.encode("utf-8", "surrogateescape"), True) for v in vs}
+            out |= {(v.encode("utf-8", "surrogateescape"), LEFT | RIGHT) for v in vs}
     sk = compact_skeleton(w)
     if sk.isascii() and not w.isascii():
-        out.add((sk.encode(), True))
+        out.add((sk.encode(), LEFT | RIGHT))
     return out
 
 
-_WORD_BYTES = frozenset(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+LEFT, RIGHT = 1, 2  # a piece that must start / end a word
+
+
+def word_before(data: bytes, start: int) -> bool:
+    """Whether a letter, digit or ``_`` is right before ``data[start]`` (looking
+    through a colour sequence, which the view deletes; an invisible character
+    fires a trigger anyway)."""
+    if start <= 0:
+        return False
+    b = data[start - 1]
+    if b < 0x80:
+        if not (chr(b).isalnum() or b == 0x5F):
+            return False
+        if 0x40 <= b <= 0x7E:
+            esc = data.rfind(b"\x1b[", max(0, start - CSI_LEN), start)
+            if esc >= 0 and _CSI_END.fullmatch(data, esc, start):
+                return word_before(data, esc)
+        return True
+    i = start - 1
+    while i > 0 and start - i < 4 and 0x80 <= data[i] < 0xC0:
+        i -= 1
+    ch = data[i:start].decode("utf-8", "ignore")
+    return bool(ch) and (ch.isalnum() or ch == "_")
+
+
+def word_after(data: bytes, end: int) -> bool:
+    """Whether a letter, digit or ``_`` is right after ``data[:end]``."""
+    if end >= len(data):
+        return False
+    b = data[end]
+    if b < 0x80:
+        return chr(b).isalnum() or b == 0x5F
+    ch = data[end : end + 4].decode("utf-8", "ignore")[:1]
+    return bool(ch) and (ch.isalnum() or ch == "_")
+
+
+CSI_LEN = 2 + 16 + 4 + 1
+_CSI_END = re.compile(CSI_BYTES)
 
 
 @functools.lru_cache(maxsize=1)
@@ -514,9 +560,9 @@ def _trigger_expressions() -> list[bytes]:
     ]
 
 
-def prefilter_literals(texts: Iterable[str]) -> list[tuple[bytes, bool]]:
-    """The literal database's pieces (folded bytes, bounded)."""
-    lits: set[tuple[bytes, bool]] = set()
+def prefilter_literals(texts: Iterable[str]) -> list[tuple[bytes, int]]:
+    """The literal database's pieces (bytes, LEFT/RIGHT bounds)."""
+    lits: set[tuple[bytes, int]] = set()
     for t in texts:
         lits |= form_literals(t)
     return sorted(lits)
@@ -529,7 +575,7 @@ class Prefilter:
     def __init__(self, db: object, first_literal: int, whole: list[int]):
         self.db = db
         self.first_literal = first_literal
-        #: per literal: its length when it must stand as a whole word, else 0
+        #: per literal: its length << 2 | its LEFT/RIGHT bounds, or 0 when unbounded
         self.whole = whole
 
     @classmethod
@@ -544,7 +590,7 @@ class Prefilter:
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
         db.compile(expressions=exprs, ids=list(range(len(exprs))),
                    flags=[0] * len(trig) + [hyperscan.HS_FLAG_CASELESS] * len(lits))
-        return cls(db, len(trig), [len(b) if whole else 0 for b, whole in lits])
+        return cls(db, len(trig), [(len(b) << 2) | bound if bound else 0 for b, bound in lits])
 
     def to_bytes(self) -> bytes:
         """One JSON header line, then the serialized database."""
@@ -576,15 +622,15 @@ class Prefilter:
         last = [-1000]
         first_lit = self.first_literal
         whole = self.whole
-        n = len(data)
-        word = _WORD_BYTES
 
         def on_match(rid: int, _f: int, to: int, _fl: int, _c: object) -> bool | None:
             if rid >= first_lit:
-                length = whole[rid - first_lit]
-                if length and ((to < n and data[to] in word)
-                               or (to - length > 0 and data[to - length - 1] in word)):
-                    return None
+                code = whole[rid - first_lit]
+                if code:
+                    length, bound = code >> 2, code & 3
+                    if (bound & RIGHT and word_after(data, to)) or \
+                            (bound & LEFT and word_before(data, to - length)):
+                        return None
             if to - last[0] > 32:
                 last[0] = to
                 hits.append(to)

@@ -91,6 +91,14 @@ class AliasStream:
             if cut <= 0:
                 return b""
         ctx = self._ctx
+        keep = self._keep
+        pre = self.matcher._prefilter()
+        if pre is not None and pre.scan(buf) == []:
+            # no candidate in the new bytes (every match holds a hit): no copy, no view
+            out = buf[:cut] if cut < len(buf) else buf
+            self._buf = buf[cut:]
+            self._ctx = (ctx + out[-keep:])[-keep:]
+            return out
         data = ctx + buf
         base = len(ctx)
         found = [m for m in self.matcher.find_bytes(data) if base <= m.start < base + cut]
@@ -98,9 +106,8 @@ class AliasStream:
             cut = max(cut, found[-1].end - base)
             self.count += len(found)
         out = replace_bytes(data[base : base + cut], found, base)
-        released = buf[:cut]
         self._buf = buf[cut:]
-        self._ctx = (ctx + released)[-self._keep :]
+        self._ctx = (ctx + buf[:cut][-keep:])[-keep:]
         return out
 
 
