@@ -40,6 +40,7 @@ EVENT_TYPES = frozenset(
         "clipboard_partially_inspected",
         "policy_error",
         "hook_decision",
+        "entity_registry_changed",
     }
 )
 

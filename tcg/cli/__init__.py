@@ -30,6 +30,9 @@ COMMANDS: dict[str, str] = {
     "launch": "tcg.cli.launch:launch",
     "hook": "tcg.cli.hook:hook",
     "agents": "tcg.cli.agents:agents",
+    "entity": "tcg.cli.entity:entity",
+    "verify": "tcg.cli.verify:verify",
+    "scan-transcript": "tcg.cli.transcript:scan_transcript",
 }
 
 

@@ -80,8 +80,11 @@ class McpSession:
         self._roots_requests: set[tuple[str, Any]] = set()
         self.counts = {"client_requests": 0, "client_notifications": 0, "blocked": 0,
                        "server_messages": 0, "masked_messages": 0, "masked_spans": 0,
-                       "withheld": 0, "invalid_client": 0, "invalid_server": 0, "internal_errors": 0}
+                       "withheld": 0, "invalid_client": 0, "invalid_server": 0, "internal_errors": 0,
+                       "entity_spans": 0}
         self._notes = 0
+        #: business-entity aliasing of server lines (tcg.entities.objects), when registered
+        self.entity_filter: Any = None
 
     # ------------------------------------------------------------ helpers
 
@@ -223,6 +226,10 @@ class McpSession:
                 self._roots_requests.add(_id_key(real_id))
 
     def _from_server(self, line: bytes) -> Output:
+        if self.entity_filter is not None:
+            line, n = self.entity_filter(line)
+            if n:
+                self._count("entity_spans", n)
         fast = self._fast_path(line)
         if fast is True:
             return [(CLIENT, line + b"\n")]  # nothing to mask: the original bytes
@@ -316,6 +323,13 @@ def run_proxy(argv: list[str], name: str | None = None, *, client_in: int = 0,
                 _stderr_note(f"cannot write the event log ({type(exc).__name__}); continuing")
 
     handler = McpSession(checker, masker, emit=emit, note=_stderr_note)
+    from tcg.entities.stream import entities_for
+
+    ents = entities_for()  # RegistryError propagates: the server is never started unmasked
+    if ents is not None and ents.matcher:
+        from tcg.entities.objects import mcp_line_filter
+
+        handler.entity_filter = mcp_line_filter(ents.matcher)
     relay = StdioRelay(argv, handler, client_in=client_in, client_out=client_out,
                        on_note=_stderr_note)
     started = time.monotonic()

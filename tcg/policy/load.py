@@ -100,6 +100,7 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "sandbox.skip_dirs": (ALLOW_LIST, str),
     "sandbox.roots": (PROTECT_LIST, str),
     "sandbox.max-dirs": (SETTING, int),
+    "entities.placeholder-write": (SETTING, str),
 }
 # Settings that take one of a few words: a typo must be an error, not a silent default.
 SETTING_CHOICES: dict[str, tuple[str, ...]] = {

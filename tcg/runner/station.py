@@ -252,9 +252,17 @@ class Station:
             return proc
         from tcg.runner.base import LazyFilter
 
-        lazy = LazyFilter(lambda: _masker_factory()(policy, mode))
+        lazy = LazyFilter(lambda: self._entity_stage(_masker_factory()(policy, mode), mode))
         self._filters.append(lazy)
         return lazy
+
+    def _entity_stage(self, masker: Any, mode: str) -> Any:
+        """An agent's output also gets the project's business-entity aliases."""
+        if self.actor != "agent" or mode != "strict":
+            return masker
+        from tcg.entities.stream import with_entities
+
+        return with_entities(masker, self.env)
 
     def masked_line(self, line: str) -> str:
         """The command line as the strict masker prints it.
@@ -264,6 +272,9 @@ class Station:
         then never loads the detector. A hit is only used while the detector
         is not loaded anyway.
         """
+        from tcg.entities.stream import alias_text
+
+        line = alias_text(line, self.env)  # no registered entity's value in an event either
         loaded = any(f.built for f in self._filters)
         entry = None if loaded else self._line_cache_entry(line)
         if entry is not None:
