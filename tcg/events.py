@@ -39,6 +39,7 @@ EVENT_TYPES = frozenset(
         "clipboard_masked",
         "clipboard_partially_inspected",
         "policy_error",
+        "inbound_flagged",
     }
 )
 

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "mcp-proxy": "tcg.cli.mcp:mcp_proxy",
     "clipboard": "tcg.cli.clipboard:clipboard",
     "launch": "tcg.cli.launch:launch",
+    "inbound": "tcg.cli.inbound:inbound",
 }
 
 

@@ -63,6 +63,7 @@ ALLOW_LIST = "allow-list"
 SETTING = "setting"
 TABLE_LIST = "table-list"
 NAME = "name"
+INBOUND_ACTION = "inbound-action"  # allow < warn < block (tcg.inbound.gate)
 
 SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "policy.name": (NAME, str),
@@ -91,6 +92,7 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "scan.allow_paths": (ALLOW_LIST, str),
     "scan.categories": (PROTECT_LIST, str),
     "detect.disabled_rules": (ALLOW_LIST, str),
+    "inbound.surfaces.*.*": (INBOUND_ACTION, str),
 }
 
 # Fields an entry of an array of tables may have: "str" (a string) or "strs"
@@ -353,6 +355,16 @@ def validate(data: dict[str, Any], path: str, text: str = "") -> None:
             elif k in (PROTECT_LIST, ALLOW_LIST):
                 if not isinstance(value, list) or not all(isinstance(v, typ) for v in value):
                     fail(dotted, f"{dotted} must be a list of strings", 'write it as ["a", "b"]')
+            elif k == INBOUND_ACTION:
+                from tcg.inbound.policy import ACTIONS, KINDS, SURFACES
+
+                _, _, surface, kind = dotted.split(".")
+                if surface not in SURFACES or kind not in KINDS:
+                    fail(dotted, f"unknown inbound surface or kind in {dotted!r}",
+                         f"surfaces: {', '.join(SURFACES)}; kinds: {', '.join(KINDS)}")
+                if not isinstance(value, str) or value.lower() not in ACTIONS:
+                    fail(dotted, f"{dotted} = {value!r} is not an inbound action",
+                         "use one of: " + ", ".join(ACTIONS))
             elif k == TABLE_LIST:
                 if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                     fail(dotted, f"{dotted} must be an array of tables", f"write entries as [[{dotted}]]")
@@ -431,6 +443,17 @@ def _merge(base: dict[str, Any], layer: Layer, notices: list[str], prefix: str =
                 base[key] = new
             else:
                 base[key] = Decision.parse(value).value
+        elif k == INBOUND_ACTION:
+            from tcg.inbound.policy import stricter
+
+            new = value.lower()
+            if repo:  # a repository may only make a surface stricter
+                kept = stricter(base.get(key, "allow"), new)
+                if kept != new:
+                    notices.append(f"{layer.path}: {dotted} = {value!r} ignored: a repository policy "
+                                   f"may only tighten (effective: {kept!r})")
+                new = kept
+            base[key] = new
         elif k == PROTECT_LIST:
             existing = list(base.get(key, []))
             existing += [v for v in value if v not in existing]
