@@ -14,7 +14,8 @@ Views (a rule counts when it matches in any; its count is the largest over views
 - ``tags``: runs of Unicode tag characters decoded to the ASCII they mirror;
 - ``variation-selectors``: runs of variation selectors decoded to the bytes they carry;
 - ``percent``: URL-like tokens percent-decoded, ``+`` read as a space after ``?``;
-- ``base64``: text-like base64 runs decoded (tcg.detect.encoded).
+- ``decoded``: text hidden in base64, base32, hex, binary, ascii85/base85, reversed
+  or spaced-out letters, decoded (tcg.inbound.decoders).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote, unquote_plus
 
 from tcg.inbound import chars
+from tcg.inbound.decoders import decoded_runs
 from tcg.inbound.engine import (
     EXPENSIVE,
     INVISIBLE,
@@ -109,9 +111,9 @@ def inspect(engine: InboundEngine, text: str) -> Findings:
     percent = _percent(text, marks)
     if percent:
         views["percent"] = percent
-    b64 = _base64(text, data)
-    if b64:
-        views["base64"] = b64
+    decoded = decoded_runs(text, data if data is not None else encode(text))
+    if decoded:
+        views["decoded"] = "\n".join(decoded)
 
     rules: dict[str, int] = {}
     where: dict[str, list[str]] = {}
@@ -285,12 +287,3 @@ def _decode_url(token: str) -> str:
             break
         token = decoded
     return token
-
-
-def _base64(text: str, data: bytes | None) -> str:
-    from tcg.detect.encoded import MIN_RUN, encoded_runs
-
-    if len(text) < MIN_RUN:
-        return ""
-    raw = data if data is not None else encode(text)
-    return "\n".join(d.decode("utf-8", "replace") for _s, _e, d in encoded_runs(raw))

@@ -34,7 +34,7 @@ FAMILIES = (
     "instruction-override", "role-marker", "persona-swap", "task-redefinition",
     "exfiltration", "execute-linked", "hide-from-owner", "markdown-exfiltration",
 )
-LANGUAGES = ("en", "ru", "uz", "any")
+LANGUAGES = ("en", "ru", "uz", "de", "fr", "es", "it", "any")
 MAX_WIDTH = 1500  # characters; the confirmation window around a prefilter hit
 LOOKAROUND_MAX = 8  # characters a lookaround may inspect (the window's margin)
 FLAGS = re.IGNORECASE

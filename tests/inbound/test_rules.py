@@ -63,7 +63,7 @@ def _rule(**over):
 @pytest.mark.parametrize(("over", "message"), [
     ({"id": "Bad_Id"}, "kebab-case"),
     ({"family": "nope"}, "family must be"),
-    ({"language": "fr"}, "language must be"),
+    ({"language": "pt"}, "language must be"),
     ({"regex": r"ignore.*"}, "bounded"),
     ({"regex": r"(?:x)?"}, "empty string"),
     ({"regex": r"(unclosed"}, "does not compile"),
