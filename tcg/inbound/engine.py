@@ -188,9 +188,11 @@ class InboundEngine:
         import hyperscan
 
         h = hashlib.sha256(CACHE_FORMAT.encode())
-        for mod in (__file__, chars.__file__):
+        from tcg.inbound import prefilter
+
+        for mod in (__file__, chars.__file__, prefilter.__file__):
             h.update(Path(mod).read_bytes())
-        h.update(f"{sys.version_info[:2]}{platform.machine()}{hyperscan.__version__}"
+        h.update(f"{sys.version_info[:2]}{platform.machine()}{getattr(hyperscan, '__version__', '')}"
                  f"{chars.confusables_version()}".encode())
         for r in self.rules:
             h.update(json.dumps([r.id, r.regex, r.allow, r.examples_match, r.examples_no_match],
@@ -463,7 +465,8 @@ def _scan_capped(db: Any, data: bytes, cap: int) -> list[int]:
 
 def _all_matches(pat: re.Pattern[str], text: str) -> list[re.Match[str]]:
     """Every match at every start (for the database self-check)."""
-    out, pos = [], 0
+    out: list[re.Match[str]] = []
+    pos = 0
     while True:
         m = pat.search(text, pos)
         if m is None:

@@ -93,6 +93,8 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "scan.categories": (PROTECT_LIST, str),
     "detect.disabled_rules": (ALLOW_LIST, str),
     "inbound.surfaces.*.*": (INBOUND_ACTION, str),
+    "inbound.ml.model": (SETTING, str),
+    "inbound.ml.threshold": (SETTING, (int, float)),
 }
 
 # Fields an entry of an array of tables may have: "str" (a string) or "strs"
