@@ -47,8 +47,24 @@ def _char_rarity(c: str) -> float:
     return 0.003  # other punctuation: "<|", "![" are rare in prose
 
 
+# Words that are everywhere in prose and code: as a literal they would report nearly
+# every line of a 5 MB tool result, whatever their length says.
+COMMON = frozenset("""
+the this that these those from with have has had will would your you are not for and but can
+could must should need needs to in on at of by as or if then than when what which who all any
+each every some more most other such only also just into onto out over under about after before
+code data input output message messages prompt read open print return display show shows system
+user users content context memory token tokens error value type file files name list dump load
+post send run call use used set get add new make made see end start begin first last next line
+text string number true false none null self class def import def function method object result
+response request reply answer report summary note notes test tests check checks document page
+include includes found find says written state status mode model models version option options
+""".split())
+
+
 def rarity(strings: tuple[str, ...] | list[str]) -> float:
-    """Expected frequency of a literal set (lower is rarer)."""
+    """Expected frequency of a literal set by its letters alone (lower is rarer):
+    what decides whether a set may be a prefilter at all."""
     total = 0.0
     for s in strings:
         p = 1.0
@@ -56,6 +72,13 @@ def rarity(strings: tuple[str, ...] | list[str]) -> float:
             p *= _char_rarity(c)
         total += p
     return total
+
+
+def cost(strings: tuple[str, ...] | list[str]) -> float:
+    """:func:`rarity` with the COMMON words priced as what they are: it decides which
+    of a rule's sets make its prefilter."""
+    return sum(0.01 if s.replace(SPACE, " ").strip().lower() in COMMON else rarity((s,))
+               for s in strings)
 
 
 def _is_space_run(name: str, av: Any) -> bool:
@@ -181,11 +204,12 @@ def _element_sets(seq: Any) -> list[tuple[int, tuple[str, ...]]]:
 
 def _pair(seq: Any) -> tuple[tuple[str, ...], ...] | None:
     """One or two literal sets for one alternative, in match order, or None."""
-    # a set with a common string ("you", "and") would report nearly every line
+    # a set with a common string by its letters ("you", "and") would report nearly every
+    # line; among the rest, prefer sets without everyday words (COMMON)
     sets = [s for s in _element_sets(seq) if rarity(s[1]) <= MAX_RARITY]
     if not sets:
         return None
-    ranked = sorted(sets, key=lambda s: rarity(s[1]))
+    ranked = sorted(sets, key=lambda s: cost(s[1]))
     first = ranked[0]
     second = next((s for s in ranked[1:] if s[0] != first[0]), None)
     if second is None:
