@@ -262,10 +262,10 @@ class InboundEngine:
                             good.discard(c.index)
         return good
 
-    def _candidates(self, text: str) -> dict[int, list[int]]:
+    def _candidates(self, text: str, data: bytes | None = None) -> dict[int, list[int]]:
         """Rule index -> character offsets (ascending) inside every match of the
         rule: the end of the last literal of one of its alternatives' prefilters."""
-        data = encode(text)
+        data = encode(text) if data is None else data
         hits: dict[int, list[int]] = {}
 
         def on_match(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
@@ -370,13 +370,14 @@ class InboundEngine:
         """The Python pattern of a single-character mark kind (INVISIBLE, EXPENSIVE)."""
         return _simple_pattern(kind)
 
-    def scan_view(self, text: str) -> dict[str, int]:
-        """Rule id -> match count in one view (rules that do not match are absent)."""
+    def scan_view(self, text: str, data: bytes | None = None) -> dict[str, int]:
+        """Rule id -> match count in one view (rules that do not match are absent);
+        ``data``: the view's UTF-8 (:func:`encode`) when the caller has it."""
         found: dict[str, int] = {}
         if not text:
             return found
         if self._rules_db:
-            for idx, ends in self._candidates(text).items():
+            for idx, ends in self._candidates(text, data).items():
                 c = self._compiled[idx]
                 if c.index in self._in_db:
                     n = count_matches(c, text, _windows(ends, c.width, len(text)))

@@ -118,7 +118,7 @@ def inspect(engine: InboundEngine, text: str) -> Findings:
     rules: dict[str, int] = {}
     where: dict[str, list[str]] = {}
     for name, view in views.items():
-        for rid, n in engine.scan_view(view).items():
+        for rid, n in engine.scan_view(view, data if name == "raw" else None).items():
             rules[rid] = max(rules.get(rid, 0), n)
             where.setdefault(rid, []).append(name)
     families = {r.id: r.family for r in engine.rules if r.id in rules}
