@@ -195,7 +195,8 @@ class InboundEngine:
         h.update(f"{sys.version_info[:2]}{platform.machine()}{getattr(hyperscan, '__version__', '')}"
                  f"{chars.confusables_version()}".encode())
         for r in self.rules:
-            h.update(json.dumps([r.id, r.regex, r.allow, r.examples_match, r.examples_no_match],
+            h.update(json.dumps([r.id, r.regex, r.allow, r.examples_match, r.examples_no_match,
+                                 r.prefilter, r.prefilter_reach],
                                 ensure_ascii=False).encode("utf-8"))
         return h.hexdigest()[:32]
 
@@ -281,6 +282,7 @@ class InboundEngine:
                     db.scan(data, match_event_handler=on_match)
         if not hits:
             return {}
+        ascii_only = len(data) == len(text)
         by_alt: dict[tuple[int, int], list[list[int]]] = {}
         for sid, ends in hits.items():
             idx, alt, k = self._slots[sid]
@@ -291,7 +293,8 @@ class InboundEngine:
             if len(self._compiled[idx].rule.prefilter[alt]) == 1:
                 found.setdefault(idx, set()).update(first)
             elif first and second:
-                reach = 4 * self._compiled[idx].width  # bytes: up to 4 per character
+                # bytes: one per character in ASCII text, up to 4 otherwise
+                reach = self._compiled[idx].rule.prefilter_reach[alt] * (1 if ascii_only else 4)
                 found.setdefault(idx, set()).update(_follows(first, second, reach))
         found = {k: v for k, v in found.items() if v}
         if not found:

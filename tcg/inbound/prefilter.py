@@ -159,15 +159,14 @@ def _minimal(strings: set[str]) -> tuple[str, ...]:
 
 def _best(seq: Any) -> tuple[str, ...] | None:
     """The rarest literal set one of which every match of ``seq`` contains."""
-    sets = [s for _, s in _element_sets(seq)]
+    sets = [s for _, _, s in _element_sets(seq)]
     return min(sets, key=rarity) if sets else None
 
 
-def _element_sets(seq: Any) -> list[tuple[int, tuple[str, ...]]]:
-    """(position, literal set) for the elements of ``seq`` every match contains,
-    in order; a chain of literal elements counts as one (its position is its
-    first element's)."""
-    out: list[tuple[int, tuple[str, ...]]] = []
+def _element_sets(seq: Any) -> list[tuple[int, int, tuple[str, ...]]]:
+    """(first element, end element, literal set) for the elements of ``seq`` every
+    match contains, in order; a chain of literal elements counts as one."""
+    out: list[tuple[int, int, tuple[str, ...]]] = []
     chain: set[str] = {""}
     chain_at = -1
     items = list(seq)
@@ -183,7 +182,7 @@ def _element_sets(seq: Any) -> list[tuple[int, tuple[str, ...]]]:
         if chain != {""}:
             cleaned = _clean(chain)
             if cleaned:
-                out.append((chain_at, cleaned))
+                out.append((chain_at, i, cleaned))
         chain, chain_at = ({""}, -1) if got is None else (set(got), i)
         if op is None or got is not None:
             continue
@@ -198,24 +197,37 @@ def _element_sets(seq: Any) -> list[tuple[int, tuple[str, ...]]]:
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1:
             found = _best(av[2])
         if found:
-            out.append((i, found))
+            out.append((i, i + 1, found))
     return out
 
 
-def _pair(seq: Any) -> tuple[tuple[str, ...], ...] | None:
-    """One or two literal sets for one alternative, in match order, or None."""
+def _pair(seq: Any) -> tuple[tuple[tuple[str, ...], ...], int] | None:
+    """One or two literal sets for one alternative, in match order, and the most
+    characters between the end of a literal of the first and the end of one of the
+    second (0 for one set), or None."""
     # a set with a common string by its letters ("you", "and") would report nearly every
     # line; among the rest, prefer sets without everyday words (COMMON)
-    sets = [s for s in _element_sets(seq) if rarity(s[1]) <= MAX_RARITY]
+    sets = [s for s in _element_sets(seq) if rarity(s[2]) <= MAX_RARITY]
     if not sets:
         return None
-    ranked = sorted(sets, key=lambda s: cost(s[1]))
+    ranked = sorted(sets, key=lambda s: cost(s[2]))
     first = ranked[0]
     second = next((s for s in ranked[1:] if s[0] != first[0]), None)
     if second is None:
-        return (first[1],)
+        return (first[2],), 0
     a, b = sorted((first, second))
-    return (a[1], b[1])
+    return (a[2], b[2]), _width(seq, a[0], b[1])
+
+
+def _width(seq: Any, start: int, end: int) -> int:
+    """Most characters the elements ``seq[start:end]`` can match."""
+    try:  # Python >= 3.11
+        from re import _parser  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as _parser  # type: ignore[no-redef]
+
+    sub = _parser.SubPattern(seq.state, list(seq)[start:end])
+    return int(sub.getwidth()[1])
 
 
 def _alternatives(seq: Any) -> list[Any]:
@@ -226,16 +238,19 @@ def _alternatives(seq: Any) -> list[Any]:
     rest = [op for op, _ in items if str(op) not in ("BRANCH", "AT")]
     if len(branches) == 1 and not rest:
         return list(branches[0][1])
-    return [items]
+    return [seq]
 
 
-def prefilter_of(seq: Any) -> Prefilter:
-    """Per top-level alternative, one or two literal sets (see the module doc);
-    () when an alternative has none, so the rule runs with re alone."""
+def prefilter_of(seq: Any) -> tuple[Prefilter, tuple[int, ...]]:
+    """Per top-level alternative, one or two literal sets (see the module doc) and
+    the reach between them; ((), ()) when an alternative has none, so the rule runs
+    with re alone."""
     out = []
+    gaps = []
     for alt in _alternatives(seq):
         pair = _pair(alt)
         if pair is None:
-            return ()
-        out.append(pair)
-    return tuple(out)
+            return (), ()
+        out.append(pair[0])
+        gaps.append(pair[1])
+    return tuple(out), tuple(gaps)

@@ -73,6 +73,9 @@ class InboundRule:
     #: per alternative: one or two literal sets (the second follows the first) that
     #: every match of that alternative contains; () = no prefilter (tcg.inbound.prefilter)
     prefilter: tuple[tuple[tuple[str, ...], ...], ...] = ()
+    #: per alternative: most characters from the end of a first-set literal to the end
+    #: of a second-set literal (0 when the alternative has one set)
+    prefilter_reach: tuple[int, ...] = ()
     source: str = ""
 
     def __repr__(self) -> str:
@@ -157,11 +160,12 @@ def parse_rule(raw: Any, source: str) -> InboundRule:
     for key, value in (("match", ex_match), ("no_match", ex_no)):
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
             raise _fail(source, rid, f"examples.{key} must be a non-empty list of strings")
+    prefilter, reach = prefilter_of(tree)
     return InboundRule(
         id=rid, family=family, language=language, description=description.strip(),
         regex=pattern, source_regex=src, allow=tuple(allow), examples_match=tuple(ex_match),
-        examples_no_match=tuple(ex_no), max_width=hi, prefilter=prefilter_of(tree.data),
-        source=source,
+        examples_no_match=tuple(ex_no), max_width=hi, prefilter=prefilter,
+        prefilter_reach=reach, source=source,
     )
 
 
