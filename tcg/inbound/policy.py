@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-SURFACES = ("web", "mcp-result", "file-read", "user-prompt", "clipboard")
-KINDS = ("injection", "invisible", "drain")
-ACTIONS = ("allow", "warn", "block")
+from tcg.policy.load import INBOUND_ACTIONS as ACTIONS
+from tcg.policy.load import INBOUND_KINDS as KINDS
+from tcg.policy.load import INBOUND_SURFACES as SURFACES
 
 #: what a surface does when the policy says nothing (the built-in default's values)
 DEFAULTS: dict[str, dict[str, str]] = {

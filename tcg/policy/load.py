@@ -64,6 +64,12 @@ SETTING = "setting"
 TABLE_LIST = "table-list"
 NAME = "name"
 INBOUND_ACTION = "inbound-action"  # allow < warn < block (tcg.inbound.gate)
+# The inbound gate's surfaces, kinds of finding and actions (weakest first). Defined here,
+# where every command's policy load validates them, so that validation imports nothing;
+# tcg.inbound.policy re-exports them.
+INBOUND_SURFACES = ("web", "mcp-result", "file-read", "user-prompt", "clipboard")
+INBOUND_KINDS = ("injection", "invisible", "drain")
+INBOUND_ACTIONS = ("allow", "warn", "block")
 
 SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "policy.name": (NAME, str),
@@ -358,15 +364,13 @@ def validate(data: dict[str, Any], path: str, text: str = "") -> None:
                 if not isinstance(value, list) or not all(isinstance(v, typ) for v in value):
                     fail(dotted, f"{dotted} must be a list of strings", 'write it as ["a", "b"]')
             elif k == INBOUND_ACTION:
-                from tcg.inbound.policy import ACTIONS, KINDS, SURFACES
-
                 _, _, surface, kind = dotted.split(".")
-                if surface not in SURFACES or kind not in KINDS:
+                if surface not in INBOUND_SURFACES or kind not in INBOUND_KINDS:
                     fail(dotted, f"unknown inbound surface or kind in {dotted!r}",
-                         f"surfaces: {', '.join(SURFACES)}; kinds: {', '.join(KINDS)}")
-                if not isinstance(value, str) or value.lower() not in ACTIONS:
+                         f"surfaces: {', '.join(INBOUND_SURFACES)}; kinds: {', '.join(INBOUND_KINDS)}")
+                if not isinstance(value, str) or value.lower() not in INBOUND_ACTIONS:
                     fail(dotted, f"{dotted} = {value!r} is not an inbound action",
-                         "use one of: " + ", ".join(ACTIONS))
+                         "use one of: " + ", ".join(INBOUND_ACTIONS))
             elif k == TABLE_LIST:
                 if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                     fail(dotted, f"{dotted} must be an array of tables", f"write entries as [[{dotted}]]")
@@ -446,11 +450,9 @@ def _merge(base: dict[str, Any], layer: Layer, notices: list[str], prefix: str =
             else:
                 base[key] = Decision.parse(value).value
         elif k == INBOUND_ACTION:
-            from tcg.inbound.policy import stricter
-
             new = value.lower()
             if repo:  # a repository may only make a surface stricter
-                kept = stricter(base.get(key, "allow"), new)
+                kept = max(base.get(key, "allow"), new, key=INBOUND_ACTIONS.index)
                 if kept != new:
                     notices.append(f"{layer.path}: {dotted} = {value!r} ignored: a repository policy "
                                    f"may only tighten (effective: {kept!r})")
