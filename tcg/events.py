@@ -41,6 +41,7 @@ EVENT_TYPES = frozenset(
         "policy_error",
         "hook_decision",
         "entity_registry_changed",
+        "inbound_flagged",
     }
 )
 

@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "entity": "tcg.cli.entity:entity",
     "verify": "tcg.cli.verify:verify",
     "scan-transcript": "tcg.cli.transcript:scan_transcript",
+    "inbound": "tcg.cli.inbound:inbound",
 }
 
 

@@ -69,9 +69,10 @@ class McpSession:
     """Handler for one proxied MCP session (thread-safe counters)."""
 
     def __init__(self, checker: RequestChecker, masker: ResponseMasker, *, emit: Any = None,
-                 note: Any = None, fast_path: bool = True):
+                 note: Any = None, fast_path: bool = True, inbound: Any = None):
         self.checker = checker
         self.masker = masker
+        self.inbound = inbound  # tcg.inbound.mcp.McpInboundGate: results checked after masking
         screen = framing.RawScreen() if fast_path else None
         self._screen = screen if screen is not None and screen.available else None
         self._emit = emit or (lambda event, **kw: None)
@@ -185,7 +186,8 @@ class McpSession:
         if not line.strip():
             return []
         try:
-            return self._from_server(line)
+            out = self._from_server(line)
+            return self.inbound.gate(out) if self.inbound is not None else out
         except Exception as exc:  # noqa: BLE001 - fail closed: withhold, answer the id
             self._count("internal_errors")
             self.note(f"internal error on a server line: {type(exc).__name__}")
@@ -322,7 +324,11 @@ def run_proxy(argv: list[str], name: str | None = None, *, client_in: int = 0,
                 warned[0] = True
                 _stderr_note(f"cannot write the event log ({type(exc).__name__}); continuing")
 
-    handler = McpSession(checker, masker, emit=emit, note=_stderr_note)
+    from tcg.inbound.engine import load_engine
+    from tcg.inbound.mcp import McpInboundGate
+
+    inbound = McpInboundGate(policy, engine=load_engine(), emit=emit)
+    handler = McpSession(checker, masker, emit=emit, note=_stderr_note, inbound=inbound)
     from tcg.entities.stream import entities_for
 
     ents = entities_for()  # RegistryError propagates: the server is never started unmasked

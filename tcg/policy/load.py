@@ -63,6 +63,13 @@ ALLOW_LIST = "allow-list"
 SETTING = "setting"
 TABLE_LIST = "table-list"
 NAME = "name"
+INBOUND_ACTION = "inbound-action"  # allow < warn < block (tcg.inbound.gate)
+# The inbound gate's surfaces, kinds of finding and actions (weakest first). Defined here,
+# where every command's policy load validates them, so that validation imports nothing;
+# tcg.inbound.policy re-exports them.
+INBOUND_SURFACES = ("web", "mcp-result", "file-read", "user-prompt", "clipboard")
+INBOUND_KINDS = ("injection", "invisible", "drain")
+INBOUND_ACTIONS = ("allow", "warn", "block")
 
 SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "policy.name": (NAME, str),
@@ -101,6 +108,9 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "sandbox.roots": (PROTECT_LIST, str),
     "sandbox.max-dirs": (SETTING, int),
     "entities.placeholder-write": (SETTING, str),
+    "inbound.surfaces.*.*": (INBOUND_ACTION, str),
+    "inbound.ml.model": (SETTING, str),
+    "inbound.ml.threshold": (SETTING, (int, float)),
 }
 # Settings that take one of a few words: a typo must be an error, not a silent default.
 SETTING_CHOICES: dict[str, tuple[str, ...]] = {
@@ -368,6 +378,14 @@ def validate(data: dict[str, Any], path: str, text: str = "") -> None:
             elif k in (PROTECT_LIST, ALLOW_LIST):
                 if not isinstance(value, list) or not all(isinstance(v, typ) for v in value):
                     fail(dotted, f"{dotted} must be a list of strings", 'write it as ["a", "b"]')
+            elif k == INBOUND_ACTION:
+                _, _, surface, kind = dotted.split(".")
+                if surface not in INBOUND_SURFACES or kind not in INBOUND_KINDS:
+                    fail(dotted, f"unknown inbound surface or kind in {dotted!r}",
+                         f"surfaces: {', '.join(INBOUND_SURFACES)}; kinds: {', '.join(INBOUND_KINDS)}")
+                if not isinstance(value, str) or value.lower() not in INBOUND_ACTIONS:
+                    fail(dotted, f"{dotted} = {value!r} is not an inbound action",
+                         "use one of: " + ", ".join(INBOUND_ACTIONS))
             elif k == TABLE_LIST:
                 if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                     fail(dotted, f"{dotted} must be an array of tables", f"write entries as [[{dotted}]]")
@@ -450,6 +468,15 @@ def _merge(base: dict[str, Any], layer: Layer, notices: list[str], prefix: str =
                 base[key] = new
             else:
                 base[key] = Decision.parse(value).value
+        elif k == INBOUND_ACTION:
+            new = value.lower()
+            if repo:  # a repository may only make a surface stricter
+                kept = max(base.get(key, "allow"), new, key=INBOUND_ACTIONS.index)
+                if kept != new:
+                    notices.append(f"{layer.path}: {dotted} = {value!r} ignored: a repository policy "
+                                   f"may only tighten (effective: {kept!r})")
+                new = kept
+            base[key] = new
         elif k == PROTECT_LIST:
             existing = list(base.get(key, []))
             existing += [v for v in value if v not in existing]

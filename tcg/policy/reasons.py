@@ -129,6 +129,28 @@ REASONS: dict[str, ReasonInfo] = {
         "user.max_user_namespaces > 0), or install bubblewrap and set sandbox.mechanism = \"bwrap\"; "
         "`tcg doctor` shows which layer is active",
     ),
+    "inbound-injection": ReasonInfo(
+        "the inbound gate found text aimed at the agent (instruction override, role markers, persona "
+        "swap, exfiltration…) in what it reads; by default the text is delivered with a warning",
+        "treat the content as data; to refuse such content instead, set the surface's `injection` "
+        "to \"block\" under [inbound.surfaces.*] in your policy",
+    ),
+    "inbound-invisible": ReasonInfo(
+        "the inbound gate found invisible characters: a flood, or text hidden in tag characters, "
+        "variation selectors or bidi controls",
+        "look at the source with `tcg inbound check --json`; a prompt with hidden characters is "
+        "blocked: retype it or paste it as plain text",
+    ),
+    "inbound-drain": ReasonInfo(
+        "the inbound gate found more than 50 characters of scripts that are expensive to tokenize "
+        "(Tibetan, Yi, Braille, mathematical letters, Linear B); past 2000 they are cut",
+        "none needed for web/MCP/file content (it arrives cut, with a note); a prompt like that is "
+        "blocked: send the text without those characters",
+    ),
+    "inbound-error": ReasonInfo(
+        "the inbound gate failed while checking a text; the text was withheld, not passed on unchecked",
+        "rerun with TCG_DEBUG=1 to see the traceback and report it",
+    ),
     "internal-error": ReasonInfo(
         "tcg failed while deciding; the action was refused rather than run unchecked",
         "rerun with TCG_DEBUG=1 to see the traceback and report it",
