@@ -39,6 +39,13 @@ EVENT_TYPES = frozenset(
         "clipboard_masked",
         "clipboard_partially_inspected",
         "policy_error",
+        "guard_relocate",
+        "guard_snapshot",
+        "guard_settle",
+        "guard_restore",
+        "guard_gc",
+        "channel_decision",
+        "approval",
     }
 )
 

@@ -28,6 +28,11 @@ COMMANDS: dict[str, str] = {
     "mcp-proxy": "tcg.cli.mcp:mcp_proxy",
     "clipboard": "tcg.cli.clipboard:clipboard",
     "launch": "tcg.cli.launch:launch",
+    "trash": "tcg.cli.trash:trash",
+    "restore": "tcg.cli.trash:restore",
+    "gc": "tcg.cli.trash:gc",
+    "approve": "tcg.cli.approve:approve",
+    "check-span": "tcg.cli.check_span:check_span",
 }
 
 
