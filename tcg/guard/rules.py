@@ -44,7 +44,8 @@ DELETERS = frozenset({"rm", "unlink", "rmdir"})
 # delete on the same line (test sees the placeholder exactly as it would the original).
 PURE = frozenset({
     "echo", "printf", "print", "true", "false", ":", "pwd", "test", "[", "[[", "ls", "which", "type",
-    "sleep", "date", "whoami", "id", "hostname", "uname", "exit", "return", "set", "stat", "wc",
+    "sleep", "date", "whoami", "id", "hostname", "uname", "exit", "return", "set",
+    "export", "unset", "declare", "typeset", "local", "readonly", "alias", "shopt",
 })
 GIT_PURE = frozenset({"status", "log", "diff", "show", "rev-parse", "ls-files", "branch-list", "remote",
                       "config-get", "describe"})
