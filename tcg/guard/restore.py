@@ -111,8 +111,9 @@ def restore(trash: Trash, txid: str, to: str | None = None) -> Restored:
     for i, payload, dest in reversed(todo):
         parent = os.path.dirname(dest)
         os.makedirs(parent, exist_ok=True)
-        if os.path.islink(parent) and not os.path.isdir(parent):
-            raise TrashError(f"{_show(parent)} is a dangling symlink", hint="fix or remove it first")
+        if os.path.lexists(dest):  # appeared meanwhile (rename would replace an empty directory)
+            raise TrashError(f"{_show(dest)} exists; restore never overwrites it",
+                             hint=f"move it out of the way and run `tcg restore {txid}` again (it resumes)")
         try:
             os.rename(payload, dest)
         except OSError as exc:
