@@ -172,8 +172,11 @@ def restore(txid: str, to: str | None) -> int:
         return 0
     _emit("guard_restore", decision=None, reason=None, txid=txid, entries=len(done.paths), bytes=done.bytes,
           refs=len(done.git), elsewhere=to is not None)
-    click.echo(f"restored {len(done.paths)} entr{'y' if len(done.paths) == 1 else 'ies'} from {txid}"
-               + (f" under {to}" if to else ""))
+    if done.paths or not done.git:
+        click.echo(f"restored {len(done.paths)} entr{'y' if len(done.paths) == 1 else 'ies'} from {txid}"
+                   + (f" under {to}" if to else ""))
+    else:
+        click.echo(f"restored {len(done.git)} git snapshot{'s' if len(done.git) > 1 else ''} from {txid}")
     for line in done.git:
         click.echo(f"  git: {line}")
     if done.skipped_git:

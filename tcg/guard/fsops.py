@@ -37,14 +37,15 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
-def write_new(path: str, data: bytes, mode: int = 0o600) -> None:
-    """Create ``path`` with O_EXCL, write ``data`` completely and fsync it."""
+def write_new(path: str, data: bytes, mode: int = 0o600, sync: bool = True) -> None:
+    """Create ``path`` with O_EXCL, write ``data`` completely and (``sync``) fsync it."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         try:

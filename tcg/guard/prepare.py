@@ -12,7 +12,6 @@ the verdict comes back as BLOCK with ``trash-full`` / ``trash-failed`` /
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 from tcg.guard.plan import Copy, FindDelete, GitClean, GitSnap, Move
@@ -167,6 +166,8 @@ def _abs(path: str, cwd: str) -> str:
 
 
 def _run(argv: list[str], cwd: str, env: dict[str, str] | None = None) -> bytes:
+    import subprocess
+
     full = dict(os.environ)
     full.update(env or {})
     full.update({"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})

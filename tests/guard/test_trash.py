@@ -67,10 +67,10 @@ CRASHER = textwrap.dedent("""
         return real_rename(src, dst)
     os.rename = rename
     real_write = fsops.write_new
-    def write_new(path, data, mode=0o600):
+    def write_new(path, data, mode=0o600, **kw):
         if stage == "before-commit" and path.endswith("/committed"):
             die()
-        return real_write(path, data, mode)
+        return real_write(path, data, mode, **kw)
     fsops.write_new = write_new
     if stage == "before-placeholders":
         fsops.make_placeholder = die

@@ -134,10 +134,10 @@ class TrashMachine(RuleBasedStateMachine):
                 raise Crash
             return real_rename(a, b)
 
-        def write_new(path, data, mode=0o600):  # type: ignore[no-untyped-def]
+        def write_new(path, data, mode=0o600, **kw):  # type: ignore[no-untyped-def]
             if stage == "before-commit" and path.endswith("/committed"):
                 raise Crash
-            return real_write(path, data, mode)
+            return real_write(path, data, mode, **kw)
 
         def placeholder(*_a):  # type: ignore[no-untyped-def]
             raise Crash
