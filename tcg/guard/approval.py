@@ -28,7 +28,7 @@ import secrets
 import time
 
 from tcg.errors import TcgError
-from tcg.signed import read_signed, signed_bytes
+from tcg.signed import read_signed_json, signed_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -82,14 +82,7 @@ def line_hash(line: str, cwd: str, key: bytes) -> str:
 
 
 def _read(path: str, key: bytes, tag: str) -> dict[str, Any] | None:
-    body = read_signed(path, key, tag)
-    if body is None:
-        return None
-    try:
-        doc = json.loads(body)
-    except ValueError:
-        return None
-    return doc if isinstance(doc, dict) else None
+    return read_signed_json(path, key, tag)
 
 
 def _write(path: str, key: bytes, tag: str, doc: dict[str, Any]) -> None:

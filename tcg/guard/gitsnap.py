@@ -91,24 +91,23 @@ def snapshot_worktree(ctx: GitContext, txid: str) -> dict[str, Any] | None:
 
 
 def snapshot_branches(ctx: GitContext, txid: str, names: list[str]) -> list[dict[str, Any]]:
-    out = []
-    for name in names:
-        proc = ctx.run("rev-parse", "--verify", "--quiet", f"refs/heads/{name}^{{commit}}", check=False)
-        sha = proc.stdout.decode().strip()
-        if proc.returncode == 0 and sha:
-            out.append({**ctx.as_entry(), "kind": "branch", "sha": sha, "name": name,
-                        "ref": f"refs/tcg/branches/{txid}/{name}", "repo": git_dir(ctx)})
-    return out
+    return _snapshot_refs(ctx, txid, names, "branch", "refs/heads/{}^{{commit}}", "refs/tcg/branches")
 
 
 def snapshot_tags(ctx: GitContext, txid: str, names: list[str]) -> list[dict[str, Any]]:
+    return _snapshot_refs(ctx, txid, names, "tag", "refs/tags/{}", "refs/tcg/tags")
+
+
+def _snapshot_refs(ctx: GitContext, txid: str, names: list[str], kind: str, spec: str,
+                   into: str) -> list[dict[str, Any]]:
+    """Where each existing ref of ``names`` points (missing ones: nothing to keep)."""
     out = []
     for name in names:
-        proc = ctx.run("rev-parse", "--verify", "--quiet", f"refs/tags/{name}", check=False)
+        proc = ctx.run("rev-parse", "--verify", "--quiet", spec.format(name), check=False)
         sha = proc.stdout.decode().strip()
         if proc.returncode == 0 and sha:
-            out.append({**ctx.as_entry(), "kind": "tag", "sha": sha, "name": name,
-                        "ref": f"refs/tcg/tags/{txid}/{name}", "repo": git_dir(ctx)})
+            out.append({**ctx.as_entry(), "kind": kind, "sha": sha, "name": name, "ref": f"{into}/{txid}/{name}",
+                        "repo": git_dir(ctx)})
     return out
 
 
@@ -155,24 +154,16 @@ def restore(entry: dict[str, Any]) -> str:
         if proc.returncode != 0:
             ctx.run("stash", "apply", sha)  # the index could not be rebuilt: the changes at least
         return f"working tree and index from {sha[:12]}"
-    if kind == "branch":
-        current = ctx.run("rev-parse", "--verify", "--quiet", f"refs/heads/{name}", check=False)
+    if kind in ("branch", "tag"):
+        ref = f"refs/heads/{name}" if kind == "branch" else f"refs/tags/{name}"
+        current = ctx.run("rev-parse", "--verify", "--quiet", ref, check=False)
         if current.returncode == 0:
             if current.stdout.decode().strip() == sha:
-                return f"branch {name} already at {sha[:12]}"
-            raise TrashError(f"branch {name} exists again and points elsewhere",
-                             hint=f"rename it, or recreate the old tip yourself: git branch <new-name> {sha}")
-        ctx.run("branch", str(name), sha)
-        return f"branch {name} at {sha[:12]}"
-    if kind == "tag":
-        current = ctx.run("rev-parse", "--verify", "--quiet", f"refs/tags/{name}", check=False)
-        if current.returncode == 0:
-            if current.stdout.decode().strip() == sha:
-                return f"tag {name} already at {sha[:12]}"
-            raise TrashError(f"tag {name} exists again and points elsewhere",
-                             hint=f"recreate the old one under another name: git tag <new-name> {sha}")
-        ctx.run("update-ref", f"refs/tags/{name}", sha, "")
-        return f"tag {name} at {sha[:12]}"
+                return f"{kind} {name} already at {sha[:12]}"
+            raise TrashError(f"{kind} {name} exists again and points elsewhere",
+                             hint=f"keep the old one under another name: git update-ref {ref}-old {sha}")
+        ctx.run("update-ref", ref, sha, "")
+        return f"{kind} {name} at {sha[:12]}"
     if kind == "stash":
         listed = ctx.run("stash", "list", "--format=%H", check=False).stdout.decode().split()
         if sha in listed:

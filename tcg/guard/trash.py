@@ -30,7 +30,7 @@ import time
 
 from tcg.errors import TcgError
 from tcg.guard import fsops
-from tcg.signed import read_signed, signed_bytes
+from tcg.signed import read_signed_json, signed_bytes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -121,15 +121,7 @@ class Trash:
 
     def read_doc(self, txdir: str, name: str) -> Any:
         """A signed JSON file of the transaction, or None (absent or not verifying)."""
-        body = read_signed(os.path.join(txdir, name), self.key, f"trash/{name}")
-        if body is None:
-            return None
-        import json
-
-        try:
-            return json.loads(body)
-        except ValueError:
-            return None
+        return read_signed_json(os.path.join(txdir, name), self.key, f"trash/{name}")
 
     def write_doc(self, txdir: str, name: str, doc: Any, durable: bool = True) -> None:
         """Write a signed document once (O_EXCL). ``durable``: fsync it and its

@@ -33,6 +33,20 @@ def check(line: str, cwd: Path, actor: str = "agent") -> tuple[int, dict]:
     return proc.returncode, json.loads(proc.stdout)
 
 
+EXIT = {"allow": 0, "sanitize": 0, "relocate": 0, "snapshot": 0, "ask": 3, "block": 2}
+
+
+def decided(line: str, cwd: Path, decision: str, reason: str | None = None,
+            actors: tuple[str, ...] = ("agent", "human")) -> dict:
+    """Assert `tcg check`'s decision (and deciding reason) for each actor; the last verdict."""
+    verdict: dict = {}
+    for actor in actors:
+        rc, verdict = check(line, cwd, actor)
+        got = (rc, verdict["decision"]) + ((verdict["reason"],) if reason else ())
+        assert got == (EXIT[decision], decision) + ((reason,) if reason else ()), (actor, line, verdict)
+    return verdict
+
+
 def run_line(line: str, cwd: Path, actor: str = "agent") -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([TCG_SHELL, "run-line", "--shell", BASH, line], cwd=cwd, capture_output=True,
                           stdin=subprocess.DEVNULL, timeout=TIMEOUT, env=env_for(actor))

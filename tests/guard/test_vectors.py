@@ -24,6 +24,7 @@ from tests.guard.helpers import (
     TCG_SHELL,
     TIMEOUT,
     check,
+    decided,
     env_for,
     events,
     git,
@@ -108,10 +109,7 @@ RELOCATE = [
 @pytest.mark.parametrize("line", RELOCATE)
 def test_relocate_runs_unchanged_and_restores_exactly(line, twins):
     a, b, original = twins
-    for actor in ("agent", "human"):
-        rc, verdict = check(line, a, actor)
-        assert (rc, verdict["decision"], verdict["reason"]) == (0, "relocate", "delete-relocate"), (actor, verdict)
-        assert verdict["actions"], verdict
+    assert decided(line, a, "relocate", "delete-relocate")["actions"]
     assert tree(a) == original, "tcg check must not move anything"
     assert_same_effect(line, a, b)
     txid = last_txid()
@@ -322,11 +320,9 @@ BLOCK = [
 @pytest.mark.parametrize(("line", "reason"), BLOCK)
 def test_refused_lines_run_nothing(line, reason, twins):
     a, _b, original = twins
-    for actor in ("agent", "human"):
-        rc, verdict = check(line, a, actor)
-        assert (rc, verdict["decision"]) == (2, "block"), (actor, verdict)
-        if reason is not None:
-            assert reason in {r["code"] for r in verdict["reasons"]}, verdict
+    verdict = decided(line, a, "block")
+    if reason is not None:
+        assert reason in {r["code"] for r in verdict["reasons"]}, verdict
     proc = sandboxed(line, a)
     assert proc.returncode == 126, proc.stderr
     assert b"hint:" in proc.stderr
@@ -402,10 +398,7 @@ DATA_ONLY = [
 
 @pytest.mark.parametrize("line", DATA_ONLY)
 def test_data_only_lines_are_allowed(line, twins):
-    a, _b, _ = twins
-    for actor in ("agent", "human"):
-        rc, verdict = check(line, a, actor)
-        assert (rc, verdict["decision"]) == (0, "allow"), (actor, line, verdict)
+    decided(line, twins[0], "allow")
 
 
 def test_run_line_reports_the_txid_and_records_events(twins):
