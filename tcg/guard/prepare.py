@@ -99,6 +99,13 @@ def prepare(verdict: Verdict, *, actor: str, cwd: str, command_hash: str, policy
     return verdict, Prepared(tx, emit)
 
 
+def settle_deferred(owner: int, env: Mapping[str, str] | None = None) -> list[str]:
+    """Settle the transactions whose lines ``owner`` (a shell) ran itself, now that
+    they have finished: a session calls this when the shell is back at its prompt.
+    Also finishes what dead owners left. Returns the txids settled."""
+    return Trash.for_install(env).recover(owner=owner)
+
+
 def _record(tx: Transaction, emit: Callable[..., None]) -> None:
     from tcg.digest import sha256_hex
 

@@ -271,6 +271,11 @@ class _Review:
             path = self.check_target(where, w)
             if path is None:
                 continue
+            if w.value.endswith(("/", "/.")) and os.path.islink(path):
+                # `rm -rf link/` follows the link and empties the directory it points to
+                self.add("delete-opaque", f"{where}: {_show(w.value)} follows a symlink into another directory",
+                         "delete-through-symlink")
+                continue
             move = self.existing(where, path, recursive=recursive, dirs_only_empty=dirs and not recursive,
                                  name=name)
             if move is not None:
@@ -646,7 +651,9 @@ def _enumeration(full: list[str], exec_rm: bool, xargs_rm: bool) -> tuple[list[s
     place; ``-print`` becomes ``-true``; for ``| xargs rm`` the list is what find prints."""
     out = [full[0]]
     i = 1
-    while i < len(full) and full[i] in ("-H", "-L", "-P"):
+    if "-L" in full or "-follow" in full:
+        return out, "following symlinks, it may delete outside the directories it names"
+    while i < len(full) and full[i] in ("-H", "-P"):
         out.append(full[i])
         i += 1
     while i < len(full) and not full[i].startswith(("-", "(", "!")) and full[i] not in (")", ","):

@@ -369,3 +369,33 @@ def test_nothing_tcg_writes_holds_file_contents_or_names(tmp_path):
     log = (Path(os.environ["TCG_HOME"]) / "state" / "events.jsonl").read_text()
     assert secret_body not in log
     assert secret_name not in log.replace(f"rm {secret_name}", "")  # the masked command line names it
+
+
+def test_a_deferred_transaction_is_settled_by_its_own_shell(tmp_path):
+    """Lines the user's shell runs itself: only that shell's next line (or its end)
+    settles them, never another process while the shell may still be running it."""
+    from tcg.guard.prepare import settle_deferred
+    from tcg.guard.trash import Trash
+
+    cwd = project(tmp_path / "p")
+    shell = subprocess.Popen(["sleep", "120"])  # stands for the interactive shell
+    try:
+        txs = []
+        for name in ("one.txt", "two.txt"):
+            tx = Trash.for_install().begin(cwd=str(cwd), actor="human", command_hash="0" * 16,
+                                           deferred_owner=shell.pid)
+            tx.add(str(cwd / name))
+            tx.execute()
+            tx.detach()
+            txs.append(tx.txid)
+        (cwd / "two.txt").unlink()  # the shell's line deleted this stand-in; not the other
+        assert Trash.for_install().recover() == []
+        assert (cwd / "one.txt").read_bytes() == b"\0" * 4
+        assert sorted(settle_deferred(shell.pid)) == sorted(txs)
+        assert (cwd / "one.txt").read_bytes() == b"one\n"
+        assert not (cwd / "two.txt").exists()
+        assert tcg("restore", txs[1], cwd=cwd).returncode == 0
+        assert (cwd / "two.txt").read_bytes() == b"two\n"
+    finally:
+        shell.kill()
+        shell.wait()

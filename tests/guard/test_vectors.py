@@ -302,6 +302,8 @@ BLOCK = [
     ("find / -name '*.log' -delete", "delete-protected-target"),
     ("find . -name '*.log' -exec sh -c 'rm \"$1\"' _ {} \\;", "delete-opaque"),
     ("rsync -a --delete empty/ ./", "delete-opaque"),
+    ("rm -rf build/link/", "delete-opaque"),
+    ("find -L . -name '*.log' -delete", "delete-opaque"),
     ("git push origin +main", "git-push-rewrite"),
     ("git push --mirror", "git-push-rewrite"),
     ("git push origin :main", "git-push-rewrite"),
