@@ -150,10 +150,14 @@ def _plan(tx: Transaction, actions: tuple[Any, ...], cwd: str) -> tuple[int, int
             for path in _reduce(_find_paths(a)):
                 moved += tx.add(path, kind="move")
         elif isinstance(a, GitClean):
+            if gitsnap.git_dir(gitsnap.GitContext(a.cwd, a.options, dict(a.env))) is None:
+                continue  # not a repository: git clean refuses by itself
             for path in _git_clean_paths(a):
                 moved += tx.add(path, kind="move")
         elif isinstance(a, GitSnap):
             ctx = gitsnap.GitContext(a.cwd, a.options, dict(a.env))
+            if gitsnap.git_dir(ctx) is None:
+                continue  # not a repository: git refuses the command by itself, nothing to keep
             if a.kind == "worktree":
                 entry = gitsnap.snapshot_worktree(ctx, tx.txid)
                 entries = [entry] if entry is not None else []

@@ -431,3 +431,9 @@ def test_the_shell_hook_path_relocates_before_the_shell_runs_it(twins):
     txid = last_txid()
     assert tcg("restore", txid, cwd=a).returncode == 0
     assert tree(a) == original
+
+
+def test_git_outside_a_repository_fails_as_git_does(tmp_path):
+    for line in ("git reset --hard", "git branch -D feat", "git clean -fdx"):
+        got, want = run_line(line, tmp_path), plain(line, tmp_path)
+        assert (got.returncode, got.stderr) == (want.returncode, want.stderr), line
