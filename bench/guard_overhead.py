@@ -4,7 +4,7 @@ relocating a 1 GiB directory on the same filesystem (which must be a rename).
 Part 1 (hyperfine, medians, one run, same machine state), against two baselines
 measured in the same run:
   run-line true                 the station with nothing to guard
-  run-line 'ls -d nothere'      a command with a file argument, nothing to guard
+  run-line 'test -e kept.txt'   a silent command with a file argument, nothing to guard
   run-line 'rm -f nothere'      the decision with the guard's rules, nothing to move
   run-line 'rm f'               decision + transaction (manifest, rename, stand-in, settle)
   python -I -c pass             the bare interpreter
@@ -59,14 +59,15 @@ def part1(runs: int, env: dict[str, str], work: str) -> None:
     cmds = {
         "python -I -c pass": ([PY, "-I", "-c", "pass"], None),
         "tcg_shell run-line true": ([*script, "true"], None),
-        "tcg_shell run-line 'ls -d nothere'": ([*script, "ls -d nothere"], None),
+        "tcg_shell run-line 'test -e kept.txt'": ([*script, "test -e kept.txt"], None),
         "tcg_shell run-line 'rm -f nothere'": ([*script, "rm -f nothere"], None),
         "tcg_shell run-line 'rm f'": ([*script, "rm f"], "touch f"),
         "python -I -m tcg.shell_entry run-line true": ([*mod, "true"], None),
-        "python -I -m tcg.shell_entry run-line 'ls -d nothere'": ([*mod, "ls -d nothere"], None),
+        "python -I -m tcg.shell_entry run-line 'test -e kept.txt'": ([*mod, "test -e kept.txt"], None),
         "python -I -m tcg.shell_entry run-line 'rm -f nothere'": ([*mod, "rm -f nothere"], None),
         "python -I -m tcg.shell_entry run-line 'rm f'": ([*mod, "rm f"], "touch f"),
     }
+    Path(work, "kept.txt").write_text("kept\n")
     subprocess.run([*script, "true"], env=env, cwd=work, check=True)  # warm caches
     medians = hyperfine(cmds, runs, env, work)
     base = medians["python -I -c pass"]

@@ -71,8 +71,11 @@ def trash_root(env: Mapping[str, str] | None = None) -> str:
 
 
 def new_txid() -> str:
-    """Sortable, readable, unique: ``20261201-101530-3fa9c2``."""
-    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + os.urandom(3).hex()
+    """Readable, unique, and sorted as created (to the millisecond, UTC):
+    ``20261201-101530.123-3fa9c2``."""
+    now = time.time()
+    return (time.strftime("%Y%m%d-%H%M%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}-"
+            + os.urandom(3).hex())
 
 
 def process_start(pid: int) -> str | None:
