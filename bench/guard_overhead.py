@@ -77,6 +77,49 @@ def part1(runs: int, env: dict[str, str], work: str) -> None:
         print(f"  {name:55s} {t * 1000:8.1f} ms   {t / base:5.2f}x python -I -c pass")
 
 
+DECIDE = r"""
+import os, statistics, sys, time
+from tcg.policy.load import load_policy
+from tcg.policy.engine import evaluate_line
+p = load_policy()
+out = {}
+for line in sys.argv[1:]:
+    evaluate_line(p, line, "agent", cwd=os.getcwd())
+    times = []
+    for _ in range(15):
+        t = time.perf_counter()
+        for _ in range(40):
+            evaluate_line(p, line, "agent", cwd=os.getcwd())
+        times.append((time.perf_counter() - t) / 40)
+    out[line] = statistics.median(times)
+print(repr(out))
+"""
+
+
+def part0(env: dict[str, str], work: str) -> None:
+    """In one process: the decision itself, and the import the guard adds (robust to load)."""
+    lines = ["true", "test -e kept.txt", "rm -f nothere", "rm f", "git status"]
+    Path(work, "f").write_text("x")
+    out = subprocess.run([PY, "-I", "-c", DECIDE, *lines], env=env, cwd=work, capture_output=True, check=True)
+    medians = eval(out.stdout)  # noqa: S307 - our own repr of a dict of floats
+    print("decision only (evaluate_line in one process, median of 15 x 40):")
+    for line, t in medians.items():
+        print(f"  {line:20s} {t * 1e6:8.0f} us")
+    imports = []
+    for _ in range(9):
+        proc = subprocess.run([PY, "-I", "-X", "importtime", "-c",
+                               "import tcg.policy.engine, tcg.policy.load; import tcg.guard.rules"],
+                              env=env, capture_output=True, check=True)
+        total = 0
+        for row in proc.stderr.decode().splitlines():
+            parts = row.split("|")
+            if len(parts) == 3 and parts[2].strip() in ("tcg.guard.rules", "tcg.guard.plan"):
+                total += int(parts[0].split(":")[1])
+        imports.append(total)
+    print(f"  import of tcg.guard.rules (+plan), paid by guarded lines only: {statistics.median(imports)} us "
+          "(median of 9)")
+
+
 def timed(argv: list[str], env: dict[str, str], cwd: str) -> float:
     t = time.perf_counter()
     subprocess.run(argv, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
@@ -132,6 +175,8 @@ def main() -> int:
     work = os.path.join(root, "work")
     os.mkdir(work)
     try:
+        Path(work, "kept.txt").write_text("kept\n")
+        part0(env, work)
         part1(args.runs, env, work)
         if not args.skip_gib:
             part2(args.gib_runs, env, work)
