@@ -146,7 +146,7 @@ def restore(trash: Trash, txid: str, to: str | None = None) -> Restored:
 def rows(trash: Trash) -> list[dict[str, Any]]:
     """One summary per transaction, oldest first (paths shown relative to its cwd)."""
     trash.recover()
-    out = []
+    out: list[dict[str, Any]] = []
     for txid, state, manifest in trash.transactions():
         if manifest is None:
             out.append({"txid": txid, "state": "unverified", "created": None, "entries": [], "git": []})
