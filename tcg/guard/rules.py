@@ -13,8 +13,8 @@ the same parse, working directory and per-actor decisions. It adds reasons:
   file — a copy is kept first;
 - refusals where that cannot be done safely: ``delete-dynamic-target``,
   ``delete-glob``, ``delete-protected-target``, ``delete-opaque``,
-  ``overwrite-device`` (BLOCK), ``delete-compound``, ``snapshot-too-large``
-  (ASK), ``trash-cross-device`` (BLOCK);
+  ``overwrite-device`` (BLOCK), ``delete-compound``, ``snapshot-too-large``,
+  ``unsaved-secret`` (ASK: tcg keeps no copy of a secret), ``trash-cross-device`` (BLOCK);
 - git forms (tcg.guard.gitrules) and tcg's own commands an agent may not run
   (``self-approval``).
 
@@ -232,7 +232,29 @@ class _Review:
 
         budget = copy_budget(self.policy)
         size = fsops.tree_bytes(path, budget)
-        return None if size <= budget else f"{_show(path)} is on another filesystem and over the copy budget"
+        if size > budget:
+            return f"{_show(path)} is on another filesystem and over the copy budget"
+        self.refuse_copying_secrets(f"rm {_show(path)}", [path])
+        return None
+
+    def refuse_copying_secrets(self, where: str, paths: list[str]) -> bool:
+        """tcg keeps no copy of a secret (nothing it writes may hold one): a file
+        that would be copied into the trash and holds a secret makes the line ASK
+        ``unsaved-secret``. True when that was the case."""
+        from tcg.guard import fsops
+
+        for path in paths:
+            try:
+                files = [p for p, st in fsops.walk(path) if fsops.kind_of(st.st_mode) == "file"]
+            except OSError:
+                continue
+            for f in files:
+                rule = _secret_in(f, self.policy)
+                if rule is not None:
+                    self.add("unsaved-secret", f"{where}: {_show(os.path.basename(f))} holds a secret ({rule}); "
+                             "tcg keeps no copy of it, so this cannot be undone", "unsaved-secret")
+                    return True
+        return False
 
     # ------------------------------------------------------------- deletes
 
@@ -509,6 +531,8 @@ class _Review:
             self.add("snapshot-too-large", f"{where}: {total} bytes would be overwritten, over the copy budget "
                      f"({budget})", "snapshot-budget")
             return
+        if self.refuse_copying_secrets(where, [c.path for c in copies]):
+            return
         self.add("overwrite-snapshot", f"{where}: a copy is kept in the trash first", "overwrite-snapshot",
                  tuple(dict.fromkeys(copies)))
 
@@ -600,6 +624,21 @@ def copy_budget(policy: Any) -> int:
 
 
 # ------------------------------------------------------------------ helpers
+
+
+def _secret_in(path: str, policy: Any) -> str | None:
+    """The rule id of a secret in the file's bytes, or None (read up to the copy budget)."""
+    from tcg.detect.engine import load_detector
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(copy_budget(policy))
+    except OSError:
+        return None
+    for f in load_detector(policy).find_bytes(data, decode=True):
+        if f.category == "secret":
+            return f.rule_id
+    return None
 
 
 def _backgrounds(line: str) -> bool:

@@ -150,6 +150,11 @@ REASONS: dict[str, ReasonInfo] = {
         "the files the command would overwrite are larger than the copy budget (trash.copy-budget)",
         "copy them aside yourself, or raise trash.copy-budget in your policy",
     ),
+    "unsaved-secret": ReasonInfo(
+        "the file the command would overwrite (or delete across filesystems) holds a secret; tcg keeps no "
+        "copy of a secret, so this cannot be undone",
+        "make sure the secret is stored elsewhere (or rotate it), then approve the command",
+    ),
     "trash-cross-device": ReasonInfo(
         "the files to delete are on another filesystem than the trash and larger than the copy budget; "
         "they cannot be kept",

@@ -12,6 +12,7 @@ that failed to refuse them could not harm the machine running the tests.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -437,3 +438,24 @@ def test_git_outside_a_repository_fails_as_git_does(tmp_path):
     for line in ("git reset --hard", "git branch -D feat", "git clean -fdx"):
         got, want = run_line(line, tmp_path), plain(line, tmp_path)
         assert (got.returncode, got.stderr) == (want.returncode, want.stderr), line
+
+
+def test_no_copy_of_a_secret_is_kept(repo):
+    """Overwriting a file that holds a secret would copy the secret into tcg's trash:
+    ASK instead. Deleting it (a rename, no copy) is still reversible."""
+    from tests.guard.test_channels import leaks, token
+
+    tok = token()
+    (repo / "deploy.cfg").write_text(f"token = {tok}\n")
+    rc, verdict = check("echo x > deploy.cfg", repo)
+    assert (rc, verdict["decision"], verdict["reason"]) == (3, "ask", "unsaved-secret")
+    assert tok not in json.dumps(verdict)
+    assert run_line("echo x > deploy.cfg", repo).returncode == 126
+    decided("rm deploy.cfg", repo, "relocate", "delete-relocate")
+    ino = (repo / "deploy.cfg").stat().st_ino
+    assert run_line("rm deploy.cfg", repo).returncode == 0
+    # the trash holds the user's own file (the same inode, renamed), and nothing else holds it
+    (moved,) = leaks(tok)
+    assert moved == trash_dir() / last_txid() / "files" / "0" and moved.stat().st_ino == ino
+    assert tcg("restore", last_txid(), cwd=repo).returncode == 0
+    assert tok in (repo / "deploy.cfg").read_text()
