@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import posixpath
 
+from tcg.guard.findexpr import DELETERS, enumeration, find_roots, full_argv
 from tcg.guard.plan import Copy, FindDelete, Move
 from tcg.policy.cmdline import DYN, Word
 from tcg.policy.model import Reason
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 
     from tcg.policy.cmdline import ParsedLine, Redirect, SimpleCommand
 
-DELETERS = frozenset({"rm", "unlink", "rmdir"})
 # Commands that change nothing and read no file contents: they may run before a
 # delete on the same line (test sees the placeholder exactly as it would the original).
 PURE = frozenset({
@@ -52,22 +52,6 @@ GIT_PURE = frozenset({"status", "log", "diff", "show", "rev-parse", "ls-files", 
 TOP_LEVEL = frozenset({"bin", "boot", "dev", "etc", "home", "lib", "lib32", "lib64", "libx32", "media",
                        "mnt", "opt", "proc", "root", "run", "sbin", "srv", "sys", "tmp", "usr", "var",
                        "Users", "Applications", "Library", "System", "Volumes", "private"})
-FIND_SAFE = frozenset({
-    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname",
-    "-ilname", "-type", "-xtype", "-size", "-empty", "-mtime", "-mmin", "-atime", "-amin", "-ctime",
-    "-cmin", "-newer", "-anewer", "-cnewer", "-perm", "-user", "-group", "-uid", "-gid", "-nouser",
-    "-nogroup", "-links", "-inum", "-samefile", "-readable", "-writable", "-executable", "-true",
-    "-false", "-maxdepth", "-mindepth", "-depth", "-d", "-xdev", "-mount", "-ignore_readdir_race",
-    "-noignore_readdir_race", "-noleaf", "-follow", "-daystart", "-prune", "-quit", "-regextype",
-    "(", ")", "!", "-not", "-a", "-and", "-o", "-or", ",", "-used", "-fstype", "-context", "-warn",
-    "-nowarn",
-})
-FIND_VALUE = frozenset({
-    "-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex", "-lname",
-    "-ilname", "-type", "-xtype", "-size", "-mtime", "-mmin", "-atime", "-amin", "-ctime", "-cmin",
-    "-newer", "-anewer", "-cnewer", "-perm", "-user", "-group", "-uid", "-gid", "-links", "-inum",
-    "-samefile", "-maxdepth", "-mindepth", "-regextype", "-used", "-fstype", "-context",
-})
 # Interpreter calls that delete their (first) argument.
 _DELETE_CALLS = (
     r"shutil\.rmtree|os\.(?:remove|unlink|rmdir|removedirs)|Path\([^()]*\)\.(?:unlink|rmdir)"
@@ -376,7 +360,7 @@ class _Review:
     def find(self, cmd: SimpleCommand, from_xargs: bool = False) -> str:
         """``find … -delete`` / ``-exec rm {} ;`` / ``find … | xargs rm``."""
         deleting_rm = self.pending_find
-        full = _full_argv(cmd)
+        full = full_argv(cmd)
         if full is None:
             self.add("delete-opaque", "find: the command could not be read back", "find-opaque")
             return "impure"
@@ -386,11 +370,11 @@ class _Review:
                                            "-fprintf") for a in full) else "impure"
         self.pending_find = None
         where = "find " + " ".join(_show(a) for a in full[1:])
-        argv, problem = _enumeration(full, deleting_rm is not None, from_xargs)
+        argv, problem = enumeration(full, deleting_rm is not None, from_xargs)
         if problem is not None:
             self.add("delete-opaque", f"{where}: {problem}", "find-opaque")
             return "delete"
-        roots = _find_roots(cmd)
+        roots = find_roots(cmd)
         for w in roots:
             if not w.static or w.glob:
                 self.add("delete-dynamic-target", f"{where}: the start directory {_show(w.value)} is only known "
@@ -656,82 +640,6 @@ def _backgrounds(line: str) -> bool:
             return True
         i += 1
     return False
-
-
-def _full_argv(cmd: SimpleCommand) -> list[str] | None:
-    """The find command's words as written (the parser strips ``-exec … ;``)."""
-    from tcg.policy.cmdline import parse_line
-
-    if not cmd.text:
-        return [w.value for w in cmd.argv]
-    parsed = parse_line(": " + cmd.text)
-    for c in parsed.commands:
-        if c.name == ":" and len(c.argv) > 1:
-            words = [w.value for w in c.argv[1:]]
-            if words and posixpath.basename(words[0]) == "find":
-                return words
-    return None
-
-
-def _find_roots(cmd: SimpleCommand) -> list[Word]:
-    roots = []
-    for w in cmd.args:
-        if w.is_literal and w.value in ("-H", "-L", "-P"):
-            continue
-        if w.is_literal and (w.value.startswith(("-", "(", "!")) or w.value in (")", ",")):
-            break
-        roots.append(w)
-    return roots or [Word(".")]
-
-
-def _enumeration(full: list[str], exec_rm: bool, xargs_rm: bool) -> tuple[list[str], str | None]:
-    """The find that lists, NUL-separated, what ``full`` would delete — or why
-    that cannot be told. ``-delete`` and ``-exec rm … ;`` become ``-print0`` in
-    place; ``-print`` becomes ``-true``; for ``| xargs rm`` the list is what find prints."""
-    out = [full[0]]
-    i = 1
-    if "-L" in full or "-follow" in full:
-        return out, "following symlinks, it may delete outside the directories it names"
-    while i < len(full) and full[i] in ("-H", "-P"):
-        out.append(full[i])
-        i += 1
-    while i < len(full) and not full[i].startswith(("-", "(", "!")) and full[i] not in (")", ","):
-        out.append(full[i])
-        i += 1
-    out.append("-depth")
-    acted = False
-    while i < len(full):
-        a = full[i]
-        if a == "-delete":
-            out.append("-print0")
-            acted = True
-        elif a in ("-exec", "-execdir", "-ok", "-okdir"):
-            j = i + 1
-            while j < len(full) and full[j] not in (";", "+"):
-                j += 1
-            inner = full[i + 1:j]
-            if not (exec_rm and inner and posixpath.basename(inner[0]) in DELETERS and "{}" in inner):
-                return out, f"{a} {' '.join(inner[:3])} runs a command tcg cannot follow"
-            out.append("-print0")
-            acted = True
-            i = j
-        elif a in ("-print", "-print0"):
-            out.append("-print0" if xargs_rm else "-true")
-            acted = acted or xargs_rm
-        elif a in FIND_SAFE:
-            out.append(a)
-            if a in FIND_VALUE and i + 1 < len(full):
-                out.append(full[i + 1])
-                i += 1
-        elif a.startswith("-newer") and len(a) == 8 and i + 1 < len(full):
-            out += [a, full[i + 1]]
-            i += 1
-        else:
-            return out, f"{a} is not something tcg can evaluate ahead of time"
-        i += 1
-    if xargs_rm and not acted:
-        out.append("-print0")
-    return out, None
 
 
 def _after_option(args: tuple[Word, ...], w: Word, options: tuple[str, ...]) -> bool:
