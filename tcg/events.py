@@ -42,6 +42,13 @@ EVENT_TYPES = frozenset(
         "hook_decision",
         "entity_registry_changed",
         "inbound_flagged",
+        "guard_relocate",
+        "guard_snapshot",
+        "guard_settle",
+        "guard_restore",
+        "guard_gc",
+        "channel_decision",
+        "approval",
     }
 )
 

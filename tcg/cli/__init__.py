@@ -34,6 +34,11 @@ COMMANDS: dict[str, str] = {
     "verify": "tcg.cli.verify:verify",
     "scan-transcript": "tcg.cli.transcript:scan_transcript",
     "inbound": "tcg.cli.inbound:inbound",
+    "trash": "tcg.cli.trash:trash",
+    "restore": "tcg.cli.trash:restore",
+    "gc": "tcg.cli.trash:gc",
+    "approve": "tcg.cli.approve:approve",
+    "check-span": "tcg.cli.check_span:check_span",
 }
 
 

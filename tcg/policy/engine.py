@@ -26,6 +26,7 @@ import os
 import posixpath
 
 from tcg.errors import PolicyError
+from tcg.guard import wanted as guard_wanted
 from tcg.policy.cmdline import DYN, ParsedLine, Redirect, SimpleCommand, Word, parse_line
 from tcg.policy.glob import fnmatchcase
 from tcg.policy.model import Decision, Reason, Verdict
@@ -427,6 +428,10 @@ def _evaluate(policy: Any, line: str, actor: str, *, cwd: str | None, env: Mappi
     parsed = parse_line(line, home=home, env=env)
     ev = _Evaluator(policy, actor, rules, cwd, home)
     ev.run(parsed)
+    if guard_wanted(parsed):  # deletes, overwrites, git, outbound: docs/guard.md
+        from tcg.guard.rules import review
+
+        review(ev, parsed, line)
     return Verdict.combine(ev.reasons)
 
 

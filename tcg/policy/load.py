@@ -111,6 +111,10 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "inbound.surfaces.*.*": (INBOUND_ACTION, str),
     "inbound.ml.model": (SETTING, str),
     "inbound.ml.threshold": (SETTING, (int, float)),
+    "trash.copy-budget": (SETTING, int),
+    "trash.max-entries": (SETTING, int),
+    "channels.decisions.*": (DECISION, str),
+    "channels.categories": (PROTECT_LIST, str),
 }
 # Settings that take one of a few words: a typo must be an error, not a silent default.
 SETTING_CHOICES: dict[str, tuple[str, ...]] = {
@@ -137,8 +141,10 @@ TABLE_FIELDS: dict[str, dict[str, str]] = {
 TABLE_REQUIRED: dict[str, tuple[str, ...]] = {"credential_dumps": ("command",)}
 
 _ACTORS = ("human", "agent")
-# Decisions a policy file may name. RELOCATE/SNAPSHOT are reserved for the delete guard.
+# Decisions a policy file may name. relocate/snapshot only for the codes that carry
+# what to move or save (ACTION_DECISIONS).
 POLICY_DECISIONS = ("allow", "sanitize", "ask", "block")
+ACTION_DECISIONS = {"delete-relocate": "relocate", "overwrite-snapshot": "snapshot", "git-snapshot": "snapshot"}
 
 
 class Layer(Record, fields="kind path data"):
@@ -369,11 +375,13 @@ def validate(data: dict[str, Any], path: str, text: str = "") -> None:
                             f"unknown reason code {code!r} in {dotted!r}",
                             "the codes are listed in docs/reason-codes.md",
                         )
-                if not isinstance(value, str) or value.lower() not in POLICY_DECISIONS:
+                code = dotted.rsplit(".", 1)[-1] if dotted.startswith("decisions.") else ""
+                allowed = POLICY_DECISIONS + ((ACTION_DECISIONS[code],) if code in ACTION_DECISIONS else ())
+                if not isinstance(value, str) or value.lower() not in allowed:
                     fail(
                         dotted,
                         f"{dotted} = {value!r} is not a decision",
-                        "use one of: " + ", ".join(POLICY_DECISIONS),
+                        "use one of: " + ", ".join(allowed),
                     )
             elif k in (PROTECT_LIST, ALLOW_LIST):
                 if not isinstance(value, list) or not all(isinstance(v, typ) for v in value):

@@ -182,6 +182,11 @@ class Station:
         self._warned = False
         self._filters: list[Any] = []
         self._keyed: Any = None
+        self._line = ""
+        self._cwd = ""
+        self.prepared: Any = None  # the delete-guard's transaction for this line (tcg.guard.prepare)
+        self.approval_code: str | None = None
+        self.guard_fields: dict[str, Any] = {}  # added to the command_decision event
 
     # ------------------------------------------------------------ decide
 
@@ -200,6 +205,7 @@ class Station:
             from tcg.policy.load import load_policy
 
             cwd = os.getcwd()
+            self._line, self._cwd = line, cwd
             self.policy = load_policy(cwd=cwd)
         except PolicyError as exc:
             detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
@@ -224,13 +230,88 @@ class Station:
             traceback.print_exc()
 
     def allowed(self, verdict: Any) -> bool:
+        """May the line run? RELOCATE/SNAPSHOT may, once :meth:`prepare` did its
+        part (every caller runs it next). ASK: a human answers on the terminal;
+        an agent's line runs only with a person's `tcg approve` (tcg.guard.approval)."""
         from tcg.policy.model import Decision
 
-        if verdict.decision in (Decision.ALLOW, Decision.SANITIZE):
+        if verdict.decision in (Decision.ALLOW, Decision.SANITIZE, Decision.RELOCATE, Decision.SNAPSHOT):
             return True
         if verdict.decision == Decision.ASK and self.actor == "human":
             return _confirm_on_tty(verdict)
-        return False  # ASK for an agent, BLOCK, and anything newer: refuse
+        if verdict.decision == Decision.ASK:
+            return self._approved(verdict)
+        return False  # BLOCK, and anything newer: refuse
+
+    def _approved(self, verdict: Any) -> bool:
+        """An agent's ASK: use up a person's approval of this exact line, or file a
+        request whose code the refusal names."""
+        try:
+            from tcg.guard import approval
+
+            if approval.consume(self._line, self._cwd, self.env) is not None:
+                self.guard_fields["approval"] = "used"
+                return True
+            deciding = verdict.deciding
+            ask = approval.AskRequest(
+                command=self.masked_line(self._line), cwd=self._cwd, reason=verdict.reason,
+                detail=deciding.detail if deciding is not None else "",
+                line_hash=approval.line_hash(self._line, self._cwd, self._hasher().key))
+            self.approval_code = approval.request(ask, self.env)
+            self.guard_fields["approval"] = "requested"
+        except Exception:  # noqa: BLE001 - no approval channel: the ASK stays a refusal
+            self._debug()
+        return False
+
+    # ------------------------------------------------------------ delete-guard
+
+    def prepare(self, line: str, verdict: Any, *, defer_to: int | None = None) -> Any:
+        """Carry out the verdict's RELOCATE/SNAPSHOT actions before the command runs
+        (tcg.guard.prepare). Returns the verdict to act on: BLOCK when the trash
+        could not take it all (nothing deleted). ``defer_to``: the pid whose end
+        (or next line) means the command has finished — the caller's shell, or
+        this process when it becomes the command by exec — instead of
+        :meth:`settle` in this process."""
+        if not verdict.actions:
+            return verdict
+        from tcg.policy.model import Decision, Reason, Verdict
+
+        try:
+            from tcg.guard.prepare import prepare
+
+            verdict, self.prepared = prepare(
+                verdict, actor=self.actor, cwd=self._cwd or os.getcwd(), command_hash=self._hasher().h16(line),
+                policy=self.policy, emit=self._emit_guard, env=self.env, deferred_owner=defer_to)
+        except Exception as exc:  # noqa: BLE001 - fail closed: never run a delete that was not saved
+            self._debug()
+            return Verdict(Decision.BLOCK, (Reason("trash-failed", Decision.BLOCK,
+                                                   f"preparing the trash failed ({type(exc).__name__})"),))
+        if self.prepared is not None:
+            self.guard_fields["txid"] = self.prepared.txid
+            if defer_to is not None:
+                self.prepared.detach()
+                self.prepared = None
+        return verdict
+
+    def settle(self) -> None:
+        """After the command: give back what it did not delete (never raises)."""
+        if self.prepared is None:
+            return
+        try:
+            self.prepared.settle()
+        except Exception:  # noqa: BLE001 - the trash keeps everything; a later start settles it
+            self._debug()
+
+    def _emit_guard(self, event: str, **fields: Any) -> None:
+        try:
+            from tcg.events import EventLog
+
+            EventLog().emit(event, surface="shell", actor=self.actor, decision=fields.pop("decision", None),
+                            reason=fields.pop("reason", None),
+                            policy=self.policy.ref() if self.policy is not None else None,
+                            session=self.session, **fields)
+        except Exception:  # noqa: BLE001 - logging must not change the outcome
+            self._debug()
 
     # ------------------------------------------------------------ masking
 
@@ -325,6 +406,7 @@ class Station:
                 command = self.masked_line(line)
             except Exception:  # noqa: BLE001 - a masker failure must not put the raw line in the log
                 command = None
+            fields.update(self.guard_fields)
             EventLog().emit(
                 "command_decision",
                 surface="shell",
@@ -382,9 +464,13 @@ class Station:
     def mediate(self, line: str, make_argv: Callable[[], list[str]], *, via_shell: bool) -> int:
         """Decide on ``line``; if allowed, run ``make_argv()`` (built only then)."""
         verdict = self.decide(line)
-        if not self.allowed(verdict):
+        ok = self.allowed(verdict)
+        if ok:  # delete-guard (docs/guard.md): save what the line destroys; BLOCK if that fails
+            verdict = self.prepare(line, verdict, defer_to=os.getpid() if is_nested(self.env) else None)
+            ok = verdict.decision.value != "block"
+        if not ok:
             self.record(line, verdict, exit_code=EXIT_BLOCKED, mode=None, nested=False)
-            _print_refusal(verdict)
+            _print_refusal(verdict, self.approval_code)
             return EXIT_BLOCKED
 
         argv = make_argv()
@@ -409,6 +495,7 @@ class Station:
                 filters = [store_value_filter(f, mode, self.policy, self.env, self._hasher().h8) for f in filters]
         except Exception as exc:  # noqa: BLE001 - cannot mask: do not run unmasked
             self._debug()
+            self.settle()
             return self.refuse(line, "internal-error", f"the masker failed ({type(exc).__name__})",
                                mode=mode, shell=shell)
 
@@ -421,6 +508,7 @@ class Station:
 
             prepared = prepare_for_agent(self.policy, child_env, self._debug)
             if isinstance(prepared, str):
+                self.settle()  # nothing ran: every stand-in gets its original back
                 return self.refuse(line, "sandbox-unavailable", prepared, mode=mode, shell=shell)
             box = prepared
             child_env = box.env
@@ -438,6 +526,9 @@ class Station:
         finally:
             if box is not None:
                 box.close()
+            # The command ran (or was refused before it started): the guard's stand-ins
+            # tell what it deleted; an untouched target gets its original back.
+            self.settle()
         failed = [f.error for f in self._filters if getattr(f, "error", None) is not None]
         if failed:
             # The command ran, but its output could not be masked: it was withheld.
@@ -526,7 +617,7 @@ def _prune(directory: str, keep: int) -> None:
         pass
 
 
-def _print_refusal(verdict: Any) -> None:
+def _print_refusal(verdict: Any, approval_code: str | None = None) -> None:
     from tcg.policy.reasons import REASONS
 
     code = verdict.reason
@@ -535,7 +626,13 @@ def _print_refusal(verdict: Any) -> None:
     info = REASONS.get(code)
     fix = info.fix if info else "run `tcg check LINE` to see why"
     detail = " ".join(detail.split())  # one line, whatever the engine said
-    sys.stderr.write(f"tcg: blocked ({code}): {detail}\nhint: {fix}\n")
+    if approval_code is not None:
+        sys.stderr.write(
+            f"tcg: needs a person's approval ({code}): {detail}\n"
+            f"hint: ask the user to run `tcg approve {approval_code}` in their own terminal, then run the "
+            "same command again (the code works once, for 10 minutes)\n")
+    else:
+        sys.stderr.write(f"tcg: blocked ({code}): {detail}\nhint: {fix}\n")
     sys.stderr.flush()
 
 

@@ -72,9 +72,13 @@ def check_line(line: str) -> int:
     station = _station()
     st = station.Station()
     verdict = st.decide(line)
-    if not st.allowed(verdict):
+    ok = st.allowed(verdict)
+    if ok:  # delete-guard: what the line destroys is saved before the shell runs it
+        verdict = st.prepare(line, verdict, defer_to=os.getppid())
+        ok = verdict.decision.value != "block"
+    if not ok:
         st.record(line, verdict, exit_code=int(ExitCode.BLOCKED), mode="check-only", nested=False)
-        station._print_refusal(verdict)
+        station._print_refusal(verdict, st.approval_code)
         return int(ExitCode.BLOCKED)
     st.record(line, verdict, exit_code=None, mode="in-shell", nested=False)
     return 0
