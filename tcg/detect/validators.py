@@ -242,6 +242,55 @@ def iban(value: bytes) -> bool:
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
+def _steps(low: bytes, lag: int) -> list[int]:
+    return [low[i] - low[i - lag] for i in range(lag, len(low))]
+
+
+def _sequential(value: bytes) -> bool:
+    """Mostly an alphabet or digit sequence, up or down, direct (``abcd``, ``9876``) or
+    interleaved with another one (``a1b2c3``), or holding a run of 8 such characters
+    (``…ABCDEFGHIJ…``, ``…1234567890``): keyboard-made placeholders. In a generated token
+    a character continues a sequence one time in ~30, and a run of 8 practically never."""
+    low = value.lower()
+    if len(low) < 3:
+        return False
+    hits = 0
+    run = best = 1
+    direct = _steps(low, 1)
+    interleaved = [0, *_steps(low, 2)]
+    for d1, d2 in zip(direct, interleaved, strict=True):
+        seq = d1 in (1, -1)
+        hits += seq or d2 in (1, -1)
+        run = run + 1 if seq else 1
+        best = max(best, run)
+    return hits * 2 >= len(low) - 1 or best >= 8
+
+
+def _periodic(value: bytes) -> bool:
+    """The value is one short unit repeated (``abcd1234abcd1234…``, ``xoxo…``)."""
+    n = len(value)
+    return any(value[: n - unit] == value[unit:] for unit in range(1, min(16, n // 2) + 1))
+
+
+_PADDING_RUN = re.compile(rb"([A-Za-z0-9])\1{5,}")
+
+
+def not_placeholder(value: bytes) -> bool:
+    """Not a typed stand-in: not one unit repeated, not mostly an alphabet or digit sequence,
+    not padded with a run of one character (``AP6xxxxxxxxxx``). The heuristics detect-secrets
+    and gitleaks apply to generic matches; vendor rules with a fixed prefix do not need them."""
+    core = value.strip(b"=")
+    if not core or _periodic(core) or _sequential(core):
+        return False
+    run = _PADDING_RUN.search(core)
+    return run is None or (run.end() - run.start()) * 3 < len(core)
+
+
+def token_like(value: bytes) -> bool:
+    """A generated-looking token: at least 8 characters and :func:`not_placeholder`."""
+    return len(value.strip(b"=")) >= 8 and not_placeholder(value)
+
+
 VALIDATORS: dict[str, Validator] = {
     "luhn": luhn,
     "iin": iin,
@@ -255,4 +304,6 @@ VALIDATORS: dict[str, Validator] = {
     "aws-key-id": aws_key_id,
     "e164": e164,
     "iban": iban,
+    "token-like": token_like,
+    "not-placeholder": not_placeholder,
 }
