@@ -874,7 +874,8 @@ def disabled_rules(policy: Policy | None) -> frozenset[str]:
 
 
 @lru_cache(maxsize=8)
-def _cached_detector(disabled: frozenset[str], engine: str) -> Detector:
+def _cached_detector(disabled: frozenset[str], engine: str,
+                     categories: frozenset[str] | None = None) -> Detector:
     from tcg.keyhash import load_or_create_key
     from tcg.paths import get_paths
 
@@ -888,19 +889,23 @@ def _cached_detector(disabled: frozenset[str], engine: str) -> Detector:
     files = builtin_rule_files()
     digest = hashlib.sha256(json.dumps(files).encode("utf-8", "surrogatepass")).hexdigest()
     remembered = memo.rules_for(digest)
+
+    def wanted(rules: list[Rule]) -> list[Rule]:
+        return [r for r in rules if r.id not in disabled
+                and (categories is None or r.category in categories)]
+
     detector = None
     if remembered is not None:
         try:
             rules = [_rule_from_memo(d) for d in remembered]
-            detector = Detector.from_rules([r for r in rules if r.id not in disabled],
-                                           engine=engine, cache_dir=cache_dir, memo=memo)
+            detector = Detector.from_rules(wanted(rules), engine=engine, cache_dir=cache_dir,
+                                           memo=memo)
         except (NeedsExamplesError, TypeError, ValueError, KeyError):
             detector = None
     if detector is None:
         full = load_rules(memo=memo)
         memo.store_rules(digest, [_rule_to_memo(r) for r in full])
-        detector = Detector.from_rules([r for r in full if r.id not in disabled],
-                                       engine=engine, cache_dir=cache_dir, memo=memo)
+        detector = Detector.from_rules(wanted(full), engine=engine, cache_dir=cache_dir, memo=memo)
     memo.save()
     return detector
 
@@ -924,10 +929,16 @@ def _rule_from_memo(d: dict[str, Any]) -> Rule:
     return Rule(**fields)
 
 
-def load_detector(policy: Policy | None = None, *, engine: str | None = None) -> Detector:
-    """The detector for the packaged rules minus the policy's ``detect.disabled_rules``.
+def load_detector(policy: Policy | None = None, *, engine: str | None = None,
+                  categories: Iterable[str] | None = None) -> Detector:
+    """The detector for the packaged rules minus the policy's ``detect.disabled_rules``
+    (and, with ``categories``, only the rules of those categories: a secret scan leaves
+    out the PII rules, the most expensive ones on source code).
 
-    Compiled once per process for each distinct (disabled set, engine): the
-    part of the policy fingerprint that matters to detection.
+    Built once per process for each distinct (disabled set, engine, categories): the part
+    of the policy that matters to detection. The compiled database and the parsed rules
+    come from the signed start-up cache (tcg.signed), so only the first call after an
+    install or a rule change pays for compiling.
     """
-    return _cached_detector(disabled_rules(policy), engine or default_engine())
+    cats = frozenset(categories) if categories is not None else None
+    return _cached_detector(disabled_rules(policy), engine or default_engine(), cats)

@@ -189,7 +189,17 @@ def _strip_leading_runs(items: list[Any]) -> list[Any]:
     suffix of the rule works. Leading runs like ``[A-Za-z0-9._%+-]{1,64}`` (the
     local part of an e-mail address) make hyperscan 5x slower; the literal that
     follows ("@") is what makes it fast.
+
+    A leading optional group of alternatives (``^(?:export |path:line:|+|…){0,6}``,
+    the decorations tools put before an assignment) goes too, with the anchors
+    before it: ``re`` enforces it when it confirms the window, and hyperscan
+    refuses such a group as too large.
     """
+    lead = 0
+    while lead < len(items) and (str(items[lead][0]) == "AT" or _optional_group(items[lead])):
+        lead += 1
+    if any(_optional_group(item) for item in items[:lead]):
+        items = items[lead:]
     for i, (op, _av) in enumerate(items):
         if str(op) == "LITERAL":
             if i == 0 or not _selective(items[i:]):
@@ -198,6 +208,12 @@ def _strip_leading_runs(items: list[Any]) -> list[Any]:
         if not _charish([(op, _av)]):
             return items
     return items
+
+
+def _optional_group(item: Any) -> bool:
+    """A repeat that may match nothing (``{0,n}``) of something more than one character."""
+    op, av = item
+    return str(op) in ("MAX_REPEAT", "MIN_REPEAT") and av[0] == 0 and not _charish(av[2])
 
 
 def _selective(items: list[Any]) -> bool:
