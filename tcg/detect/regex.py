@@ -190,16 +190,18 @@ def _strip_leading_runs(items: list[Any]) -> list[Any]:
     local part of an e-mail address) make hyperscan 5x slower; the literal that
     follows ("@") is what makes it fast.
 
-    A leading optional group of alternatives (``^(?:export |path:line:|+|…){0,6}``,
-    the decorations tools put before an assignment) goes too, with the anchors
-    before it: ``re`` enforces it when it confirms the window, and hyperscan
-    refuses such a group as too large.
+    A leading optional group of alternatives (``^[ >+-]{0,16}(?:export |path:line:|…){0,4}``,
+    the decorations tools put before an assignment) goes too, with the anchors and
+    class runs before it: ``re`` enforces it when it confirms the window, and
+    hyperscan refuses such a group as too large.
     """
     lead = 0
-    while lead < len(items) and (str(items[lead][0]) == "AT" or _optional_group(items[lead])):
+    while lead < len(items) and (str(items[lead][0]) == "AT" or _charish([items[lead]])
+                                 or _optional_group(items[lead])):
         lead += 1
-    if any(_optional_group(item) for item in items[:lead]):
-        items = items[lead:]
+    last = max((i for i in range(lead) if _optional_group(items[i])), default=-1)
+    if last >= 0:
+        items = items[last + 1:]
     for i, (op, _av) in enumerate(items):
         if str(op) == "LITERAL":
             if i == 0 or not _selective(items[i:]):

@@ -286,17 +286,22 @@ def _periodic(value: bytes) -> bool:
 
 
 _PADDING_RUN = re.compile(rb"([A-Za-z0-9])\1{5,}")
+_BLOCK_RUN = re.compile(rb"([A-Za-z0-9])\1{3}")
 
 
 def not_placeholder(value: bytes) -> bool:
     """Not a typed stand-in: not one unit repeated, not mostly an alphabet or digit sequence,
-    not padded with a run of one character (``AP6xxxxxxxxxx``). The heuristics detect-secrets
-    and gitleaks apply to generic matches; vendor rules with a fixed prefix do not need them."""
+    not padded with a run of one character (``AP6xxxxxxxxxx``), not made of blocks of one
+    character (``…AAAABBBBCCCC…``). The heuristics detect-secrets and gitleaks apply to
+    generic matches; vendor rules with a fixed prefix do not need them."""
     core = value.strip(b"=")
     if not core or _periodic(core) or _sequential(core):
         return False
     run = _PADDING_RUN.search(core)
-    return run is None or (run.end() - run.start()) * 3 < len(core)
+    if run is not None and (run.end() - run.start()) * 3 >= len(core):
+        return False
+    # blocks of four like AAAABBBBCCCC: one in a generated token is rare, two never
+    return len(_BLOCK_RUN.findall(core)) < 2
 
 
 def token_like(value: bytes) -> bool:

@@ -68,3 +68,25 @@ def test_yaml_and_json_keys(det, text: str) -> None:
 ])
 def test_not_assignments_of_secrets(det, text: str) -> None:
     assert not _secret_ids(det, text)
+
+
+def test_decorated_lines_do_not_backtrack_without_end():
+    """The structural prefix is written so that no line makes ``re`` try its splits one by
+    one: runs of spaces, dashes, quote marks and colons of any length finish (an earlier
+    form took seconds on one 90 KB blob and would never end on a longer line). Run in a
+    child process with a generous timeout; a backtracking blow-up never finishes."""
+    import subprocess
+    import sys
+
+    code = (
+        "from tcg.detect.engine import load_detector\n"
+        "d = load_detector()\n"
+        "lines = [' ' * 5000 + 'x', '-' * 5000 + 'x', '> ' * 3000 + 'x', 'a:' * 3000 + 'x',\n"
+        "         ' - ' * 2000 + 'PASSWORD x', 'k-1-' * 2000 + 'TOKEN', '+-*> \\t' * 1500 + 'key=',\n"
+        "         ('x' * 150 + ':') * 40 + 'secret=v']\n"
+        "for line in lines:\n"
+        "    d.find((line + '\\n') * 20)\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.stdout.strip() == "ok", proc.stderr
