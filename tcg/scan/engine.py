@@ -234,7 +234,7 @@ def _index_items(repo: Path, pairs: list[tuple[str, str]], allow: tuple[str, ...
                  max_blob: int, stats: Counter[str]) -> list[tuple[tuple[str, str, str | None, str], int]]:
     """Blob items for (oid, path) pairs of the index, with their sizes from git."""
     sizes = gitobjects.blob_sizes(repo, [oid for oid, _ in pairs]) if pairs else {}
-    out = []
+    out: list[tuple[tuple[str, str, str | None, str], int]] = []
     for oid, path in pairs:
         size = sizes.get(oid, 0)
         if _allowed(path, allow):
