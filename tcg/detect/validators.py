@@ -309,6 +309,17 @@ def token_like(value: bytes) -> bool:
     return len(value.strip(b"=")) >= 8 and not_placeholder(value)
 
 
+def discord_token(value: bytes) -> bool:
+    """Discord bot/user token: its first segment is the base64 of the account's numeric
+    snowflake id (17–20 digits); the rest is a timestamp and an HMAC."""
+    first = value.split(b".", 1)[0]
+    try:
+        raw = base64.b64decode(first + b"=" * (-len(first) % 4), altchars=b"-_", validate=True)
+    except (ValueError, binascii.Error):
+        return False
+    return raw.isdigit() and 17 <= len(raw) <= 20
+
+
 VALIDATORS: dict[str, Validator] = {
     "luhn": luhn,
     "iin": iin,
@@ -324,4 +335,5 @@ VALIDATORS: dict[str, Validator] = {
     "iban": iban,
     "token-like": token_like,
     "not-placeholder": not_placeholder,
+    "discord-token": discord_token,
 }

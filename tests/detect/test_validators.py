@@ -240,3 +240,10 @@ def test_random_tokens_are_almost_never_rejected(alphabet: str, length: int) -> 
     rejected = sum(not v.token_like("".join(rng.choice(alphabet) for _ in range(length)).encode())
                    for _ in range(n))
     assert rejected < n * 0.005
+
+
+def test_discord_token_first_segment_is_a_numeric_id():
+    first = base64.b64encode(b"198622483471925248").decode().rstrip("=")
+    assert v.discord_token(f"{first}.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs".encode())
+    assert not v.discord_token(b"MZ1yGvKTjE0rY0cV8i47CjAa.uRHQPq.Xb1Mk2nEhe-4iUcrGOuegj57zMC")
+    assert not v.discord_token(base64.b64encode(b"12345").rstrip(b"=") + b".abcdef.x")
