@@ -253,6 +253,8 @@ def _enumerate(target: _Target, history: bool, staged: bool, max_blob: int,
     blobs: list[tuple[tuple[str, str, str | None, str], int]] = []
     files: list[tuple[tuple[str, str], int]] = []
     if target.repo is None:
+        if staged:
+            raise TcgError(f"--staged needs a git repository: {target.path} is not the root of one")
         names = [target.path.name] if target.path.is_file() else worktree.dir_files(target.path)
         root = target.path.parent if target.path.is_file() else target.path
         for rel in names:

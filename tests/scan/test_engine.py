@@ -310,3 +310,12 @@ def test_a_tiny_scan_does_not_start_hyperscan(repo):
     proc = subprocess.run([sys.executable, "-c", code, str(r)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "NOHS NOCLICK"
+
+
+def test_staged_outside_a_repository_is_an_error(tmp_path):
+    d = tmp_path / "plain"
+    d.mkdir()
+    (d / "a.env").write_text(f"TOKEN={GH}\n")
+    res = scan_paths([d], load_policy(), staged=True, jobs=1)
+    assert res.status == "error" and "--staged needs a git repository" in res.errors[0]
+    assert not res.findings
