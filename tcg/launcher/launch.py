@@ -199,7 +199,8 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
         return ExitCode.BLOCKED
 
     from tcg.launcher.wiring import (
-        SANDBOXED_AGENTS,
+        WARMED_AGENTS,
+        OwnSandboxError,
         UnmediatedError,
         WiringError,
         warm_station_caches,
@@ -221,12 +222,16 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
                 return ExitCode.BLOCKED
             sys.stderr.write(f"tcg: warning: {exc.message} (launch.on-unmediated allows it)\n")
             wiring = wire(agent, session, environ, agent_args, interpreter(), paths, cwd=here, unmediated_ok=True)
+    except OwnSandboxError as exc:
+        emit(policy, session, actor, "block", "agent-sandbox-conflict", rules, **fields, exit_code=ExitCode.BLOCKED)
+        _refuse(f"launch of {agent} refused: {exc.message}", exc.hint)
+        return ExitCode.BLOCKED
     except WiringError as exc:
         emit(policy, session, actor, "block", "internal-error", rules, **fields, exit_code=ExitCode.BLOCKED)
         _refuse(f"launch of {agent} refused: {exc.message}", exc.hint)
         return ExitCode.BLOCKED
 
-    if agent in SANDBOXED_AGENTS:
+    if agent in WARMED_AGENTS:
         warm_station_caches(policy, paths)
     emit(policy, session, actor, decision.value, reason, rules, **fields, accepted=accepted, wired=wiring.wired,
          exit_code=None)

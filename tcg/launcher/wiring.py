@@ -42,12 +42,10 @@ CLAUDE_AGENTS = frozenset({"claude"})
 SHELL_ENV_AGENTS = frozenset({"codex", "qwen", "qwen-code", "cursor-agent", "cursor"})
 QWEN_AGENTS = frozenset({"qwen", "qwen-code"})
 CODEX_AGENTS = frozenset({"codex"})
-# Codex snapshots the user's shell with a `bash -c` script at start-up; through BASH_ENV
-# the station refuses that script (it runs code it cannot see) and Codex waits seconds for
-# it. Its commands run through the station either way, so the snapshot is switched off.
-CODEX_ARGS = ("-c", "features.shell_snapshot=false")
-# Agents whose commands run in a sandbox of their own that keeps tcg's state read-only.
-SANDBOXED_AGENTS = CODEX_AGENTS
+# Agents that report a command as "still running" after a short wait (Codex: 10 s by
+# default): the launch builds the station's caches first, so a first command that would
+# compile the detector is not cut short.
+WARMED_AGENTS = CODEX_AGENTS
 # A launched agent's own commands are fresh lines: a mediated shell's markers must not leak in.
 DROPPED_ENV = ("TCG_MEDIATED", "TCG_MEDIATED_FDS")
 
@@ -212,6 +210,12 @@ class UnmediatedError(WiringError):
     """The agent would run with tcg's own wiring switched off (its hooks, say)."""
 
 
+class OwnSandboxError(WiringError):
+    """The user chose the agent's own sandbox for its commands: tcg could neither build
+    its view nor record events inside it (tcg.launcher.codex), so every command would
+    be refused. Not a policy choice: the launch is refused with what to drop."""
+
+
 def _write_settings(paths: Paths | None, name: str, settings: dict[str, object]) -> str:
     """A generated settings file (0600) in the helper directory, named by its content."""
     import json
@@ -313,21 +317,24 @@ def wire(
                 if not unmediated_ok:
                     raise
         if agent in CODEX_AGENTS:
-            out_args = [*CODEX_ARGS, *args]
-            wired.append("codex-no-shell-snapshot")
+            from tcg.launcher import codex
+
+            try:
+                out_args = codex.wire(args)
+            except codex.OwnSandboxChosen as exc:
+                raise OwnSandboxError(
+                    f"`codex {exc}` runs Codex's commands in its own sandbox, where tcg can neither hide "
+                    "secret stores nor record events, so every command would be refused",
+                    hint="drop that option: tcg runs Codex with sandbox_mode=\"danger-full-access\" and gives "
+                         "each command its own OS view instead (docs/agents.md)") from None
+            wired += codex.WIRED
     return Wiring(env, out_args, wired)
 
 
 def warm_station_caches(policy: object, paths: Paths | None) -> None:
-    """Create what the station needs before an agent's own sandbox can stop it.
-
-    Codex runs its commands in a sandbox where nothing outside the workspace is
-    writable (measured with 0.169.0: its default for `codex exec` is
-    read-only): a station started there cannot create the install key (its
-    masker then fails closed and withholds all output) nor store the compiled
-    detector (every command would compile it again: seconds each). So the
-    launch creates both first; best effort — the station still fails closed.
-    """
+    """Create the install key and the compiled strict detector before the agent starts
+    (the first command would otherwise spend seconds on them). Best effort: the station
+    creates or checks both itself and fails closed."""
     from tcg.keyhash import load_or_create_key
     from tcg.mask import masker_for
 
@@ -336,7 +343,7 @@ def warm_station_caches(policy: object, paths: Paths | None) -> None:
         m = masker_for(policy, "strict")  # type: ignore[arg-type]
         m.feed(b"warm")
         m.flush()
-    except Exception:  # noqa: BLE001 - an optimisation and a precondition the station re-checks
+    except Exception:  # noqa: BLE001 - an optimisation; the station re-checks
         pass
 
 

@@ -122,11 +122,24 @@ REASONS: dict[str, ReasonInfo] = {
         "managed settings), so its own file, web and MCP tools would not be mediated",
         "drop the option or variable named in the message; launch.on-unmediated in your policy decides this",
     ),
+    "agent-sandbox-conflict": ReasonInfo(
+        "`tcg launch`: the agent's arguments choose its own command sandbox (`codex --sandbox`, "
+        "`--approve-for-me`, `-c sandbox_mode=`), inside which tcg can neither build its view nor "
+        "record events, so every command would be refused",
+        "drop that option: tcg gives each of the agent's commands its own OS view instead",
+    ),
+    "event-log-unavailable": ReasonInfo(
+        "an agent's command was not run: the event log cannot be written (read-only or full "
+        "disk, wrong owner), and an agent's command never runs unrecorded",
+        "make the tcg state directory writable (`tcg doctor` checks the event log); inside another "
+        "sandbox, give it write access to tcg's state directory or run the agent through `tcg launch`",
+    ),
     "sandbox-unavailable": ReasonInfo(
         "an agent's command was not run: the sandbox view (secret stores hidden, secret variables "
         "removed) could not be built on this machine, and sandbox.on-unavailable is block",
         "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
         "user.max_user_namespaces > 0), or install bubblewrap and set sandbox.mechanism = \"bwrap\"; "
+        "inside another tool's sandbox (Codex's own), start the agent with `tcg launch`; "
         "`tcg doctor` shows which layer is active",
     ),
     "inbound-injection": ReasonInfo(

@@ -15,7 +15,10 @@ the policy, evaluating, building the masker) refuses the line with 126
 (``policy-invalid`` / ``internal-error``). A failure to *record* the event is
 not a decision error: the decision stands (a refusal is still refused, an
 allowed line still runs) and one warning goes to stderr — an unwritable state
-dir must not turn every command on the machine into a 126.
+dir must not turn every command on the machine into a 126. An agent's command
+is the exception: it runs only when the event log can be opened for writing
+first (else ``event-log-unavailable``, 126), so no agent command runs
+unrecorded because, say, another tool's sandbox made tcg's state read-only.
 """
 
 from __future__ import annotations
@@ -504,6 +507,11 @@ class Station:
         child_env[MEDIATED] = self.session
         box: Any = None  # tcg.sandbox.Prepared for an agent
         if self.actor == "agent":
+            problem = _event_log_problem()
+            if problem is not None:
+                self.settle()
+                return _refuse_unrecorded("event-log-unavailable",
+                                          f"{problem}; an agent's command does not run unrecorded")
             from tcg.sandbox.agent import prepare_for_agent
 
             prepared = prepare_for_agent(self.policy, child_env, self._debug)
@@ -550,6 +558,27 @@ class Station:
         self.record(line, refusal, exit_code=EXIT_BLOCKED, mode=mode, nested=False, shell=shell)
         _print_refusal(refusal)
         return EXIT_BLOCKED
+
+def _event_log_problem() -> str | None:
+    """Why this command's event could not be appended (None: the log opens for writing)."""
+    from tcg.paths import ensure_private_dir, get_paths
+
+    path = get_paths().events_path
+    try:
+        ensure_private_dir(os.path.dirname(path))
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+    except OSError as exc:
+        return f"the event log {path} cannot be written ({exc.strerror})"
+    return None
+
+
+def _refuse_unrecorded(code: str, detail: str) -> int:
+    """Refuse a line when the refusal itself cannot be recorded (the log is the problem)."""
+    from tcg.policy.model import Decision, Reason, Verdict
+
+    _print_refusal(Verdict(Decision.BLOCK, (Reason(code, Decision.BLOCK, detail),)))
+    return EXIT_BLOCKED
+
 
 def _reads_secret_store(verdict: Any) -> bool:
     return any(r.code == "secret-store-read" for r in getattr(verdict, "reasons", ()))

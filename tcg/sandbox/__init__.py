@@ -47,6 +47,8 @@ class Prepared:
         self.removed = removed
         self.view: Any = None  # tcg.sandbox.linux.View (namespaces)
         self.wrap: Callable[[list[str]], list[str]] | None = None  # bwrap / seatbelt argv prefix
+        # exit code → "the wrapper gave up before the command started" (bwrap)
+        self.setup_failed: Callable[[int], bool] | None = None
         self.hidden = 0
         self.twins = 0
         self.partial = False
@@ -215,14 +217,15 @@ def _bwrap_path(conf: Mapping[str, Any]) -> str | None:
 
 
 def _use_bwrap(prepared: Prepared, conf: Mapping[str, Any], view: Any) -> None:
-    from tcg.sandbox.bwrap import wrapper
+    from tcg.sandbox.bwrap import Wrapper
 
     exe = _bwrap_path(conf)
     if exe is None:
         raise Unavailable(f"bubblewrap ({conf.get('bwrap', 'bwrap')!r}) was not found")
     prepared.mechanism = "bwrap"
-    prepared.wrap, close = wrapper(exe, view)
-    prepared.cleanup.append(close)
+    w = Wrapper(exe, view)
+    prepared.wrap, prepared.setup_failed = w.wrap, w.setup_failed
+    prepared.cleanup.append(w.release)
 
 
 def _install_key(paths: Any) -> bytes | None:

@@ -59,26 +59,48 @@ def _without_view(policy: Any, env: dict[str, str], why: str) -> Prepared:
 def run(argv: list[str], env: dict[str, str], mode: str, filters: list[Any], box: Prepared | None,
         policy: Any, channel_var: str) -> int:
     """Run the command (in ``box``'s view when there is one); its exit code. A view that
-    fails at spawn time (before anything ran) falls back to bubblewrap under ``auto``,
-    else raises Refused (``block``) or runs without it after a warning (``warn``)."""
+    fails at spawn time (before anything ran) falls back to bubblewrap under ``auto``;
+    when no view can be built — bubblewrap too may give up before the command starts —
+    raises Refused (``block``) or runs without it after a warning (``warn``)."""
     from tcg.sandbox.linux import SetupFailed
 
     try:
-        return _start(argv, env, mode, filters, box, channel_var)
+        code = _start(argv, env, mode, filters, box, channel_var)
     except SetupFailed as exc:
-        from tcg.sandbox import fail_mode, fall_back_to_bwrap
+        from tcg.sandbox import fall_back_to_bwrap
 
         if box is None:  # pragma: no cover - only a view raises SetupFailed
             raise
-        if fall_back_to_bwrap(box, policy):
-            return _start(argv, box.env, mode, filters, box, channel_var)
         why = f"namespace setup failed at {exc}"
-        if fail_mode(policy) != "warn":
-            raise Refused(_detail(why)) from None
-        bare = _without_view(policy, env, why)
-        bare.env[SANDBOXED] = "none"
-        box.mechanism, box.view, box.env = "none", None, bare.env
-        return _start(argv, box.env, mode, filters, None, channel_var)
+        if not fall_back_to_bwrap(box, policy):
+            return _unavailable(argv, env, mode, filters, box, policy, channel_var, why)
+        code = _start(argv, box.env, mode, filters, box, channel_var)
+        if _wrapper_gave_up(box, code):
+            return _unavailable(argv, env, mode, filters, box, policy, channel_var,
+                                f"{why}, and bubblewrap could not create its namespaces either")
+        return code
+    if box is not None and _wrapper_gave_up(box, code):
+        return _unavailable(argv, env, mode, filters, box, policy, channel_var,
+                            "bubblewrap could not build the view (it gave up before starting the command)")
+    return code
+
+
+def _wrapper_gave_up(box: Prepared, code: int) -> bool:
+    return box.setup_failed is not None and box.setup_failed(code)
+
+
+def _unavailable(argv: list[str], env: dict[str, str], mode: str, filters: list[Any], box: Prepared,
+                 policy: Any, channel_var: str, why: str) -> int:
+    """No view could be built and nothing ran: ``sandbox.on-unavailable`` decides."""
+    from tcg.sandbox import fail_mode
+
+    if fail_mode(policy) != "warn":
+        raise Refused(_detail(why))
+    bare = _without_view(policy, env, why)
+    bare.env[SANDBOXED] = "none"
+    box.close()
+    box.mechanism, box.view, box.wrap, box.setup_failed, box.env = "none", None, None, None, bare.env
+    return _start(argv, box.env, mode, filters, None, channel_var)
 
 
 def _start(argv: list[str], env: dict[str, str], mode: str, filters: list[Any], box: Prepared | None,

@@ -12,7 +12,7 @@ import pytest
 
 from tcg.agents import claude, qwen, settings
 from tcg.launcher.resolve import interpreter
-from tcg.launcher.wiring import UnmediatedError, WiringError, wire
+from tcg.launcher.wiring import OwnSandboxError, UnmediatedError, WiringError, wire
 from tests.launcher.conftest import TCG, commit, make_repo
 
 
@@ -121,7 +121,24 @@ def test_qwen_gets_a_system_settings_layer_merged_with_the_one_it_had(tmp_path):
         wired("qwen", ["--safe-mode"])
 
 
-def test_codex_snapshot_is_switched_off():
+def test_codex_runs_its_commands_without_its_own_sandbox_and_without_a_snapshot():
     w = wired("codex", ["exec", "hi"])
-    assert w.args == ["-c", "features.shell_snapshot=false", "exec", "hi"]
-    assert "BASH_ENV" in w.env and "codex-no-shell-snapshot" in w.wired
+    assert w.args == ["-c", "features.shell_snapshot=false", "-c", 'sandbox_mode="danger-full-access"', "exec", "hi"]
+    assert "BASH_ENV" in w.env and w.wired[-2:] == ["codex-no-shell-snapshot", "codex-sandbox-by-tcg"]
+
+
+@pytest.mark.parametrize("args", [["exec", "-s", "read-only", "hi"], ["-sworkspace-write"], ["--sandbox=read-only"],
+                                  ["--sandbox", "workspace-write"], ["exec", "--approve-for-me"], ["--full-auto"],
+                                  ["-c", 'sandbox_mode="read-only"'], ["--config=sandbox_mode=workspace-write"],
+                                  ["-csandbox_mode='read-only'"]])
+def test_codex_own_sandbox_chosen_is_refused(args):
+    with pytest.raises(OwnSandboxError) as err:
+        wired("codex", args)
+    assert "its own sandbox" in err.value.message and err.value.hint.startswith("drop that option")
+
+
+@pytest.mark.parametrize("args", [["-s", "danger-full-access"], ["--sandbox=danger-full-access"],
+                                  ["-c", 'sandbox_mode="danger-full-access"'], ["--dangerously-bypass-approvals-and-sandbox"],
+                                  ["-c", "model=o3"], ["exec", "--", "-s", "read-only"], ["exec", "use -s read-only"]])
+def test_codex_options_that_keep_tcg_in_charge_pass(args):
+    assert wired("codex", args).args[4:] == args

@@ -223,6 +223,56 @@ def test_blocked_unshare_in_warn_mode_runs_with_the_other_layers(world, tmp_path
     assert b"tcg: warning:" in r.stderr
 
 
+@pytest.mark.skipif(not can_map_unprivileged(), reason="cannot map an unprivileged user here")
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="optional tool not installed: bwrap")
+@pytest.mark.parametrize("mechanism", ["auto", "bwrap"])
+def test_bubblewrap_that_cannot_create_namespaces_blocks(world, tmp_path, mechanism):
+    """bwrap exits 1 both when it gives up and when the command exits 1; where it cannot
+    create its namespaces (here, and inside Codex's own sandbox) nothing ran: refused."""
+    env = with_policy(world, tmp_path, f'[sandbox]\nmechanism = "{mechanism}"\n')
+    r = run_agent(world, "touch ran.txt; echo hello", env=env, prefix=_blocked_namespaces_prefix())
+    assert r.returncode == 126, r.stderr
+    err = r.stderr.decode()
+    assert "tcg: blocked (sandbox-unavailable): " in err and "bubblewrap" in err and "\nhint: " in err
+    assert b"hello" not in r.stdout and not (world.project / "ran.txt").exists()
+
+
+@pytest.mark.skipif(not can_map_unprivileged(), reason="cannot map an unprivileged user here")
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="optional tool not installed: bwrap")
+def test_bubblewrap_that_cannot_create_namespaces_in_warn_mode_runs_once(world, tmp_path):
+    env = with_policy(world, tmp_path, '[sandbox]\nmechanism = "bwrap"\non-unavailable = "warn"\n')
+    r = run_agent(world, f"echo x >> ran.txt; {ENV_PROBE}", env=env, prefix=_blocked_namespaces_prefix())
+    assert r.returncode == 0 and r.stdout == b"unset\n", r.stderr
+    assert b"tcg: warning:" in r.stderr and (world.project / "ran.txt").read_text() == "x\n"
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="optional tool not installed: bwrap")
+def test_bubblewrap_keeps_a_command_exit_status_of_one(world, tmp_path):
+    env = with_policy(world, tmp_path, '[sandbox]\nmechanism = "bwrap"\n')
+    r = run_agent(world, "echo ran; exit 1", env=env)
+    assert (r.returncode, r.stdout) == (1, b"ran\n"), r.stderr
+
+
+def test_agent_command_never_runs_unrecorded(world, tcg_home):
+    """An event log that cannot be opened (a directory in its place: it fails for root
+    too) refuses an agent's command; a person's command still runs, with a warning."""
+    log = tcg_home / "state" / "events.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    if log.exists():
+        log.unlink()
+    log.mkdir()
+    r = run_agent(world, "touch ran.txt; echo hello")
+    assert r.returncode == 126 and r.stdout == b""
+    err = r.stderr.decode()
+    assert err.startswith("tcg: blocked (event-log-unavailable): ") and "\nhint: " in err
+    assert not (world.project / "ran.txt").exists()
+    human = subprocess.run([TCG_SHELL, "run-line", "--shell", BASH, "echo hello"], cwd=world.project,
+                           env={**world.env, "TCG_ACTOR": "human"}, stdin=subprocess.DEVNULL, capture_output=True,
+                           timeout=120)
+    assert human.returncode == 0 and human.stdout == b"hello\n"
+    assert b"the security event was not recorded" in human.stderr
+
+
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="optional tool not installed: bwrap")
 def test_bubblewrap_mechanism_covers_the_same_stores(world, tmp_path):
     env = with_policy(world, tmp_path, '[sandbox]\nmechanism = "bwrap"\n')
