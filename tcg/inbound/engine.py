@@ -28,7 +28,7 @@ import re
 import sys
 import threading
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +40,12 @@ from tcg.inbound.rules import (
     InboundRule,
     builtin_rule_files,
     load_rules,
+    rule_from_record,
 )
 
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
 CACHE_FORMAT = "tcg-inbound-1"
+RULES_FORMAT = "tcg-inbound-rules-1"  # the parsed packaged rules (signed like the databases)
 # Mark kinds (hyperscan ids of the marks databases).
 INVISIBLE, EXPENSIVE, TRIGGER, PERCENT, NFKC = 1, 2, 3, 4, 5
 #: marks kept per database before it stops (a flood is a flood at any larger count)
@@ -111,14 +113,22 @@ _SIMPLE = {INVISIBLE: chars.ALL_INVISIBLE, EXPENSIVE: tuple(chars.EXPENSIVE.valu
 
 
 class _Compiled:
-    """A rule ready to count: its pattern, allow patterns and width."""
+    """A rule ready to count: its pattern, allow patterns and width. The patterns
+    are compiled on first use: with the databases and rules from the cache, a
+    process compiles only the rules whose literals occur in what it checks."""
 
     def __init__(self, index: int, rule: InboundRule):
         self.index = index
         self.rule = rule
-        self.pat = re.compile(rule.regex, FLAGS)
-        self.allow = tuple(re.compile(a, FLAGS) for a in rule.allow)
         self.width = rule.max_width
+
+    @cached_property
+    def pat(self) -> re.Pattern[str]:
+        return re.compile(self.rule.regex, FLAGS)
+
+    @cached_property
+    def allow(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(a, FLAGS) for a in self.rule.allow)
 
 
 def count_matches(c: _Compiled, text: str, windows: list[tuple[int, int]] | None) -> int:
@@ -204,13 +214,14 @@ class InboundEngine:
         from tcg.detect import derived
 
         path = cache_dir / f"engine-{self._fingerprint()}.json" if cache_dir is not None else None
-        state = _load_state(path, key)
+        state = _load_state(path, key, CACHE_FORMAT)
         if state is not None:
             try:
                 accepted = set(state["rules"])
                 self._slots = [tuple(x) for x in state["slots"]]  # type: ignore[misc]
-                self._rules_db = {k: derived.load_hs(v) for k, v in state["rules_db"].items()}
-                self._marks_db = {int(k): derived.load_hs(v) for k, v in state["marks"].items()}
+                # serialized: each is loaded on first use (an ASCII text never needs most)
+                self._rules_db = {k: str(v) for k, v in state["rules_db"].items()}
+                self._marks_db = {int(k): str(v) for k, v in state["marks"].items()}
             except Exception:  # noqa: BLE001 - unreadable cache: rebuild
                 state = None
         if state is None:
@@ -219,7 +230,7 @@ class InboundEngine:
             state = {"rules": sorted(accepted), "slots": self._slots,
                      "rules_db": {k: derived.dump_hs(v) for k, v in self._rules_db.items()},
                      "marks": {str(k): derived.dump_hs(v) for k, v in self._marks_db.items()}}
-            _store_state(path, key, state)
+            _store_state(path, key, CACHE_FORMAT, state)
         self.hyperscan_rules = tuple(self.rules[i].id for i in sorted(accepted))
         self._in_db = frozenset(accepted)
         self._re_only = [c for c in self._compiled if c.index not in accepted]
@@ -277,9 +288,9 @@ class InboundEngine:
                 got.append(to)
 
         with self._lock:
-            for name, db in self._rules_db.items():
+            for name in self._rules_db:
                 if name == "ascii" or len(data) != len(text):
-                    db.scan(data, match_event_handler=on_match)
+                    _db(self._rules_db, name).scan(data, match_event_handler=on_match)
         if not hits:
             return {}
         ascii_only = len(data) == len(text)
@@ -337,7 +348,7 @@ class InboundEngine:
             raw: dict[int, list[int]] = {}
             with self._lock:
                 for kind in kinds:
-                    hits = _scan_capped(self._marks_db[kind], data, MARK_CAPS[kind])
+                    hits = _scan_capped(_db(self._marks_db, kind), data, MARK_CAPS[kind])
                     if len(hits) >= MARK_CAPS[kind]:
                         out.capped.add(kind)
                     if hits:
@@ -399,6 +410,17 @@ class InboundEngine:
 @cache
 def _simple_pattern(kind: int) -> re.Pattern[str]:
     return re.compile(chars.py_class(_SIMPLE[kind]))
+
+
+def _db(table: dict[Any, Any], name: Any) -> Any:
+    """The hyperscan database ``table[name]``, deserialized in place on first use
+    (the cache holds them serialized; callers hold the engine's lock)."""
+    db = table[name]
+    if isinstance(db, str):
+        from tcg.detect import derived
+
+        db = table[name] = derived.load_hs(db)
+    return db
 
 
 def encode(text: str) -> bytes:
@@ -479,28 +501,49 @@ def _all_matches(pat: re.Pattern[str], text: str) -> list[re.Match[str]]:
         pos = m.start() + 1
 
 
-def _load_state(path: Path | None, key: bytes | None) -> dict[str, Any] | None:
+def _load_state(path: Path | None, key: bytes | None, tag: str) -> dict[str, Any] | None:
+    """A signed cache file's JSON object; None when absent, forged or unreadable."""
     if path is None or key is None:
         return None
-    from tcg.signed import read_signed
+    from tcg.signed import read_signed_json
 
-    body = read_signed(path, key, CACHE_FORMAT)
-    if body is None:
-        return None
-    try:
-        state = json.loads(body)
-    except ValueError:
-        return None
-    return state if isinstance(state, dict) else None
+    return read_signed_json(path, key, tag)
 
 
-def _store_state(path: Path | None, key: bytes | None, state: dict[str, Any]) -> None:
+def _store_state(path: Path | None, key: bytes | None, tag: str, state: dict[str, Any]) -> None:
     """Best effort: a cache that cannot be written only costs compile time."""
     if path is None or key is None:
         return
     from tcg.signed import write_signed
 
-    write_signed(path, key, CACHE_FORMAT, json.dumps(state, separators=(",", ":")).encode("ascii"))
+    write_signed(path, key, tag, json.dumps(state, separators=(",", ":")).encode("ascii"))
+
+
+def packaged_rules(files: list[tuple[str, str]], cache_dir: Path | None,
+                   key: bytes | None) -> list[InboundRule]:
+    """The packaged rules (``files``: builtin_rule_files()), read from a signed cache
+    file when neither the rule files nor the code that parses them changed since it
+    was written; else parsed and validated (tcg.inbound.rules.load_rules) and stored.
+    Parsing analyses every pattern's tree for its prefilter: most of a cold
+    process's start-up. A file that fails the MAC check reads as absent."""
+    from tcg.inbound import prefilter
+    from tcg.inbound import rules as rules_mod
+
+    h = hashlib.sha256(RULES_FORMAT.encode())
+    for mod in (rules_mod.__file__, prefilter.__file__):
+        h.update(Path(mod).read_bytes())
+    h.update(sys.version.encode())
+    h.update(json.dumps(files, ensure_ascii=False).encode("utf-8"))
+    path = cache_dir / f"rules-{h.hexdigest()[:32]}.json" if cache_dir is not None else None
+    state = _load_state(path, key, RULES_FORMAT)
+    if state is not None:
+        try:
+            return [rule_from_record(r) for r in state["rules"]]
+        except (KeyError, TypeError):
+            pass  # a record of another shape: parse again
+    rules = load_rules()
+    _store_state(path, key, RULES_FORMAT, {"rules": [r.record() for r in rules]})
+    return rules
 
 
 @lru_cache(maxsize=4)
@@ -513,7 +556,9 @@ def _cached_engine(engine: str, digest: str) -> InboundEngine:
         key: bytes | None = load_or_create_key(paths)
     except Exception:  # noqa: BLE001 - no key: no cache, only start-up time is lost
         key = None
-    return InboundEngine(load_rules(), engine=engine, cache_dir=paths.cache / "inbound", key=key)
+    cache_dir = paths.cache / "inbound"
+    rules = packaged_rules(builtin_rule_files(), cache_dir, key)
+    return InboundEngine(rules, engine=engine, cache_dir=cache_dir, key=key)
 
 
 def load_engine(engine: str | None = None) -> InboundEngine:
