@@ -43,6 +43,8 @@ from tcg.inbound.rules import (
     rule_from_record,
 )
 
+#: a database in the cache, not read yet (InboundEngine._database)
+_STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
 CACHE_FORMAT = "tcg-inbound-1"
 RULES_FORMAT = "tcg-inbound-rules-1"  # the parsed packaged rules (signed like the databases)
@@ -181,7 +183,10 @@ class InboundEngine:
         #: the widest match any rule can have (characters)
         self.max_width = max((r.max_width for r in self.rules), default=0)
         self._py_marks: dict[int, list[re.Pattern[str]]] | None = None  # the re engine's marks
-        self._lock = threading.Lock()  # one scan at a time on each database's scratch
+        # one scan at a time on each database's scratch (re-entered when a cached
+        # database is unreadable and all are compiled again in the middle of a scan)
+        self._lock = threading.RLock()
+        self._cache: tuple[Path, bytes] | None = None
         self._rules_db: dict[str, Any] = {}  # "ascii" (byte mode) and "utf8" literals
         self._slots: list[tuple[int, int, int]] = []
         self._in_db: frozenset[int] = frozenset()
@@ -211,29 +216,73 @@ class InboundEngine:
         return h.hexdigest()[:32]
 
     def _build_hyperscan(self, cache_dir: Path | None, key: bytes | None) -> None:
-        from tcg.detect import derived
-
-        path = cache_dir / f"engine-{self._fingerprint()}.json" if cache_dir is not None else None
-        state = _load_state(path, key, CACHE_FORMAT)
+        """Read the databases' index from the cache, or compile them all. Each
+        database is a signed file of its own, read on first use
+        (:meth:`_database`): an ASCII text needs two of the seven, and the MAC
+        check of the rest would cost a short check most of its start-up."""
+        self._cache = (cache_dir / f"engine-{self._fingerprint()}", key) \
+            if cache_dir is not None and key is not None else None
+        state = _load_state(self._cache_path("json"), key, CACHE_FORMAT)
         if state is not None:
             try:
-                accepted = set(state["rules"])
+                accepted = {int(i) for i in state["rules"]}
                 self._slots = [tuple(x) for x in state["slots"]]  # type: ignore[misc]
-                # serialized: each is loaded on first use (an ASCII text never needs most)
-                self._rules_db = {k: str(v) for k, v in state["rules_db"].items()}
-                self._marks_db = {int(k): str(v) for k, v in state["marks"].items()}
+                self._rules_db = {str(k): _STORED for k in state["rules_db"]}
+                self._marks_db = {int(k): _STORED for k in state["marks"]}
             except Exception:  # noqa: BLE001 - unreadable cache: rebuild
                 state = None
         if state is None:
-            accepted = self._compile_rules()
-            self._compile_marks()
-            state = {"rules": sorted(accepted), "slots": self._slots,
-                     "rules_db": {k: derived.dump_hs(v) for k, v in self._rules_db.items()},
-                     "marks": {str(k): derived.dump_hs(v) for k, v in self._marks_db.items()}}
-            _store_state(path, key, CACHE_FORMAT, state)
+            accepted = self._compile_all()
+        self._accept(accepted)
+
+    def _accept(self, accepted: set[int]) -> None:
         self.hyperscan_rules = tuple(self.rules[i].id for i in sorted(accepted))
         self._in_db = frozenset(accepted)
         self._re_only = [c for c in self._compiled if c.index not in accepted]
+
+    def _cache_path(self, suffix: str) -> Path | None:
+        return None if self._cache is None else self._cache[0].with_name(
+            f"{self._cache[0].name}.{suffix}")
+
+    def _compile_all(self) -> set[int]:
+        """Compile every database and store each in its signed file, the index last
+        (best effort: a cache that cannot be written only costs compile time)."""
+        from tcg.detect import derived
+        from tcg.signed import write_signed
+
+        accepted = self._compile_rules()
+        self._compile_marks()
+        if self._cache is not None:
+            key = self._cache[1]
+            for table, prefix in ((self._rules_db, "rules"), (self._marks_db, "marks")):
+                for name, db in table.items():
+                    write_signed(self._cache_path(f"{prefix}-{name}.hs"), key,  # type: ignore[arg-type]
+                                 CACHE_FORMAT, derived.dump_hs(db).encode("ascii"))
+            _store_state(self._cache_path("json"), key, CACHE_FORMAT,
+                         {"rules": sorted(accepted), "slots": self._slots,
+                          "rules_db": sorted(self._rules_db), "marks": sorted(self._marks_db)})
+        return accepted
+
+    def _database(self, prefix: str, name: Any) -> Any:
+        """The hyperscan database ``name`` of the rules (``prefix`` "rules") or the
+        marks ("marks"), read from its signed file on first use. A file that is
+        missing or fails the MAC check is never loaded: every database is compiled
+        again (callers hold the engine's lock)."""
+        table = self._rules_db if prefix == "rules" else self._marks_db
+        db = table[name]
+        if db is not _STORED:
+            return db
+        from tcg.detect import derived
+        from tcg.signed import read_signed
+
+        path = self._cache_path(f"{prefix}-{name}.hs")
+        body = read_signed(path, self._cache[1], CACHE_FORMAT) if path and self._cache else None
+        if body is None:
+            self._accept(self._compile_all())
+            table = self._rules_db if prefix == "rules" else self._marks_db
+            return table[name]
+        db = table[name] = derived.load_hs(body.decode("ascii"))
+        return db
 
     def _compile_rules(self) -> set[int]:
         """Compile the prefilter database: the literal sets of every rule
@@ -290,7 +339,7 @@ class InboundEngine:
         with self._lock:
             for name in self._rules_db:
                 if name == "ascii" or len(data) != len(text):
-                    _db(self._rules_db, name).scan(data, match_event_handler=on_match)
+                    self._database("rules", name).scan(data, match_event_handler=on_match)
         if not hits:
             return {}
         ascii_only = len(data) == len(text)
@@ -348,7 +397,7 @@ class InboundEngine:
             raw: dict[int, list[int]] = {}
             with self._lock:
                 for kind in kinds:
-                    hits = _scan_capped(_db(self._marks_db, kind), data, MARK_CAPS[kind])
+                    hits = _scan_capped(self._database("marks", kind), data, MARK_CAPS[kind])
                     if len(hits) >= MARK_CAPS[kind]:
                         out.capped.add(kind)
                     if hits:
@@ -410,17 +459,6 @@ class InboundEngine:
 @cache
 def _simple_pattern(kind: int) -> re.Pattern[str]:
     return re.compile(chars.py_class(_SIMPLE[kind]))
-
-
-def _db(table: dict[Any, Any], name: Any) -> Any:
-    """The hyperscan database ``table[name]``, deserialized in place on first use
-    (the cache holds them serialized; callers hold the engine's lock)."""
-    db = table[name]
-    if isinstance(db, str):
-        from tcg.detect import derived
-
-        db = table[name] = derived.load_hs(db)
-    return db
 
 
 def encode(text: str) -> bytes:
