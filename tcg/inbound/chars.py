@@ -219,11 +219,13 @@ def nfkc_unstable() -> list[tuple[int, int]]:
 
 
 def confusables_version() -> str:
-    """Version of the confusables data (part of the engine cache key)."""
+    """Version of the confusables data (part of the engine cache key). The package's
+    own ``__version__``: importlib.metadata would cost a cached start-up more time
+    than the rest of loading the engine."""
     try:
-        from importlib.metadata import version
+        import confusable_homoglyphs
 
-        return version("confusable-homoglyphs")
+        return str(confusable_homoglyphs.__version__)
     except Exception:  # noqa: BLE001 - an unknown version only forces a rebuild
         return "unknown"
 

@@ -28,7 +28,7 @@ import re
 import sys
 import threading
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +40,14 @@ from tcg.inbound.rules import (
     InboundRule,
     builtin_rule_files,
     load_rules,
+    rule_from_record,
 )
 
+#: a database in the cache, not read yet (InboundEngine._database)
+_STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
 CACHE_FORMAT = "tcg-inbound-1"
+RULES_FORMAT = "tcg-inbound-rules-1"  # the parsed packaged rules (signed like the databases)
 # Mark kinds (hyperscan ids of the marks databases).
 INVISIBLE, EXPENSIVE, TRIGGER, PERCENT, NFKC = 1, 2, 3, 4, 5
 #: marks kept per database before it stops (a flood is a flood at any larger count)
@@ -111,14 +115,22 @@ _SIMPLE = {INVISIBLE: chars.ALL_INVISIBLE, EXPENSIVE: tuple(chars.EXPENSIVE.valu
 
 
 class _Compiled:
-    """A rule ready to count: its pattern, allow patterns and width."""
+    """A rule ready to count: its pattern, allow patterns and width. The patterns
+    are compiled on first use: with the databases and rules from the cache, a
+    process compiles only the rules whose literals occur in what it checks."""
 
     def __init__(self, index: int, rule: InboundRule):
         self.index = index
         self.rule = rule
-        self.pat = re.compile(rule.regex, FLAGS)
-        self.allow = tuple(re.compile(a, FLAGS) for a in rule.allow)
         self.width = rule.max_width
+
+    @cached_property
+    def pat(self) -> re.Pattern[str]:
+        return re.compile(self.rule.regex, FLAGS)
+
+    @cached_property
+    def allow(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(a, FLAGS) for a in self.rule.allow)
 
 
 def count_matches(c: _Compiled, text: str, windows: list[tuple[int, int]] | None) -> int:
@@ -171,7 +183,10 @@ class InboundEngine:
         #: the widest match any rule can have (characters)
         self.max_width = max((r.max_width for r in self.rules), default=0)
         self._py_marks: dict[int, list[re.Pattern[str]]] | None = None  # the re engine's marks
-        self._lock = threading.Lock()  # one scan at a time on each database's scratch
+        # one scan at a time on each database's scratch (re-entered when a cached
+        # database is unreadable and all are compiled again in the middle of a scan)
+        self._lock = threading.RLock()
+        self._cache: tuple[Path, bytes] | None = None
         self._rules_db: dict[str, Any] = {}  # "ascii" (byte mode) and "utf8" literals
         self._slots: list[tuple[int, int, int]] = []
         self._in_db: frozenset[int] = frozenset()
@@ -201,28 +216,73 @@ class InboundEngine:
         return h.hexdigest()[:32]
 
     def _build_hyperscan(self, cache_dir: Path | None, key: bytes | None) -> None:
-        from tcg.detect import derived
-
-        path = cache_dir / f"engine-{self._fingerprint()}.json" if cache_dir is not None else None
-        state = _load_state(path, key)
+        """Read the databases' index from the cache, or compile them all. Each
+        database is a signed file of its own, read on first use
+        (:meth:`_database`): an ASCII text needs two of the seven, and the MAC
+        check of the rest would cost a short check most of its start-up."""
+        self._cache = (cache_dir / f"engine-{self._fingerprint()}", key) \
+            if cache_dir is not None and key is not None else None
+        state = _load_state(self._cache_path("json"), key, CACHE_FORMAT)
         if state is not None:
             try:
-                accepted = set(state["rules"])
+                accepted = {int(i) for i in state["rules"]}
                 self._slots = [tuple(x) for x in state["slots"]]  # type: ignore[misc]
-                self._rules_db = {k: derived.load_hs(v) for k, v in state["rules_db"].items()}
-                self._marks_db = {int(k): derived.load_hs(v) for k, v in state["marks"].items()}
+                self._rules_db = {str(k): _STORED for k in state["rules_db"]}
+                self._marks_db = {int(k): _STORED for k in state["marks"]}
             except Exception:  # noqa: BLE001 - unreadable cache: rebuild
                 state = None
         if state is None:
-            accepted = self._compile_rules()
-            self._compile_marks()
-            state = {"rules": sorted(accepted), "slots": self._slots,
-                     "rules_db": {k: derived.dump_hs(v) for k, v in self._rules_db.items()},
-                     "marks": {str(k): derived.dump_hs(v) for k, v in self._marks_db.items()}}
-            _store_state(path, key, state)
+            accepted = self._compile_all()
+        self._accept(accepted)
+
+    def _accept(self, accepted: set[int]) -> None:
         self.hyperscan_rules = tuple(self.rules[i].id for i in sorted(accepted))
         self._in_db = frozenset(accepted)
         self._re_only = [c for c in self._compiled if c.index not in accepted]
+
+    def _cache_path(self, suffix: str) -> Path | None:
+        return None if self._cache is None else self._cache[0].with_name(
+            f"{self._cache[0].name}.{suffix}")
+
+    def _compile_all(self) -> set[int]:
+        """Compile every database and store each in its signed file, the index last
+        (best effort: a cache that cannot be written only costs compile time)."""
+        from tcg.detect import derived
+        from tcg.signed import write_signed
+
+        accepted = self._compile_rules()
+        self._compile_marks()
+        if self._cache is not None:
+            key = self._cache[1]
+            for table, prefix in ((self._rules_db, "rules"), (self._marks_db, "marks")):
+                for name, db in table.items():
+                    write_signed(self._cache_path(f"{prefix}-{name}.hs"), key,  # type: ignore[arg-type]
+                                 CACHE_FORMAT, derived.dump_hs(db).encode("ascii"))
+            _store_state(self._cache_path("json"), key, CACHE_FORMAT,
+                         {"rules": sorted(accepted), "slots": self._slots,
+                          "rules_db": sorted(self._rules_db), "marks": sorted(self._marks_db)})
+        return accepted
+
+    def _database(self, prefix: str, name: Any) -> Any:
+        """The hyperscan database ``name`` of the rules (``prefix`` "rules") or the
+        marks ("marks"), read from its signed file on first use. A file that is
+        missing or fails the MAC check is never loaded: every database is compiled
+        again (callers hold the engine's lock)."""
+        table = self._rules_db if prefix == "rules" else self._marks_db
+        db = table[name]
+        if db is not _STORED:
+            return db
+        from tcg.detect import derived
+        from tcg.signed import read_signed
+
+        path = self._cache_path(f"{prefix}-{name}.hs")
+        body = read_signed(path, self._cache[1], CACHE_FORMAT) if path and self._cache else None
+        if body is None:
+            self._accept(self._compile_all())
+            table = self._rules_db if prefix == "rules" else self._marks_db
+            return table[name]
+        db = table[name] = derived.load_hs(body.decode("ascii"))
+        return db
 
     def _compile_rules(self) -> set[int]:
         """Compile the prefilter database: the literal sets of every rule
@@ -277,9 +337,9 @@ class InboundEngine:
                 got.append(to)
 
         with self._lock:
-            for name, db in self._rules_db.items():
+            for name in self._rules_db:
                 if name == "ascii" or len(data) != len(text):
-                    db.scan(data, match_event_handler=on_match)
+                    self._database("rules", name).scan(data, match_event_handler=on_match)
         if not hits:
             return {}
         ascii_only = len(data) == len(text)
@@ -337,7 +397,7 @@ class InboundEngine:
             raw: dict[int, list[int]] = {}
             with self._lock:
                 for kind in kinds:
-                    hits = _scan_capped(self._marks_db[kind], data, MARK_CAPS[kind])
+                    hits = _scan_capped(self._database("marks", kind), data, MARK_CAPS[kind])
                     if len(hits) >= MARK_CAPS[kind]:
                         out.capped.add(kind)
                     if hits:
@@ -479,28 +539,49 @@ def _all_matches(pat: re.Pattern[str], text: str) -> list[re.Match[str]]:
         pos = m.start() + 1
 
 
-def _load_state(path: Path | None, key: bytes | None) -> dict[str, Any] | None:
+def _load_state(path: Path | None, key: bytes | None, tag: str) -> dict[str, Any] | None:
+    """A signed cache file's JSON object; None when absent, forged or unreadable."""
     if path is None or key is None:
         return None
-    from tcg.signed import read_signed
+    from tcg.signed import read_signed_json
 
-    body = read_signed(path, key, CACHE_FORMAT)
-    if body is None:
-        return None
-    try:
-        state = json.loads(body)
-    except ValueError:
-        return None
-    return state if isinstance(state, dict) else None
+    return read_signed_json(path, key, tag)
 
 
-def _store_state(path: Path | None, key: bytes | None, state: dict[str, Any]) -> None:
+def _store_state(path: Path | None, key: bytes | None, tag: str, state: dict[str, Any]) -> None:
     """Best effort: a cache that cannot be written only costs compile time."""
     if path is None or key is None:
         return
     from tcg.signed import write_signed
 
-    write_signed(path, key, CACHE_FORMAT, json.dumps(state, separators=(",", ":")).encode("ascii"))
+    write_signed(path, key, tag, json.dumps(state, separators=(",", ":")).encode("ascii"))
+
+
+def packaged_rules(files: list[tuple[str, str]], cache_dir: Path | None,
+                   key: bytes | None) -> list[InboundRule]:
+    """The packaged rules (``files``: builtin_rule_files()), read from a signed cache
+    file when neither the rule files nor the code that parses them changed since it
+    was written; else parsed and validated (tcg.inbound.rules.load_rules) and stored.
+    Parsing analyses every pattern's tree for its prefilter: most of a cold
+    process's start-up. A file that fails the MAC check reads as absent."""
+    from tcg.inbound import prefilter
+    from tcg.inbound import rules as rules_mod
+
+    h = hashlib.sha256(RULES_FORMAT.encode())
+    for mod in (rules_mod.__file__, prefilter.__file__):
+        h.update(Path(mod).read_bytes())
+    h.update(sys.version.encode())
+    h.update(json.dumps(files, ensure_ascii=False).encode("utf-8"))
+    path = cache_dir / f"rules-{h.hexdigest()[:32]}.json" if cache_dir is not None else None
+    state = _load_state(path, key, RULES_FORMAT)
+    if state is not None:
+        try:
+            return [rule_from_record(r) for r in state["rules"]]
+        except (KeyError, TypeError):
+            pass  # a record of another shape: parse again
+    rules = load_rules()
+    _store_state(path, key, RULES_FORMAT, {"rules": [r.record() for r in rules]})
+    return rules
 
 
 @lru_cache(maxsize=4)
@@ -513,7 +594,9 @@ def _cached_engine(engine: str, digest: str) -> InboundEngine:
         key: bytes | None = load_or_create_key(paths)
     except Exception:  # noqa: BLE001 - no key: no cache, only start-up time is lost
         key = None
-    return InboundEngine(load_rules(), engine=engine, cache_dir=paths.cache / "inbound", key=key)
+    cache_dir = paths.cache / "inbound"
+    rules = packaged_rules(builtin_rule_files(), cache_dir, key)
+    return InboundEngine(rules, engine=engine, cache_dir=cache_dir, key=key)
 
 
 def load_engine(engine: str | None = None) -> InboundEngine:

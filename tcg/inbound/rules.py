@@ -81,6 +81,29 @@ class InboundRule:
     def __repr__(self) -> str:
         return f"InboundRule(id={self.id!r}, family={self.family!r}, language={self.language!r})"
 
+    def record(self) -> dict[str, Any]:
+        """The rule as JSON-ready data (:func:`rule_from_record` reads it back): what the
+        engine keeps in its signed start-up cache so that a process does not parse and
+        analyse every pattern again."""
+        return {f: getattr(self, f) for f in _RECORD_FIELDS}
+
+
+_RECORD_FIELDS = tuple(InboundRule.__dataclass_fields__)
+
+
+def _tuples(value: Any) -> Any:
+    """JSON lists back to the nested tuples the rule fields hold."""
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def rule_from_record(record: dict[str, Any]) -> InboundRule:
+    """An :class:`InboundRule` from :meth:`InboundRule.record` output. The record was
+    validated when it was made (it comes from a cache signed with the install key);
+    a record of another shape raises KeyError or TypeError."""
+    if set(record) != set(_RECORD_FIELDS):
+        raise KeyError("inbound rule record fields differ")
+    return InboundRule(**{f: _tuples(record[f]) for f in _RECORD_FIELDS})
+
 
 def expand(pattern: str) -> str:
     """Replace the ``{name}`` macros; a literal ``{`` that is not a macro stays."""
