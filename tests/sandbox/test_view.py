@@ -239,3 +239,25 @@ def test_plain_bash_sees_everything_the_view_hides(world):
     """The control: the same read without tcg shows the planted values."""
     r = run_plain(world, b64py("print(open('.env').read())"))
     assert leaks(r.stdout, world.values)
+
+
+def test_a_store_edited_between_commands_is_covered_by_its_new_twin(world):
+    store = world.project / ".env.production"
+    store.write_text("OLD_KEY=first-version-value-1\n")
+    try:
+        read = b64py("print(repr(open('.env.production').read()))")
+        r = run_agent(world, read)
+        assert b"OLD_KEY=<SECRET:" in r.stdout and b"first-version" not in r.stdout
+        # the same size and within the same second: the twin is remembered by inode,
+        # size, mtime and ctime, and must not be served again
+        store.write_text("NEW_KEY=other-version-value-2\n")
+        r = run_agent(world, read)
+        assert b"NEW_KEY=<SECRET:" in r.stdout and b"OLD_KEY" not in r.stdout
+        assert b"other-version" not in r.stdout
+        store.unlink()
+        store.with_name(".env.production2").write_text("THIRD_KEY=third-version-value\n")
+        r = run_agent(world, b64py("print(repr(open('.env.production2').read()))"))
+        assert b"THIRD_KEY=<SECRET:" in r.stdout and b"third-version" not in r.stdout
+    finally:
+        for name in (".env.production", ".env.production2"):
+            (world.project / name).unlink(missing_ok=True)
