@@ -117,20 +117,21 @@ def _bind_core() -> tuple[Any, Any]:
     (tests/sandbox compares the two)."""
     import _ctypes
 
-    types = {code: type(f"c_{code}", (_ctypes._SimpleCData,), {"_type_": code}) for code in "iLzP"}
+    core: Any = _ctypes  # typeshed types these calls for ctypes' own classes only
+    types = {code: type(f"c_{code}", (core._SimpleCData,), {"_type_": code}) for code in "iLzP"}
 
-    class Function(_ctypes.CFuncPtr):  # what ctypes.CDLL(None, use_errno=True) builds per function
-        _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+    class Function(core.CFuncPtr):  # what ctypes.CDLL(None, use_errno=True) builds per function
+        _flags_ = core.FUNCFLAG_CDECL | core.FUNCFLAG_USE_ERRNO
         _restype_ = types["i"]
 
     lib = _Functions()
-    lib._handle = _ctypes.dlopen(None, _ctypes.RTLD_LOCAL)
+    lib._handle = core.dlopen(None, core.RTLD_LOCAL)
     for name, (args, ret) in _SIGNATURES.items():
         fn = Function((name, lib))
         fn.argtypes = [types[c] for c in args]
         fn.restype = types[ret]
         setattr(lib, name, fn)
-    return lib, _ctypes.get_errno
+    return lib, core.get_errno
 
 
 def _bind_ctypes() -> tuple[Any, Any]:
