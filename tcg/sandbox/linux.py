@@ -8,12 +8,16 @@ whose security module allows namespaces only to it (Ubuntu 24.04's AppArmor).
 
 The process tree, all forked from the station (no helper binary):
 
-    station ── X (new user + mount namespace; covers the stores) ── P1 (pid 1 of a
-    new PID namespace; mounts a /proc that shows only the sandbox) ── C (exec: the shell)
+    station ── X (new user namespace) ── P1 (pid 1 of a new PID namespace; a new
+    mount namespace: covers the stores, mounts a /proc that shows only the sandbox)
+    ── C (exec: the shell)
 
-- covering: a tmpfs is mounted over ``/proc`` for a moment (nothing to hide lives
-  there), the empty file and the twins are written into it, each store gets a
-  read-only bind of one of them, then the tmpfs is detached (the binds keep it);
+- covering: a tmpfs is mounted over ``/proc`` (nothing to hide lives there), the
+  empty file and the twins are written into it, it is made read-only, each store
+  gets a bind of one of them, then P1's own /proc is mounted over it (unmounting it
+  would cost an RCU grace period before every command; it holds no secret);
+- the mount namespace is P1's, not X's: its teardown runs in P1's exit, which
+  nobody waits for, not in X's, which the station waits for;
 - the PID namespace and its own /proc: the command cannot read another process's
   environment (``/proc/PPID/environ`` of the agent), memory or fds;
 - P1 forwards signals to C, reports C's exit status to X, then stays to reap
@@ -56,7 +60,6 @@ MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
-MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
@@ -83,7 +86,7 @@ class SetupFailed(Exception):
 
 
 def libc() -> Any:
-    """(functions, get_errno): libc's mount, umount2, unshare, prctl and memset,
+    """(functions, get_errno): libc's mount, unshare, prctl and memset,
     bound on first use (agent commands only), before any fork."""
     if not _LIBC:
         try:
@@ -97,7 +100,6 @@ def libc() -> Any:
 # i int, L unsigned long (size_t on Linux), z char *, P void *
 _SIGNATURES = {
     "mount": ("zzzLz", "i"),
-    "umount2": ("zi", "i"),
     "unshare": ("i", "i"),
     "prctl": ("iLLLL", "i"),
     "memset": ("PiL", "P"),
@@ -113,7 +115,7 @@ class _Functions:
 def _bind_core() -> tuple[Any, Any]:
     """Bind through ``_ctypes``, ctypes' C core. Importing the ctypes package costs
     2-3 ms more on every agent command (it defines some forty type classes) for
-    nothing these five calls need; _bind_ctypes is the fallback and the reference
+    nothing these four calls need; _bind_ctypes is the fallback and the reference
     (tests/sandbox compares the two)."""
     import _ctypes
 
@@ -231,9 +233,6 @@ def _cover(view: View, err_w: int) -> None:
             continue
         if err:
             _fail(err_w, "bind", err)
-    lib, get_errno = libc()
-    if lib.umount2(os.fsencode(STAGE), MNT_DETACH) != 0:
-        _fail(err_w, "staging detach", get_errno())
 
 
 def _close_fds(keep: tuple[int, ...]) -> None:
@@ -303,9 +302,10 @@ def _wipe_environ(err_w: int) -> None:
         libc()[0].memset(start, 0, end - start)
 
 
-def _pid1(path: str, argv: list[str], env: dict[str, str], err_w: int, status_w: int, root: bool,
+def _pid1(view: View, path: str, argv: list[str], env: dict[str, str], err_w: int, status_w: int, root: bool,
           forward: bool) -> None:
-    """PID 1 of the sandbox: its /proc, the command, signal forwarding, reaping."""
+    """PID 1 of the sandbox: the mount namespace and its covers, its /proc, the
+    command, signal forwarding, reaping."""
     lib, get_errno = libc()
     # P1 is a copy of the station: its /proc/1/environ holds the unscrubbed environment.
     # Not dumpable → only a process with CAP_SYS_PTRACE may read it (the command has none).
@@ -314,7 +314,15 @@ def _pid1(path: str, argv: list[str], env: dict[str, str], err_w: int, status_w:
     _wipe_environ(err_w)  # root reads /proc/1/environ even so: clear the strings themselves
     if lib.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0) != 0:
         _fail(err_w, "parent-death signal", get_errno())
-    err = _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # The mount namespace is P1's alone, not X's: the last process to leave a mount
+    # namespace tears it down (an RCU grace period, ~10 ms median on a loaded machine),
+    # and X's exit is what the station waits for; nobody waits for P1's.
+    _call(err_w, "unshare", lib.unshare(CLONE_NEWNS))
+    err = _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    if err:
+        _fail(err_w, "private mounts", err)
+    _cover(view, err_w)
+    err = _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # over the staging tmpfs
     if err:
         _fail(err_w, "mount /proc", err)
     if root:
@@ -356,8 +364,7 @@ def enter(view: View, path: str, argv: list[str], env: dict[str, str], err_w: in
         root = os.geteuid() == 0
         uid, gid = os.geteuid(), os.getegid()
         lib, _ = libc()
-        flags = CLONE_NEWNS | CLONE_NEWPID | (0 if root else CLONE_NEWUSER)
-        _call(err_w, "unshare", lib.unshare(flags))
+        _call(err_w, "unshare", lib.unshare(CLONE_NEWPID | (0 if root else CLONE_NEWUSER)))
         if not root:
             try:
                 _write("/proc/self/setgroups", "deny")
@@ -365,15 +372,11 @@ def enter(view: View, path: str, argv: list[str], env: dict[str, str], err_w: in
                 _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
             except OSError as exc:
                 _fail(err_w, "user namespace id map", exc.errno or 0)
-        err = _mount(None, "/", None, MS_REC | MS_PRIVATE)
-        if err:
-            _fail(err_w, "private mounts", err)
-        _cover(view, err_w)
         status_r, status_w = os.pipe()
         p1 = os.fork()
         if p1 == 0:
             os.close(status_r)
-            _pid1(path, argv, env, err_w, status_w, root, forward)
+            _pid1(view, path, argv, env, err_w, status_w, root, forward)
         os.close(status_w)
         os.close(err_w)
         _null_stdio()

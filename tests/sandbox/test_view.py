@@ -173,6 +173,10 @@ def test_root_cannot_unmount_a_cover(world):
         pytest.skip("runs as root only")
     r = run_agent(world, "umount .env; umount -l .env; cat .env.local; python3 -c \"print(open('.e'+'nv').read())\"")
     assert not leaks(r.stdout + r.stderr, world.values)
+    # the covers' staging tmpfs stays beneath the view's /proc: it cannot be uncovered either
+    r = run_agent(world, "umount /proc || umount -l /proc; ls /proc | head -3; cat /proc/1/environ | tr '\\0' '\\n'")
+    assert b"twin0" not in r.stdout and b"empty" not in r.stdout.split()
+    assert not leaks(r.stdout + r.stderr, world.values)
 
 
 # ------------------------------------------------------------ when the view cannot be built
