@@ -11,9 +11,12 @@ temporary HOME holding the usual secret stores and a project with a `.env`:
 
 Runs interleave the variants (the machine is shared and noisy) and report medians per
 round; "added" is agent minus baseline within a round. `--extra-stores N` plants N
-more `.env` files in the project, to see the cost per covered store.
+more `.env` files in the project, to see the cost per covered store. `--before DIR`
+(another checkout of tcg, e.g. `git worktree add DIR main`) adds the same variants
+run from that tree's code (PYTHONPATH), interleaved with these: a before/after in
+the same run, under the same load.
 
-    .venv/bin/python bench/sandbox_cost.py [--runs 40] [--rounds 3] [--extra-stores 0] [--line true]
+    .venv/bin/python bench/sandbox_cost.py [--runs 40] [--rounds 3] [--extra-stores 0] [--line true] [--before DIR]
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--extra-stores", type=int, default=0)
     ap.add_argument("--line", default="true")
+    ap.add_argument("--before", metavar="DIR", help="another tcg checkout to compare with, in the same run")
     a = ap.parse_args()
 
     base = Path(tempfile.mkdtemp(prefix="tcg-sandbox-bench-"))
@@ -70,8 +74,10 @@ def main() -> int:
     env = {**world.env, "HOME": str(home), "TCG_HOME": str(tcg_home)}
     # What users get: an installed package has its bytecode compiled (pip does it).
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "tcg")], check=True,
-                   env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+    trees = [ROOT] + ([Path(a.before).resolve()] if a.before else [])
+    for tree in trees:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "tcg")], check=True,
+                       env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
     policies = {}
     for mech in ("namespaces", "bwrap"):
         p = base / f"{mech}.toml"
@@ -81,6 +87,9 @@ def main() -> int:
                 "agent, namespaces": {**env, "TCG_POLICY": policies["namespaces"]}}
     if shutil.which("bwrap"):
         variants["agent, bwrap"] = {**env, "TCG_POLICY": policies["bwrap"]}
+    if a.before:
+        for k in list(variants):
+            variants[f"{k} @before"] = {**variants[k], "PYTHONPATH": str(trees[1])}
     for v in variants.values():  # warm up: install key, detector, policy snapshot, walks, twins
         for line in ("echo warm", a.line, a.line):
             once(line, v, world.project)
@@ -88,18 +97,21 @@ def main() -> int:
                             cwd=world.project, env=variants["agent, namespaces"], capture_output=True)
     print(f"line: {a.line!r}; project {world.project}; extra stores: {a.extra_stores}; "
           f"mounts seen inside: {hidden.stdout.decode().strip()}")
-    print(f"{'round':>5}  " + "  ".join(f"{k:>20}" for k in variants) + "   added (namespaces)  added (bwrap)")
+    print(f"{'round':>5}  " + "  ".join(f"{k:>24}" for k in variants))
     for rnd in range(a.rounds):
         times: dict[str, list[float]] = {k: [] for k in variants}
         for _ in range(a.runs):
             for k, v in variants.items():
                 times[k].append(once(a.line, v, world.project))
         med = {k: statistics.median(t) * 1000 for k, t in times.items()}
-        base_ms = med["human (baseline)"]
-        added = med["agent, namespaces"] - base_ms
-        added_b = med.get("agent, bwrap", float("nan")) - base_ms
-        print(f"{rnd + 1:>5}  " + "  ".join(f"{med[k]:>17.1f} ms" for k in variants)
-              + f"   {added:>+14.1f} ms  {added_b:>+10.1f} ms")
+        print(f"{rnd + 1:>5}  " + "  ".join(f"{med[k]:>21.1f} ms" for k in variants))
+        for tag in ("", " @before"):
+            base_ms = med.get(f"human (baseline){tag}")
+            if base_ms is None:
+                continue
+            added = [f"{k.removesuffix(tag)}: {med[k] - base_ms:+.1f} ms" for k in variants
+                     if k.startswith("agent") and k.endswith(tag) and (tag or "@before" not in k)]
+            print(f"       added{tag or ' (this tree)'}: " + ", ".join(added))
     shutil.rmtree(base, ignore_errors=True)
     return 0
 

@@ -34,10 +34,21 @@ def project_root(start: str | None = None, environ: Mapping[str, str] | None = N
 
 
 def project_id(root: str) -> str:
-    """First 16 hex digits of the SHA-256 of the project root's real path."""
-    import hashlib
+    """First 16 hex digits of the SHA-256 of the project root's real path
+    (tcg.digest: the builtin SHA-256, not hashlib, whose OpenSSL load costs 3-7 ms)."""
+    from tcg.digest import sha256_hex
 
-    return hashlib.sha256(os.path.realpath(root).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return sha256_hex(os.path.realpath(root).encode("utf-8", "surrogateescape"))[:16]
+
+
+def has_registries(paths: Paths | None = None) -> bool:
+    """Whether any project has an entity registry on this install: one stat of the
+    directory that holds them all, so a command in an install without entities
+    costs no hash and no project walk."""
+    from tcg.paths import get_paths
+
+    p = paths or get_paths()
+    return os.path.isdir(os.path.join(p.state_dir, STORE_DIR))
 
 
 def store_dir(root: str, paths: Paths | None = None) -> str:

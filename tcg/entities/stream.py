@@ -137,11 +137,13 @@ class Chained:
 def entities_for(env: Mapping[str, str] | None = None, cwd: str | None = None) -> Entities | None:
     """The entities of the project ``cwd`` belongs to (None: none registered).
     Without a registry this costs a few stats and no imports."""
-    from tcg.entities.locate import project_root, registry_path
+    from tcg.entities.locate import has_registries, project_root, registry_path
     from tcg.paths import get_paths
 
     env = os.environ if env is None else env
     paths = get_paths(env)
+    if not has_registries(paths):
+        return None
     root = project_root(cwd, env)
     if not os.path.exists(registry_path(root, paths)):
         return None

@@ -8,12 +8,16 @@ whose security module allows namespaces only to it (Ubuntu 24.04's AppArmor).
 
 The process tree, all forked from the station (no helper binary):
 
-    station ── X (new user + mount namespace; covers the stores) ── P1 (pid 1 of a
-    new PID namespace; mounts a /proc that shows only the sandbox) ── C (exec: the shell)
+    station ── X (new user namespace) ── P1 (pid 1 of a new PID namespace; a new
+    mount namespace: covers the stores, mounts a /proc that shows only the sandbox)
+    ── C (exec: the shell)
 
-- covering: a tmpfs is mounted over ``/proc`` for a moment (nothing to hide lives
-  there), the empty file and the twins are written into it, each store gets a
-  read-only bind of one of them, then the tmpfs is detached (the binds keep it);
+- covering: a tmpfs is mounted over ``/proc`` (nothing to hide lives there), the
+  empty file and the twins are written into it, it is made read-only, each store
+  gets a bind of one of them, then P1's own /proc is mounted over it (unmounting it
+  would cost an RCU grace period before every command; it holds no secret);
+- the mount namespace is P1's, not X's: its teardown runs in P1's exit, which
+  nobody waits for, not in X's, which the station waits for;
 - the PID namespace and its own /proc: the command cannot read another process's
   environment (``/proc/PPID/environ`` of the agent), memory or fds;
 - P1 forwards signals to C, reports C's exit status to X, then stays to reap
@@ -56,7 +60,6 @@ MS_REMOUNT = 32
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
-MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
@@ -83,18 +86,66 @@ class SetupFailed(Exception):
 
 
 def libc() -> Any:
-    """libc through ctypes (imported on first use: ~1.4 ms, agent commands only)."""
+    """(functions, get_errno): libc's mount, unshare, prctl and memset,
+    bound on first use (agent commands only), before any fork."""
     if not _LIBC:
-        import ctypes
-        import resource  # noqa: F401 - used in the children (_exit_like), loaded before fork
-
-        lib = ctypes.CDLL(None, use_errno=True)
-        lib.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
-        lib.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
-        lib.unshare.argtypes = [ctypes.c_int]
-        lib.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-        _LIBC.append((lib, ctypes.get_errno))
+        try:
+            _LIBC.append(_bind_core())
+        except (ImportError, AttributeError, TypeError):  # pragma: no cover - another interpreter
+            _LIBC.append(_bind_ctypes())
     return _LIBC[0]
+
+
+# name: (argument type codes, return type code), codes as in ctypes' simple types:
+# i int, L unsigned long (size_t on Linux), z char *, P void *
+_SIGNATURES = {
+    "mount": ("zzzLz", "i"),
+    "unshare": ("i", "i"),
+    "prctl": ("iLLLL", "i"),
+    "memset": ("PiL", "P"),
+}
+
+
+class _Functions:
+    """The bound functions as attributes; ``_handle`` is the dlopen handle they come from."""
+
+    _handle: int
+
+
+def _bind_core() -> tuple[Any, Any]:
+    """Bind through ``_ctypes``, ctypes' C core. Importing the ctypes package costs
+    2-3 ms more on every agent command (it defines some forty type classes) for
+    nothing these four calls need; _bind_ctypes is the fallback and the reference
+    (tests/sandbox compares the two)."""
+    import _ctypes
+
+    core: Any = _ctypes  # typeshed types these calls for ctypes' own classes only
+    types = {code: type(f"c_{code}", (core._SimpleCData,), {"_type_": code}) for code in "iLzP"}
+
+    class Function(core.CFuncPtr):  # what ctypes.CDLL(None, use_errno=True) builds per function
+        _flags_ = core.FUNCFLAG_CDECL | core.FUNCFLAG_USE_ERRNO
+        _restype_ = types["i"]
+
+    lib = _Functions()
+    lib._handle = core.dlopen(None, core.RTLD_LOCAL)
+    for name, (args, ret) in _SIGNATURES.items():
+        fn = Function((name, lib))
+        fn.argtypes = [types[c] for c in args]
+        fn.restype = types[ret]
+        setattr(lib, name, fn)
+    return lib, core.get_errno
+
+
+def _bind_ctypes() -> tuple[Any, Any]:
+    import ctypes
+
+    types = {"i": ctypes.c_int, "L": ctypes.c_ulong, "z": ctypes.c_char_p, "P": ctypes.c_void_p}
+    lib = ctypes.CDLL(None, use_errno=True)
+    for name, (args, ret) in _SIGNATURES.items():
+        fn = getattr(lib, name)
+        fn.argtypes = [types[c] for c in args]
+        fn.restype = types[ret]
+    return lib, ctypes.get_errno
 
 
 def supported() -> str | None:
@@ -152,10 +203,16 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
+STAGE_FLAGS = MS_NOSUID | MS_NODEV | MS_NOEXEC
+
+
 def _cover(view: View, err_w: int) -> None:
-    """Bind the empty file / twins read-only over every store (we are in the new
-    mount namespace, with CAP_SYS_ADMIN in it)."""
-    err = _mount("tcg-view", STAGE, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755")
+    """Bind the empty file / twins over every store (we are in the new mount
+    namespace, with CAP_SYS_ADMIN in it). The staging tmpfs is made read-only once
+    its files are written; a bind is a copy of its source's mount, flags included,
+    so each store costs one mount(2) and every cover is read-only on a read-only
+    file system."""
+    err = _mount("tcg-view", STAGE, "tmpfs", STAGE_FLAGS, "mode=0755")
     if err:
         _fail(err_w, "staging tmpfs", err)
     empty = os.path.join(STAGE, "empty")
@@ -166,6 +223,9 @@ def _cover(view: View, err_w: int) -> None:
             os.write(fd, data)
         finally:
             os.close(fd)
+    err = _mount(None, STAGE, None, MS_REMOUNT | MS_RDONLY | STAGE_FLAGS)
+    if err:
+        _fail(err_w, "read-only staging", err)
     for path, twin in view.targets:
         src = empty if twin < 0 else os.path.join(STAGE, f"twin{twin}")
         err = _mount(src, path, None, MS_BIND)
@@ -173,12 +233,6 @@ def _cover(view: View, err_w: int) -> None:
             continue
         if err:
             _fail(err_w, "bind", err)
-        err = _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
-        if err:
-            _fail(err_w, "read-only bind", err)
-    lib, get_errno = libc()
-    if lib.umount2(os.fsencode(STAGE), MNT_DETACH) != 0:
-        _fail(err_w, "staging detach", get_errno())
 
 
 def _close_fds(keep: tuple[int, ...]) -> None:
@@ -237,8 +291,6 @@ def _wipe_environ(err_w: int) -> None:
     """Zero this process's initial environment block (what /proc/PID/environ shows):
     P1 inherited the station's, secrets included. Python's own copy (os.environ) is on
     the heap, readable only through /proc/PID/mem, which a non-dumpable process denies."""
-    import ctypes
-
     try:
         with open("/proc/self/stat", "rb") as fh:
             fields = fh.read().rsplit(b")", 1)[1].split()
@@ -247,12 +299,13 @@ def _wipe_environ(err_w: int) -> None:
         _fail(err_w, "environment wipe", 0)
         return
     if 0 < start < end:
-        ctypes.memset(start, 0, end - start)
+        libc()[0].memset(start, 0, end - start)
 
 
-def _pid1(path: str, argv: list[str], env: dict[str, str], err_w: int, status_w: int, root: bool,
+def _pid1(view: View, path: str, argv: list[str], env: dict[str, str], err_w: int, status_w: int, root: bool,
           forward: bool) -> None:
-    """PID 1 of the sandbox: its /proc, the command, signal forwarding, reaping."""
+    """PID 1 of the sandbox: the mount namespace and its covers, its /proc, the
+    command, signal forwarding, reaping."""
     lib, get_errno = libc()
     # P1 is a copy of the station: its /proc/1/environ holds the unscrubbed environment.
     # Not dumpable → only a process with CAP_SYS_PTRACE may read it (the command has none).
@@ -261,7 +314,15 @@ def _pid1(path: str, argv: list[str], env: dict[str, str], err_w: int, status_w:
     _wipe_environ(err_w)  # root reads /proc/1/environ even so: clear the strings themselves
     if lib.prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0) != 0:
         _fail(err_w, "parent-death signal", get_errno())
-    err = _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # The mount namespace is P1's alone, not X's: the last process to leave a mount
+    # namespace tears it down (an RCU grace period, ~10 ms median on a loaded machine),
+    # and X's exit is what the station waits for; nobody waits for P1's.
+    _call(err_w, "unshare", lib.unshare(CLONE_NEWNS))
+    err = _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    if err:
+        _fail(err_w, "private mounts", err)
+    _cover(view, err_w)
+    err = _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)  # over the staging tmpfs
     if err:
         _fail(err_w, "mount /proc", err)
     if root:
@@ -303,8 +364,7 @@ def enter(view: View, path: str, argv: list[str], env: dict[str, str], err_w: in
         root = os.geteuid() == 0
         uid, gid = os.geteuid(), os.getegid()
         lib, _ = libc()
-        flags = CLONE_NEWNS | CLONE_NEWPID | (0 if root else CLONE_NEWUSER)
-        _call(err_w, "unshare", lib.unshare(flags))
+        _call(err_w, "unshare", lib.unshare(CLONE_NEWPID | (0 if root else CLONE_NEWUSER)))
         if not root:
             try:
                 _write("/proc/self/setgroups", "deny")
@@ -312,15 +372,11 @@ def enter(view: View, path: str, argv: list[str], env: dict[str, str], err_w: in
                 _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
             except OSError as exc:
                 _fail(err_w, "user namespace id map", exc.errno or 0)
-        err = _mount(None, "/", None, MS_REC | MS_PRIVATE)
-        if err:
-            _fail(err_w, "private mounts", err)
-        _cover(view, err_w)
         status_r, status_w = os.pipe()
         p1 = os.fork()
         if p1 == 0:
             os.close(status_r)
-            _pid1(path, argv, env, err_w, status_w, root, forward)
+            _pid1(view, path, argv, env, err_w, status_w, root, forward)
         os.close(status_w)
         os.close(err_w)
         _null_stdio()
@@ -342,16 +398,16 @@ def enter(view: View, path: str, argv: list[str], env: dict[str, str], err_w: in
 
 def _exit_like(status: int) -> None:
     """Exit as C did: the same code, or death by the same signal."""
-    import resource  # imported by libc() in the station already: no file is read here
-
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         try:
+            import resource  # only here: C died by a signal, which is rare
+
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
             signal.signal(sig, signal.SIG_DFL)
             signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
             os.kill(os.getpid(), sig)
-        except (OSError, ValueError):
+        except (OSError, ValueError, ImportError):
             pass
         os._exit(128 + sig)
     os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
@@ -370,7 +426,7 @@ def spawn_pipes(argv: list[str], env: dict[str, str], view: View, *,
     from tcg.runner.posix import _resolve, _spawn_error
 
     path = _resolve(argv, env)
-    libc()  # import ctypes before forking: the children must not pay for it three times
+    libc()  # bind before forking: the children must not pay for it three times
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     rep_r, rep_w = os.pipe()

@@ -43,3 +43,30 @@ def test_chained_after_the_secret_masker(matcher):
     out = m.feed(data[:9]) + m.feed(data[9:]) + m.flush()
     assert out.startswith(b"CTXG_PERSON_1: <SECRET:aws-access-key-id:")
     assert m.count == 1  # the masker's attributes pass through
+
+
+def test_a_command_in_an_install_without_registries_costs_no_hash(tmp_path):
+    """Every mediated command asks for the project's entities: without any registry
+    that is one stat, and hashlib (OpenSSL) is never loaded."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys; from tcg.entities.stream import entities_for; "
+            "print(entities_for(), 'hashlib' in sys.modules)")
+    env = {**os.environ, "HOME": str(tmp_path), "TCG_HOME": str(tmp_path / "tcg")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env,
+                       cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["None", "False"]
+
+
+def test_the_project_id_is_the_sha256_of_the_real_path(tmp_path):
+    import hashlib
+
+    from tcg.entities.locate import project_id
+
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    expect = hashlib.sha256(str((tmp_path / "real").resolve()).encode()).hexdigest()[:16]
+    assert project_id(str(tmp_path / "link")) == expect == project_id(str(tmp_path / "real"))

@@ -173,6 +173,10 @@ def test_root_cannot_unmount_a_cover(world):
         pytest.skip("runs as root only")
     r = run_agent(world, "umount .env; umount -l .env; cat .env.local; python3 -c \"print(open('.e'+'nv').read())\"")
     assert not leaks(r.stdout + r.stderr, world.values)
+    # the covers' staging tmpfs stays beneath the view's /proc: it cannot be uncovered either
+    r = run_agent(world, "umount /proc || umount -l /proc; ls /proc | head -3; cat /proc/1/environ | tr '\\0' '\\n'")
+    assert b"twin0" not in r.stdout and b"empty" not in r.stdout.split()
+    assert not leaks(r.stdout + r.stderr, world.values)
 
 
 # ------------------------------------------------------------ when the view cannot be built
@@ -289,3 +293,25 @@ def test_plain_bash_sees_everything_the_view_hides(world):
     """The control: the same read without tcg shows the planted values."""
     r = run_plain(world, b64py("print(open('.env').read())"))
     assert leaks(r.stdout, world.values)
+
+
+def test_a_store_edited_between_commands_is_covered_by_its_new_twin(world):
+    store = world.project / ".env.production"
+    store.write_text("OLD_KEY=first-version-value-1\n")
+    try:
+        read = b64py("print(repr(open('.env.production').read()))")
+        r = run_agent(world, read)
+        assert b"OLD_KEY=<SECRET:" in r.stdout and b"first-version" not in r.stdout
+        # the same size and within the same second: the twin is remembered by inode,
+        # size, mtime and ctime, and must not be served again
+        store.write_text("NEW_KEY=other-version-value-2\n")
+        r = run_agent(world, read)
+        assert b"NEW_KEY=<SECRET:" in r.stdout and b"OLD_KEY" not in r.stdout
+        assert b"other-version" not in r.stdout
+        store.unlink()
+        store.with_name(".env.production2").write_text("THIRD_KEY=third-version-value\n")
+        r = run_agent(world, b64py("print(repr(open('.env.production2').read()))"))
+        assert b"THIRD_KEY=<SECRET:" in r.stdout and b"third-version" not in r.stdout
+    finally:
+        for name in (".env.production", ".env.production2"):
+            (world.project / name).unlink(missing_ok=True)
