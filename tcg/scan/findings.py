@@ -180,7 +180,7 @@ def group_distinct(occurrences: Iterable[ScanFinding]) -> tuple[list[ScanFinding
         count[key] += 1
         blobs[key].add((occ.target, occ.blob or f"file:{occ.path}"))
         paths[key].add((occ.target, occ.path))
-    distinct = [f._replace(occurrences=count[k], blobs=len(blobs[k]), paths=len(paths[k]))
+    distinct = [ScanFinding(*f[:-3], count[k], len(blobs[k]), len(paths[k]))  # the counts are last
                 for k, f in first.items()]
     distinct.sort(key=_report_order)
     return distinct, kept
