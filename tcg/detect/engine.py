@@ -21,14 +21,10 @@ Matching model (identical for both engines, see docs/rules.md "Engine semantics"
 from __future__ import annotations
 
 import bisect
-import hashlib
-import json
 import os
-import platform
 import re
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
@@ -37,6 +33,8 @@ from tcg.detect import regex as rx
 from tcg.detect.entropy import shannon_entropy
 from tcg.detect.rule import Rule, builtin_rule_files, load_rules
 from tcg.detect.validators import VALIDATORS, Validator
+from tcg.digest import sha256
+from tcg.record import Record
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
@@ -65,32 +63,43 @@ _ASCII = bytes(range(0x80))
 _FOLD_BLOCK = 4096
 
 
-@dataclass(frozen=True)
-class Finding:
-    """A detected span. There is deliberately no field that could hold the value."""
+class Finding(Record, fields="start end rule_id category encoding", defaults=("",)):
+    """A detected span: byte offsets, the rule and its category, and ``encoding`` ("" = a
+    direct hit; "base64" = the span is an encoded run hiding rule_id). There is
+    deliberately no field that could hold the value. A Record, not a dataclass: the
+    dataclasses import (inspect, ast, dis, tokenize) was a large share of `tcg scan`'s
+    start-up."""
+
+    __slots__ = ()
 
     start: int
     end: int
     rule_id: str
     category: str
-    encoding: str = ""  # "" = direct hit; "base64" = the span is an encoded run hiding rule_id
+    encoding: str
 
 
-@dataclass
 class _Compiled:
     """A rule prepared for matching. The ``re`` patterns compile on first use:
     with hyperscan most rules are never confirmed in a given process, and
     compiling all of them up front cost ~0.2 s of every `tcg_shell` start."""
 
-    index: int
-    rule: Rule
-    width: int
-    min_len: int
-    kws: tuple[bytes, ...]
-    allow_values: frozenset[bytes]
-    validator: Validator | None
-    entropy: float | None
-    block_end: re.Pattern[bytes] | None
+    def __init__(self, *, index: int, rule: Rule, width: int, min_len: int,
+                 kws: tuple[bytes, ...], allow_values: frozenset[bytes],
+                 validator: Validator | None, entropy: float | None):
+        self.index = index
+        self.rule = rule
+        self.width = width
+        self.min_len = min_len
+        self.kws = kws
+        self.allow_values = allow_values
+        self.validator = validator
+        self.entropy = entropy
+
+    @cached_property
+    def block_end(self) -> re.Pattern[bytes] | None:
+        """The line that closes a block the rule opens (PEM keys); compiled on first use."""
+        return rx.compile_bytes(self.rule.block_end) if self.rule.block_end else None
 
     @cached_property
     def pat(self) -> re.Pattern[bytes]:
@@ -146,10 +155,6 @@ class Detector:
         widths += [c.width * _FOLD_BYTES_PER_CHAR for c in self._fold]
         #: bound (bytes) on any single finding's match, PEM blocks excluded
         self.max_match_len: int = max(widths)
-        #: rule id -> regex (bytes) of the line that closes the block the rule opens
-        self.block_rules: dict[str, re.Pattern[bytes]] = {
-            c.rule.id: c.block_end for c in self._compiled if c.block_end is not None
-        }
         self.hyperscan_rules: tuple[str, ...] = ()
         self._keyword_rules = list(self._compiled)
         self._hs_db: Any = None
@@ -161,6 +166,12 @@ class Detector:
         self._helper: Helper | None = None
         if self.engine == "hyperscan":
             self._build_hyperscan(cache_dir)
+
+    @cached_property
+    def block_rules(self) -> dict[str, re.Pattern[bytes]]:
+        """Rule id -> regex (bytes) of the line that closes the block the rule opens.
+        Compiled on first use: a scan that meets no PEM header never needs them."""
+        return {c.rule.id: c.block_end for c in self._compiled if c.block_end is not None}
 
     @classmethod
     def from_rules(cls, rules: Iterable[Rule], *, engine: str | None = None,
@@ -183,7 +194,6 @@ class Detector:
             allow_values=frozenset(v.encode("utf-8") for v in rule.allow_values),
             validator=VALIDATORS[rule.validator] if rule.validator else None,
             entropy=rule.entropy,
-            block_end=rx.compile_bytes(rule.block_end) if rule.block_end else None,
         )
 
     def _build_hyperscan(self, cache_dir: Path | None) -> None:
@@ -678,9 +688,11 @@ def _hs_cache_file(cache_dir: Path | None, exprs: list[tuple[_Compiled, bytes, i
     """Cache path keyed by everything the database is built from."""
     if cache_dir is None:
         return None
+    import platform
+
     import hyperscan
 
-    h = hashlib.sha256(_HS_CACHE_FORMAT + b"\0dense-factor-%d" % DENSE_FACTOR)
+    h = sha256(_HS_CACHE_FORMAT + b"\0dense-factor-%d" % DENSE_FACTOR)
     h.update(str(getattr(hyperscan, "__version__", "")).encode())
     h.update(platform.machine().encode())
     for c, expr, flags in exprs:
@@ -694,7 +706,7 @@ def _file_digest(path: Path | None) -> str | None:
     if path is None:
         return None
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return sha256(path.read_bytes()).hexdigest()
     except OSError:
         return None
 
@@ -712,6 +724,8 @@ def _hs_cache_load(path: Path | None, exprs: list[tuple[_Compiled, bytes, int]],
     """
     if path is None or key is None:
         return None
+    import json
+
     import hyperscan
 
     from tcg.signed import read_signed
@@ -747,6 +761,8 @@ def _hs_cache_store(path: Path | None, db: Any, accepted: list[tuple[_Compiled, 
     with the install key (see _hs_cache_load); without a key nothing is written."""
     if path is None or key is None:
         return
+    import json
+
     import hyperscan
 
     from tcg.paths import ensure_private_dir
@@ -914,9 +930,8 @@ def _cached_detector(disabled: frozenset[str], engine: str,
         key: bytes | None = load_or_create_key(paths)
     except Exception:  # noqa: BLE001 - no key, no memo: only start-up time is lost
         key = None
-    memo = rx.AnalysisMemo(cache_dir / "analysis.json", key)
-    files = builtin_rule_files()
-    digest = hashlib.sha256(json.dumps(files).encode("utf-8", "surrogatepass")).hexdigest()
+    memo = rx.AnalysisMemo(cache_dir / "analysis.memo", key)
+    digest = rule_files_digest(builtin_rule_files())
     remembered = memo.rules_for(digest)
 
     def wanted(rules: list[Rule]) -> list[Rule]:
@@ -939,6 +954,16 @@ def _cached_detector(disabled: frozenset[str], engine: str,
     return detector
 
 
+def rule_files_digest(files: list[tuple[str, str]]) -> str:
+    """SHA-256 over the rule files' names and texts, each length-prefixed (unambiguous)."""
+    h = sha256()
+    for name, text in files:
+        for part in (name, text):
+            raw = part.encode("utf-8", "surrogatepass")
+            h.update(b"%d\0" % len(raw) + raw)
+    return h.hexdigest()
+
+
 _MEMO_FIELDS = ("id", "category", "description", "regex", "keywords", "entropy", "validator",
                 "fold", "max_len", "min_len", "allow_values", "allow_patterns", "block_end",
                 "has_value_group", "source")
@@ -949,13 +974,16 @@ def _rule_to_memo(rule: Rule) -> dict[str, Any]:
     return {f: getattr(rule, f) for f in _MEMO_FIELDS}
 
 
+_NO_EXAMPLES = {"examples_match": (), "examples_no_match": ()}
+
+
 def _rule_from_memo(d: dict[str, Any]) -> Rule:
-    fields = {f: d[f] for f in _MEMO_FIELDS}
+    fields = {**_NO_EXAMPLES, **{f: d[f] for f in _MEMO_FIELDS}}
     for f in ("keywords", "allow_values", "allow_patterns"):
         fields[f] = tuple(fields[f])
     if fields["validator"] is not None and fields["validator"] not in VALIDATORS:
         raise ValueError("unknown validator in memo")
-    return Rule(**fields)
+    return Rule(*[fields[f] for f in Rule._fields])  # positional: the Record's fast path
 
 
 def load_detector(policy: Policy | None = None, *, engine: str | None = None,

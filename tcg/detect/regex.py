@@ -9,9 +9,11 @@ streaming masker holds back.
 
 from __future__ import annotations
 
+import marshal
 import re
 import warnings
-from dataclasses import dataclass
+
+from tcg.record import Record
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
@@ -46,11 +48,15 @@ class PatternError(ValueError):
     """A rule regex is unusable; the loader turns this into a RuleError naming the rule."""
 
 
-@dataclass(frozen=True)
-class Analysis:
+class Analysis(Record, fields="min_width max_width flags has_value_group"):
+    """What the loader needs to know of a rule regex: its width bounds in bytes, its global
+    inline flags (re.I/re.M/re.S/re.X) and whether it has a ``value`` group."""
+
+    __slots__ = ()
+
     min_width: int
-    max_width: int  # bytes
-    flags: int  # global inline flags (re.I/re.M/re.S/re.X)
+    max_width: int
+    flags: int
     has_value_group: bool
 
 
@@ -361,20 +367,25 @@ class AnalysisMemo:
 
     Analysing ~220 rule regexes with ``re``'s parser costs ~0.3 s — paid by
     every `tcg_shell` process that masks. The results depend only on the
-    pattern text and the Python version, so they are kept in a JSON file in the
-    cache dir, authenticated with the install's HMAC key: a file that fails the
-    check (edited, truncated, another install's) is ignored and rebuilt, so a
+    pattern text and the Python version, so they are kept in a file in the cache
+    dir, authenticated with the install's HMAC key (tcg.signed): a file that fails
+    the check (edited, truncated, another install's) is ignored and rebuilt, so a
     tampered memo cannot shrink a rule's width bound. Failures are never memoised.
+    The body is ``marshal`` data (plain dicts, lists, strings, numbers), read only
+    after its MAC verified: json's import and parse were a visible share of a
+    one-repository `tcg scan`. The tag names the marshal and Python versions, so
+    another interpreter's memo reads as absent.
     """
 
-    FORMAT = 1
+    FORMAT = 2
 
     def __init__(self, path: Any = None, key: bytes | None = None):
         import sys
 
         self.path = path
         self._key = key
-        self._tag = f"{self.FORMAT}:{sys.version_info[0]}.{sys.version_info[1]}"
+        self._tag = (f"{self.FORMAT}:marshal-{marshal.version}:"
+                     f"{sys.version_info[0]}.{sys.version_info[1]}")
         self._analysis: dict[str, list[int | bool]] = {}
         self._hs: dict[str, list[str | int]] = {}
         self._verified: dict[str, str] = {}
@@ -384,8 +395,6 @@ class AnalysisMemo:
             self._load()
 
     def _load(self) -> None:
-        import json
-
         from tcg.signed import read_signed
 
         assert self._key is not None
@@ -393,9 +402,9 @@ class AnalysisMemo:
         if body is None:
             return
         try:
-            doc = json.loads(body)
+            doc = marshal.loads(body)
             analysis, hs, verified, rules = doc["analysis"], doc["hs"], doc["verified"], doc["rules"]
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, EOFError, KeyError, TypeError):
             return
         if all(isinstance(x, dict) for x in (analysis, hs, verified, rules)):
             self._analysis, self._hs, self._verified = analysis, hs, verified
@@ -412,8 +421,8 @@ class AnalysisMemo:
         if isinstance(got, list) and len(got) == 4:
             return Analysis(int(got[0]), int(got[1]), int(got[2]), bool(got[3]))
         result = analyse(pattern)
-        self._analysis[pattern] = [result.min_width, result.max_width, result.flags,
-                                   result.has_value_group]
+        self._analysis[pattern] = [int(result.min_width), int(result.max_width), int(result.flags),
+                                   bool(result.has_value_group)]
         self.dirty = True
         return result
 
@@ -422,7 +431,7 @@ class AnalysisMemo:
         if isinstance(got, list) and len(got) == 2:
             return str(got[0]).encode("latin-1"), int(got[1])
         expr, flags = hyperscan_pattern(pattern)
-        self._hs[pattern] = [expr.decode("latin-1"), flags]
+        self._hs[pattern] = [expr.decode("latin-1"), int(flags)]
         self.dirty = True
         return expr, flags
 
@@ -447,15 +456,12 @@ class AnalysisMemo:
 
     def save(self) -> None:
         """Best effort: a memo that cannot be written only costs start-up time."""
-        import json
-
         from tcg.signed import write_signed
 
         if not self.dirty or self.path is None or self._key is None:
             return
-        body = json.dumps({"analysis": self._analysis, "hs": self._hs,
-                           "verified": self._verified, "rules": self._rules}, sort_keys=True,
-                          separators=(",", ":")).encode("utf-8")
+        body = marshal.dumps({"analysis": self._analysis, "hs": self._hs,
+                              "verified": self._verified, "rules": self._rules})
         if write_signed(self.path, self._key, self._tag, body):
             self.dirty = False
 

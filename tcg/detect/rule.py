@@ -11,12 +11,12 @@ import os
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from tcg.detect import regex as rx
 from tcg.detect.validators import VALIDATORS
 from tcg.errors import TcgError
+from tcg.record import Record
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
@@ -38,25 +38,34 @@ class RuleError(TcgError):
     """A rule file is invalid. The message names the file and the rule id."""
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(Record, fields="id category description regex keywords entropy validator fold max_len"
+           " min_len allow_values allow_patterns examples_match examples_no_match block_end"
+           " has_value_group source",
+           defaults=((), None, None, False, 0, 1, (), (), (), (), None, False, "")):
+    """One parsed rule (schema: docs/rules.md). ``max_len`` is in bytes, computed from the
+    regex (or a larger override); ``block_end`` is the regex of the line that closes a
+    block (PEM keys). A Record, not a dataclass: every `tcg scan` and `tcg mask` start
+    builds the rules, and the dataclasses import alone outweighed a small scan."""
+
+    __slots__ = ()
+
     id: str
     category: str
     description: str
     regex: str
-    keywords: tuple[str, ...] = ()
-    entropy: float | None = None
-    validator: str | None = None
-    fold: bool = False
-    max_len: int = 0  # bytes; computed from the regex (or a larger override)
-    min_len: int = 1
-    allow_values: tuple[str, ...] = ()
-    allow_patterns: tuple[str, ...] = ()
-    examples_match: tuple[str, ...] = ()
-    examples_no_match: tuple[str, ...] = ()
-    block_end: str | None = None  # regex of the line that closes a block (PEM keys)
-    has_value_group: bool = False
-    source: str = ""
+    keywords: tuple[str, ...]
+    entropy: float | None
+    validator: str | None
+    fold: bool
+    max_len: int
+    min_len: int
+    allow_values: tuple[str, ...]
+    allow_patterns: tuple[str, ...]
+    examples_match: tuple[str, ...]
+    examples_no_match: tuple[str, ...]
+    block_end: str | None
+    has_value_group: bool
+    source: str
 
     def __repr__(self) -> str:  # examples hold fake secrets; keep reprs short and value-free
         return f"Rule(id={self.id!r}, category={self.category!r}, source={self.source!r})"

@@ -9,9 +9,6 @@ parentheses) inside numbers are ignored by the numeric validators.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import re
 from collections.abc import Callable
 
@@ -90,6 +87,9 @@ def iin(value: bytes) -> bool:
 
 
 def _b64url_json(segment: bytes) -> object:
+    import base64  # base64 and json load only when a candidate needs decoding
+    import json
+
     padded = segment + b"=" * (-len(segment) % 4)
     raw = base64.urlsafe_b64decode(padded)
     return json.loads(raw.decode("utf-8"))
@@ -103,18 +103,21 @@ def jwt(value: bytes) -> bool:
     try:
         header = _b64url_json(parts[0])
         payload = _b64url_json(parts[1])
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError):
         return False
     return isinstance(header, dict) and "alg" in header and isinstance(payload, (dict, list))
 
 
 def base64_json(value: bytes) -> bool:
     """Value (standard or url-safe base64) decodes to a JSON object (e.g. GCP service-account keys)."""
+    import base64
+    import json
+
     raw = value.strip().rstrip(b"=")
     try:
         decoded = base64.b64decode(raw.replace(b"-", b"+").replace(b"_", b"/") + b"=" * (-len(raw) % 4))
         obj = json.loads(decoded.decode("utf-8"))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError):
         return False
     return isinstance(obj, dict)
 
@@ -285,17 +288,19 @@ def _periodic(value: bytes) -> bool:
     return any(value[: n - unit] == value[unit:] for unit in range(1, min(16, n // 2) + 1))
 
 
+_TOKEN_SEPARATORS = re.compile(rb"[-_.:/+ ]")
 _PADDING_RUN = re.compile(rb"([A-Za-z0-9])\1{5,}")
 _BLOCK_RUN = re.compile(rb"([A-Za-z0-9])\1{3}")
 
 
 def not_placeholder(value: bytes) -> bool:
-    """Not a typed stand-in: not one unit repeated, not mostly an alphabet or digit sequence,
-    not padded with a run of one character (``AP6xxxxxxxxxx``), not made of blocks of one
-    character (``…AAAABBBBCCCC…``). The heuristics detect-secrets and gitleaks apply to
+    """Not a typed stand-in: not one unit repeated, not mostly an alphabet or digit sequence
+    (also once separators are dropped: ``a1b2-c3d4-e5f6`` is typed as surely as
+    ``a1b2c3d4``), not padded with a run of one character (``AP6xxxxxxxxxx``), not made of
+    blocks of one character (``…AAAABBBBCCCC…``). The heuristics detect-secrets and gitleaks apply to
     generic matches; vendor rules with a fixed prefix do not need them."""
     core = value.strip(b"=")
-    if not core or _periodic(core) or _sequential(core):
+    if not core or _periodic(core) or _sequential(core) or _sequential(_TOKEN_SEPARATORS.sub(b"", core)):
         return False
     run = _PADDING_RUN.search(core)
     if run is not None and (run.end() - run.start()) * 3 >= len(core):
@@ -312,10 +317,12 @@ def token_like(value: bytes) -> bool:
 def discord_token(value: bytes) -> bool:
     """Discord bot/user token: its first segment is the base64 of the account's numeric
     snowflake id (17–20 digits); the rest is a timestamp and an HMAC."""
+    import base64
+
     first = value.split(b".", 1)[0]
     try:
         raw = base64.b64decode(first + b"=" * (-len(first) % 4), altchars=b"-_", validate=True)
-    except (ValueError, binascii.Error):
+    except ValueError:
         return False
     return raw.isdigit() and 17 <= len(raw) <= 20
 

@@ -12,17 +12,15 @@ value. Content bytes never cross a process boundary and no value is returned.
 from __future__ import annotations
 
 import fnmatch
-import hashlib
-import hmac
 import os
 import sys
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from tcg.errors import TcgError
+from tcg.record import Record
 from tcg.scan import gitobjects, worktree
 from tcg.scan.findings import STAT_FIELDS, ScanFinding, ScanResult, group_distinct
 
@@ -113,6 +111,9 @@ def _scan_data(
         if data.find(ALLOW_MARKER, line_start, line_end) >= 0:
             stats["suppressed_inline"] += 1
             continue
+        import hashlib  # here: a clean scan never loads OpenSSL
+        import hmac
+
         digest = hmac.new(key, data[start:end], hashlib.sha256).hexdigest()[:16]
         line = data.count(b"\n", 0, start) + 1
         column = len(data[line_start:start].decode("utf-8", "replace")) + 1  # code points
@@ -171,17 +172,22 @@ def _pool_init() -> None:
 # ------------------------------------------------------------------ planning
 
 
-@dataclass
-class _Target:
-    index: int
-    path: Path  # as given, absolute
-    repo: Path | None  # work tree root / git dir when a repository
-    bare: bool = False
+class _Target(Record, fields="index path repo bare", defaults=(False,)):
+    """A PATH to scan: its position, the path as given (absolute), the work tree root or
+    git dir when it is a repository (else None), whether that repository is bare."""
+
+    __slots__ = ()
+
+    index: int  # type: ignore[assignment]  # shadows tuple.index on purpose
+    path: Path
+    repo: Path | None
+    bare: bool
 
 
-@dataclass
-class _Plan:
+class _Plan(Record, fields="blobs files stats"):
     """One target's work: blob items, file items (each with its size) and pre-read stats."""
+
+    __slots__ = ()
 
     blobs: list[tuple[tuple[str, str, str | None, str], int]]
     files: list[tuple[tuple[str, str], int]]

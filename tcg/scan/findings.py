@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+
+from tcg.record import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,25 +34,39 @@ STAT_FIELDS = (
 )
 
 
-@dataclass(frozen=True)
-class ScanFinding:
+class ScanFinding(Record, fields="rule_id category target path line column commit blob source hash"
+                  " length occurrences blobs paths", defaults=(1, 1, 1)):
     """One distinct secret at its first location, or (in ``ScanResult.occurrences``) one
-    place it was seen. Carries where and what kind — never the value (only its keyed hash)."""
+    place it was seen. Carries where and what kind — never the value (only its keyed hash).
+
+    A Record, not a dataclass: importing dataclasses (inspect, ast, dis, tokenize) cost a
+    one-repository scan more than the scan itself.
+
+    Fields: ``rule_id``, ``category``; ``target`` (the scanned PATH as given, absolute),
+    ``path`` (relative to the target), ``line`` (1-based), ``column`` (1-based, in code
+    points); ``commit`` (that introduced the blob, or None for the index and disk),
+    ``blob`` (object id for history/index findings), ``source`` ("history" | "index" |
+    "worktree" | "file"); ``hash`` (keyed hash of the value bytes, 16 hex), ``length``
+    (value length in bytes); ``occurrences`` (places this secret was seen in the scan,
+    this one included), ``blobs`` (distinct blobs or files holding it), ``paths``
+    (distinct paths holding it)."""
+
+    __slots__ = ()
 
     rule_id: str
     category: str
-    target: str  # the scanned PATH as given (absolute)
-    path: str  # file path relative to the target
-    line: int  # 1-based
-    column: int  # 1-based, in Unicode code points
-    commit: str | None  # commit that introduced the blob (history) or None (index, disk)
-    blob: str | None  # object id for history/index findings
-    source: str  # "history" | "index" | "worktree" | "file"
-    hash: str  # keyed hash of the value bytes (per-install key), 16 hex
-    length: int  # value length in bytes
-    occurrences: int = 1  # places this secret was seen in the scan (this one included)
-    blobs: int = 1  # distinct blobs or files holding it
-    paths: int = 1  # distinct paths holding it
+    target: str
+    path: str
+    line: int
+    column: int
+    commit: str | None
+    blob: str | None
+    source: str
+    hash: str
+    length: int
+    occurrences: int
+    blobs: int
+    paths: int
 
     @property
     def key(self) -> tuple[str, str]:
@@ -64,28 +79,38 @@ class ScanFinding:
                                                 "blob", "source")}
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self._asdict()
 
 
-@dataclass
 class ScanResult:
     """Outcome of one scan. ``metadata()`` is the value-free summary the gate caches."""
 
-    status: str  # clean | findings | partial | error
-    complete: bool  # False when a budget stopped the scan or blobs were missing (partial clone)
-    history: bool
-    targets: list[str]
-    findings: list[ScanFinding]  # one per distinct secret, at its first location
-    counts_by_rule: dict[str, int]  # rule id -> distinct secrets
-    stats: dict[str, int]  # STAT_FIELDS -> count
-    errors: list[str]
-    duration_s: float
-    policy: dict[str, str] | None
-    budget: dict[str, int | None]
-    budget_exceeded: bool = False
-    staged: bool = False
-    #: every occurrence, first ones included, in scan order (kept when the caller asks)
-    occurrences: list[ScanFinding] = field(default_factory=list)
+    def __init__(self, status: str, complete: bool, history: bool, targets: list[str],
+                 findings: list[ScanFinding], counts_by_rule: dict[str, int],
+                 stats: dict[str, int], errors: list[str], duration_s: float,
+                 policy: dict[str, str] | None, budget: dict[str, int | None],
+                 budget_exceeded: bool = False, staged: bool = False,
+                 occurrences: list[ScanFinding] | None = None):
+        self.status = status  # clean | findings | partial | error
+        #: False when a budget stopped the scan or blobs were missing (partial clone)
+        self.complete = complete
+        self.history = history
+        self.targets = targets
+        self.findings = findings  # one per distinct secret, at its first location
+        self.counts_by_rule = counts_by_rule  # rule id -> distinct secrets
+        self.stats = stats  # STAT_FIELDS -> count
+        self.errors = errors
+        self.duration_s = duration_s
+        self.policy = policy
+        self.budget = budget
+        self.budget_exceeded = budget_exceeded
+        self.staged = staged
+        #: every occurrence, first ones included, in scan order (kept when the caller asks)
+        self.occurrences: list[ScanFinding] = occurrences if occurrences is not None else []
+
+    def __repr__(self) -> str:
+        return (f"ScanResult(status={self.status!r}, findings={len(self.findings)}, "
+                f"targets={self.targets!r})")
 
     @property
     def files_scanned(self) -> int:
@@ -155,7 +180,7 @@ def group_distinct(occurrences: Iterable[ScanFinding]) -> tuple[list[ScanFinding
         count[key] += 1
         blobs[key].add((occ.target, occ.blob or f"file:{occ.path}"))
         paths[key].add((occ.target, occ.path))
-    distinct = [replace(f, occurrences=count[k], blobs=len(blobs[k]), paths=len(paths[k]))
+    distinct = [ScanFinding(*f[:-3], count[k], len(blobs[k]), len(paths[k]))  # the counts are last
                 for k, f in first.items()]
     distinct.sort(key=_report_order)
     return distinct, kept

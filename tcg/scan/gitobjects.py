@@ -20,11 +20,11 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from tcg.errors import TcgError
 from tcg.gitenv import GIT_ENV_DROP, git_env  # noqa: F401 - re-exported: the scanner's git environment
+from tcg.record import Record
 from tcg.runner.base import grow_pipe
 
 
@@ -32,14 +32,17 @@ class GitError(TcgError):
     """A git command failed on a repository being scanned."""
 
 
-@dataclass(frozen=True)
-class BlobRef:
-    """One unique blob of a repository and where it was first seen."""
+class BlobRef(Record, fields="oid size path commit"):
+    """One unique blob of a repository and where it was first seen: its ``oid``, ``size``
+    (-1: absent from a partial clone, not fetched, not scanned), ``path`` and ``commit``
+    (None: only in the index, staged and never committed)."""
+
+    __slots__ = ()
 
     oid: str
-    size: int  # -1: absent from a partial clone (not fetched, not scanned)
+    size: int
     path: str
-    commit: str | None  # None: only in the index (staged, never committed)
+    commit: str | None
 
 
 def git(repo: Path | str, *args: str, check: bool = True) -> bytes:
@@ -262,8 +265,14 @@ class BlobReader:
                     stream.close()
             except OSError:
                 pass
+        # A blocking wait with a kill timer, not wait(timeout=…): that one polls with
+        # growing sleeps and cost a one-blob scan several milliseconds of wall time.
+        import threading
+
+        timer = threading.Timer(5, proc.kill)
+        timer.daemon = True
+        timer.start()
         try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
             proc.wait()
+        finally:
+            timer.cancel()

@@ -9,10 +9,6 @@ there is no code path from a matched value to the output.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from urllib.parse import quote
-
 from tcg import __version__
 from tcg.scan.findings import ScanFinding, ScanResult
 
@@ -145,10 +141,14 @@ def result_dict(result: ScanResult, all_occurrences: bool = False) -> dict[str, 
 
 
 def render_json(result: ScanResult, all_occurrences: bool = False) -> str:
+    import json  # the machine formats only: text output never loads it
+
     return json.dumps(result_dict(result, all_occurrences), indent=2, sort_keys=False) + "\n"
 
 
 def render_jsonl(result: ScanResult, all_occurrences: bool = False) -> str:
+    import json
+
     places = result.occurrences_by_key() if all_occurrences else None
     out = [json.dumps({"type": "finding", **_finding_dict(f, places)}, separators=(",", ":"))
            for f in result.findings]
@@ -157,11 +157,15 @@ def render_jsonl(result: ScanResult, all_occurrences: bool = False) -> str:
 
 
 def _uri_dir(path: str) -> str:
+    from pathlib import Path
+
     uri = Path(path).as_uri()
     return uri if uri.endswith("/") else uri + "/"
 
 
 def sarif_dict(result: ScanResult, rule_info: dict[str, str] | None = None) -> dict[str, Any]:
+    from urllib.parse import quote
+
     rule_info = rule_info or {}
     rule_ids = sorted({f.rule_id for f in result.findings})
     index = {r: i for i, r in enumerate(rule_ids)}
@@ -252,6 +256,8 @@ def sarif_dict(result: ScanResult, rule_info: dict[str, str] | None = None) -> d
 
 
 def render_sarif(result: ScanResult) -> str:
+    import json
+
     return json.dumps(sarif_dict(result), indent=2) + "\n"
 
 

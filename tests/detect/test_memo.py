@@ -5,6 +5,7 @@ same things, and ignores a memo that was tampered with."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -36,7 +37,7 @@ def _probe() -> dict:
 
 
 def _memo_file() -> Path:
-    return Path(os.environ["TCG_HOME"]) / "cache" / "detect" / "analysis.json"
+    return Path(os.environ["TCG_HOME"]) / "cache" / "detect" / "analysis.memo"
 
 
 def test_second_load_uses_memo_and_finds_the_same():
@@ -53,11 +54,11 @@ def test_tampered_memo_is_ignored_and_rebuilt():
     first = _probe()
     path = _memo_file()
     mac, _, body = path.read_bytes().partition(b"\n")
-    doc = json.loads(body)
+    doc = marshal.loads(body)
     # shrink every remembered width: a forged memo must not be believed
     for key in doc["analysis"]:
         doc["analysis"][key][1] = 1
-    path.write_bytes(mac + b"\n" + json.dumps(doc, sort_keys=True, separators=(",", ":")).encode())
+    path.write_bytes(mac + b"\n" + marshal.dumps(doc))
     again = _probe()
     assert again["parsed_files"] > 0, "a memo failing its MAC must not be used"
     assert again["max"] == first["max"]

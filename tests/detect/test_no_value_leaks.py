@@ -25,7 +25,8 @@ def test_api_outputs_hold_no_matched_value(all_rules, capsys, caplog):
         assert found
         outputs += [repr(found), str(found)] + [repr(f) + str(f) for f in found]
         for f in found:
-            assert set(vars(f)) == {"start", "end", "rule_id", "category", "encoding"}
+            assert set(f._asdict()) == {"start", "end", "rule_id", "category", "encoding"}
+            assert not hasattr(f, "__dict__")  # no room for anything else
             assert isinstance(f.start, int) and isinstance(f.end, int)
             value = corpus[f.start:f.end]
             if len(value) >= 6:
@@ -42,11 +43,11 @@ def test_api_outputs_hold_no_matched_value(all_rules, capsys, caplog):
     # alone (the compiled hyperscan cache), byte for byte the same as before scanning
     assert _snapshot() == before
     home = Path(os.environ["TCG_HOME"])
-    assert all((p.parent.name == "detect" and (p.name.startswith("hs-") or p.name == "analysis.json"))
+    assert all((p.parent.name == "detect" and (p.name.startswith("hs-") or p.name == "analysis.memo"))
                or (p.parent.name == "state" and p.name == "key") for p in before), before
     # the start-up memo holds rule fields without examples: no found value in it
     for path in before:
-        if path.name == "analysis.json":
+        if path.name == "analysis.memo":
             raw = path.read_bytes()
             assert not any(v.encode() in raw for v in values), path
     # the cache is compiled regexes (literal parts such as "-----BEGIN " occur in it),

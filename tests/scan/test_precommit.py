@@ -37,7 +37,9 @@ def _snapshot(dest: Path) -> str:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / rel, dest / rel)
     git(dest, "add", "-A")
-    git(dest, "commit", "-q", "-m", "snapshot")
+    # an identity of its own: this module-scope fixture runs before the per-test hermetic
+    # environment sets one, and a home without a git identity must not break it
+    git(dest, "-c", "user.name=tcg test", "-c", "user.email=test@tcg.invalid", "commit", "-q", "-m", "snapshot")
     return git(dest, "rev-parse", "HEAD")
 
 
