@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tcg.entities import has_alias_like
 from tcg.entities.contexts import context_for_path
 from tcg.entities.objects import alias_object, alias_string
-from tcg.entities.restore import PLACEHOLDER, Problem, has_alias_like, restore_text
+from tcg.entities.restore import PLACEHOLDER, Problem, restore_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
