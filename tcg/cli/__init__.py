@@ -76,6 +76,15 @@ def main(argv: list[str] | None = None) -> int:
         if parsed is not None:
             return run_with_error_handler(lambda: mask_filter.run(*parsed), prog="tcg")
 
+    if args[:1] == ["scan"]:
+        # Hot path too: pre-commit, CI and the gate start one scan per repository.
+        from tcg.scan import command as scan_command
+
+        opts = scan_command.parse_args(args[1:])
+        if opts is not None:
+            return run_with_error_handler(lambda: scan_command.run(opts.pop("paths"), **opts),
+                                          prog="tcg")
+
     import click
 
     from tcg.cli.app import cli

@@ -160,6 +160,42 @@ def index_blobs(repo: Path) -> list[tuple[str, str]]:
     return result
 
 
+def staged_blobs(repo: Path) -> list[tuple[str, str]]:
+    """(oid, path) of every blob the next commit adds or changes: the index against HEAD,
+    or against the empty tree on a branch without commits. Deletions and submodules
+    carry no content and are left out."""
+    head = git(repo, "rev-parse", "--verify", "-q", "HEAD^{tree}", check=False).strip()
+    if not head:  # the empty tree in this repository's object format (SHA-1 or SHA-256)
+        head = git(repo, "hash-object", "-t", "tree", os.devnull).strip()
+    out = git(repo, "diff-index", "--cached", "-z", "--no-renames", "--diff-filter=ACMTU",
+              "--ignore-submodules=all", head.decode("ascii"))
+    fields = out.split(b"\0")
+    result = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        if not meta.startswith(b":"):
+            continue
+        _old_mode, new_mode, _old, new, _status = meta[1:].split(b" ")
+        if new_mode.startswith(b"160") or set(new) == {ord("0")}:  # gitlink, or no blob yet
+            continue
+        result.append((new.decode("ascii"), path.decode("utf-8", "surrogateescape")))
+    return result
+
+
+def blob_sizes(repo: Path, oids: list[str]) -> dict[str, int]:
+    """Size of each blob, from one ``git cat-file --batch-check`` (missing ones left out)."""
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname) %(objectsize)"],
+        input="".join(f"{o}\n" for o in oids).encode("ascii"),
+        capture_output=True, env=git_env(), check=False,
+    )
+    sizes = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            sizes[parts[0].decode("ascii")] = int(parts[1])
+    return sizes
+
+
 class BlobReader:
     """A persistent ``git cat-file --batch`` for one repository.
 
