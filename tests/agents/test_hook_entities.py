@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from tcg.entities.locate import STORE_DIR
 from tcg.entities.registry import Store, add_entity
 from tests.agents.test_claude_hook import events, hook, pre
-from tests.helpers.leaks import assert_no_secret_written
+from tests.helpers.leaks import all_files_under, assert_no_secret_written
 from tests.launcher.conftest import github_pat
 
 PERSON = "Петров Алексей Иванович"  # CTXG_PERSON_1
@@ -113,7 +114,7 @@ def test_multiedit_and_notebookedit_are_restored(project):
     got = updated(pre("MultiEdit", {"file_path": str(path), "edits": [
         {"old_string": "x", "new_string": "для CTXG_PERSON_1а"}, {"old_string": "y", "new_string": "CTXG_COMPANY_A"}]},
         project)[0])
-    assert [e["new_string"] for e in got["edits"]] == [f"для Петрова Алексея Ивановича", COMPANY]
+    assert [e["new_string"] for e in got["edits"]] == ["для Петрова Алексея Ивановича", COMPANY]
     got = updated(pre("NotebookEdit", {"notebook_path": str(project / "n.ipynb"), "cell_id": "c1",
                                        "new_source": "client = 'CTXG_COMPANY_A'", "cell_type": "code"}, project)[0])
     assert got["new_source"] == "client = 'Зорька \"Рассвет\"'"
@@ -155,7 +156,7 @@ def test_a_secret_placeholder_is_never_written_back(project, tmp_path):
     ("WebFetch", {"url": "https://example.org/search", "prompt": f"find news about {COMPANY}"}),
     ("WebSearch", {"query": "Петрова Алексея Ивановича"}),
     ("Task", {"description": "d", "prompt": f"write to {PERSON}"}),
-    ("mcp__crm__lookup", {"name": "Зорька «Рассвет»"}),
+    ("mcp__crm__lookup", {"filter": {"names": ["x", COMPANY]}}),  # nested arguments
 ])
 def test_a_real_name_leaving_the_machine_is_refused(tool, tool_input, project, tcg_home):
     kind, reason = decision(pre(tool, tool_input, project)[0])
@@ -164,7 +165,6 @@ def test_a_real_name_leaving_the_machine_is_refused(tool, tool_input, project, t
     # with the alias it goes as it is (never restored off the machine)
     alias_input = json.loads(json.dumps(tool_input, ensure_ascii=False)
                              .replace(COMPANY.replace('"', '\\"'), "CTXG_COMPANY_A")
-                             .replace("Зорька «Рассвет»", "CTXG_COMPANY_A")
                              .replace("Петрова Алексея Ивановича", "CTXG_PERSON_1а").replace(PERSON, "CTXG_PERSON_1"))
     assert pre(tool, alias_input, project)[0] is None
 
@@ -213,7 +213,10 @@ def test_secrets_are_masked_before_names_are_aliased_as_the_station_does(project
     assert shown == station.stdout.decode("utf-8")
     assert "<SECRET:github-pat" in shown and "CTXG_PERSON_1" in shown and "Петровка 38; петров день" in shown
     no_value(shown.replace("Петровка", ""))
-    assert_no_secret_written(tcg_home, [TOKEN, PERSON, COMPANY])
+    assert_no_secret_written(tcg_home, [TOKEN])
+    for path in all_files_under(tcg_home):  # the registry (tcg-entities/) is the one place names live
+        if STORE_DIR not in path.parts:
+            assert PERSON.encode() not in path.read_bytes() and COMPANY.encode() not in path.read_bytes(), path
 
 
 # ------------------------------------------------------------------ a damaged registry fails closed
@@ -243,7 +246,7 @@ def test_a_read_without_a_registry_loads_no_entity_code(tmp_path):
     """PreToolUse on an ordinary Read, a project without a registry: a few stats."""
     data = json.dumps({"cwd": str(tmp_path), "tool_name": "Read", "tool_input": {"file_path": str(tmp_path / "a")}})
     code = ("import sys; from tcg.agents.claude import main; rc = main(['PreToolUse']); "
-            "print(sorted(m for m in sys.modules if m.startswith(('tcg.entities.', 'tcg.inbound', 'tcg.guard'))),"
+            "print(sorted(m for m in sys.modules if m.startswith(('tcg.entities.', 'tcg.inbound', 'tcg.guard.channels', 'tcg.guard.approval'))),"
             " file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-I", "-c", code], input=data.encode(), cwd=tmp_path,
                           capture_output=True, timeout=60)
