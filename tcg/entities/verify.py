@@ -219,7 +219,7 @@ def _escaping(proj: str, env: dict[str, str], c_alias: str) -> Check:
     line = restored("Bash", {"command": f"echo {c_alias} '{c_alias}' \"{c_alias}\""}, "command")
     ok &= bool(line) and shlex.split(line)[1:] == [COMPANY] * 3
     try:
-        import yaml
+        import yaml  # type: ignore[import-untyped]
     except ImportError:
         yaml = None
     if yaml is not None:
