@@ -7,6 +7,23 @@ event, and renders the reply; a subclass per CLI (tcg.agents.claude,
 tcg.agents.qwen) says what its CLI's replies look like. Any exception while
 deciding becomes a refusal (PreToolUse: deny; PostToolUse: the response's
 shape with no content; UserPromptSubmit: block), never a silent allow.
+
+PreToolUse decisions, as replied:
+- BLOCK → deny, with the reason and a hint;
+- ASK on a shell command (the delete-guard's ``git push --force-with-lease``,
+  ``delete-compound`` …) → deny with a single-use `tcg approve` code: the
+  station runs the line once a person approved it in their own terminal
+  (tcg.guard.approval); a CLI's own permission prompt cannot be the approval,
+  since the station decides the line again when it runs;
+- ASK on anything else (an unclear alias, a file-write channel set to ask) →
+  the CLI's own ``ask``: a person answers in the CLI's prompt; in Claude
+  Code's ``-p`` mode that is a refusal whose reason the model reads (measured
+  with 2.1.328), so the explanation is always in the reason;
+- RELOCATE/SNAPSHOT on a shell command → allowed when the CLI's shell runs
+  through the station, which moves or saves the targets first; refused when it
+  does not (hooks installed without `tcg launch`): nothing would be saved;
+- a changed input → the complete new input (``updatedInput``), or a refusal
+  for a CLI that ignores rewritten inputs.
 """
 
 from __future__ import annotations
@@ -19,6 +36,8 @@ from tcg.agents.pipeline import (
     HookContext,
     PostResult,
     ToolCall,
+    asking_text,
+    deciding_detail,
     post_tool_use,
     pre_tool_use,
     refusal,
@@ -27,6 +46,10 @@ from tcg.agents.pipeline import (
 )
 
 Reply = tuple[dict[str, object] | None, int]
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tcg.policy.model import Verdict
 
 
 def session_context(policy: object) -> str:
@@ -63,11 +86,21 @@ class HookAdapter:
     agent = ""
     surface = ""
     events: tuple[str, ...] = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "SessionStart")
+    can_ask = False  # the CLI asks a person on a PreToolUse "ask" (else: deny)
+    can_rewrite_input = True  # the CLI runs a PreToolUse updatedInput (else: deny what needs one)
+
+    def shell_via_station(self, env: dict[str, str] | os._Environ[str]) -> bool:
+        """Does the CLI's shell tool run through the station (`tcg launch` wired it)?"""
+        return False
 
     # ---------------------------------------------------------------- replies
 
     def deny(self, reason: str) -> dict[str, object]:
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": reason}}
+
+    def ask(self, reason: str) -> dict[str, object]:
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
                                        "permissionDecisionReason": reason}}
 
     def updated_input(self, tool_input: dict[str, object]) -> dict[str, object]:
@@ -105,54 +138,122 @@ class HookAdapter:
         return (m.feed(data) + m.flush()).decode("utf-8", "replace")
 
     def pre_tool(self, ctx: HookContext, data: dict[str, object]) -> Reply:
+        from tcg.agents.tools import SHELL_FIELDS
+        from tcg.policy.model import Decision
+
         call = self.tool_call(data, ctx.cwd)
         result = pre_tool_use(ctx, call)
         verdict = result.verdict
-        refused = refuses(verdict)
+        shell = call.tool in SHELL_FIELDS
+        if verdict.decision in (Decision.RELOCATE, Decision.SNAPSHOT) and shell \
+                and not self.shell_via_station(ctx.env):
+            verdict = _unguarded(verdict)
         fields: dict[str, object] = {"tool": call.tool}
-        if refused:
-            fields["detail"] = self.masked_detail(ctx, verdict.deciding.detail if verdict.deciding else "")
         if result.updated_input is not None:
             fields["input_updated"] = True
-        decision = "block" if refused else verdict.decision.value
-        warning = ctx.emit("agent", decision, verdict.reason, verdict.rules, **fields)
-        if refused:
-            return self.deny(refusal(verdict) + (f"\n{warning}" if warning else "")), 0
+        if verdict.decision == Decision.ASK and shell:
+            return self.shell_ask(ctx, call, verdict, fields)
+        if refuses(verdict):
+            fields["detail"] = self.masked_detail(ctx, deciding_detail(verdict)[1])
+            asking = verdict.decision == Decision.ASK and self.can_ask
+            warning = ctx.emit("agent", "ask" if asking else "block", verdict.reason, verdict.rules, **fields)
+            text = (asking_text(verdict) if asking else refusal(verdict)) + (f"\n{warning}" if warning else "")
+            return (self.ask(text) if asking else self.deny(text)), 0
+        if result.updated_input is not None and not self.can_rewrite_input:
+            why = deciding_detail(verdict)[1] or f"{call.tool}: tcg has to rewrite this call's input"
+            fields["detail"] = self.masked_detail(ctx, why)
+            warning = ctx.emit("agent", "block", "input-not-rewritable", verdict.rules, **fields)
+            return self.deny(_not_rewritable(self.agent, why) + (f"\n{warning}" if warning else "")), 0
+        ctx.emit("agent", verdict.decision.value, verdict.reason, verdict.rules, **fields)
         if result.updated_input is not None:
             return self.updated_input(result.updated_input), 0
         return None, 0
+
+    def shell_ask(self, ctx: HookContext, call: ToolCall, verdict: Verdict, fields: dict[str, object]) -> Reply:
+        """An ASK on a shell command: let an approved line through (the station, or
+        here when there is none, uses the approval up), else refuse with a code."""
+        import os as _os
+
+        from tcg.agents.tools import SHELL_FIELDS
+        from tcg.guard import approval
+        from tcg.keyhash import KeyedHasher
+
+        line = call.text(SHELL_FIELDS[call.tool]) or ""
+        cwd = _os.path.realpath(call.cwd)
+        code, detail = deciding_detail(verdict)
+        station = self.shell_via_station(ctx.env)
+        if approval.consume(line, cwd, ctx.env, use=not station) is not None:
+            ctx.emit("agent", "allow", code, verdict.rules, approval="used" if not station else "pending",
+                     **fields)
+            return None, 0
+        masked = self.masked_detail(ctx, detail)
+        ask = approval.AskRequest(command=self.masked_detail(ctx, line), cwd=cwd, reason=code, detail=masked,
+                                  line_hash=approval.line_hash(line, cwd, KeyedHasher.for_install().key))
+        number = approval.request(ask, ctx.env)
+        warning = ctx.emit("agent", "block", code, verdict.rules, detail=masked, approval="requested",
+                           **fields)
+        return self.deny(approval.refusal_text(code, detail, number) + (f"\n{warning}" if warning else "")), 0
 
     def post_tool(self, ctx: HookContext, data: dict[str, object]) -> Reply:
         call = self.tool_call(data, ctx.cwd)
         response = data.get("tool_response")
         result = post_tool_use(ctx, call, response)
         ctx.emit("agent", "sanitize" if result.changed else "allow",
-                 "secret-in-output" if result.changed else "allowed", sorted(result.rules),
-                 tool=call.tool, masked=result.count, withheld=False)
+                 result.reason if result.changed or result.context else "allowed",
+                 sorted(result.rules), tool=call.tool, masked=result.counts.get("secret-in-output", 0),
+                 entities=result.counts.get("entity-in-output", 0), warned=bool(result.context), withheld=False)
         return self.post_reply(call, response, result)
 
     def prompt_submit(self, ctx: HookContext, data: dict[str, object]) -> Reply:
         from tcg.agents.checks import secret_rules
+        from tcg.agents.entities import prompt_entities
         from tcg.policy.model import Decision
         from tcg.policy.reasons import REASONS
 
         prompt = data.get("prompt")
-        rules = secret_rules(ctx, [prompt]) if isinstance(prompt, str) else []
+        prompt = prompt if isinstance(prompt, str) else ""
+        rules = secret_rules(ctx, [prompt]) if prompt else []
+        code, what = "secret-in-prompt", f"the prompt holds a secret ({', '.join(rules)})"
+        if not rules:
+            rules = prompt_entities(ctx, prompt)
+            code, what = "entity-in-prompt", f"the prompt names a registered business entity ({', '.join(rules)})"
+        if rules:
+            decision = ctx.policy.decision_for("human", code)
+            if decision in (Decision.BLOCK, Decision.ASK):
+                ctx.emit("human", "block", code, rules)
+                return self.prompt_block(f"tcg: blocked ({code}): {what}; nothing was sent\nhint: {REASONS[code].fix}"), 0
+            ctx.emit("human", decision.value, code, rules)
+        from tcg.agents.inbound import check_prompt
+
+        verdict = check_prompt(ctx, prompt)
+        if verdict is not None and verdict.block:
+            ctx.emit("human", "block", verdict.outcome.reason(), sorted(verdict.outcome.rules))
+            return self.prompt_block(f"tcg: blocked ({verdict.outcome.reason()}): {verdict.reason}"), 0
         if not rules:
             ctx.emit("human", "allow", "allowed", [])
-            return None, 0
-        decision = ctx.policy.decision_for("human", "secret-in-prompt")
-        if decision not in (Decision.BLOCK, Decision.ASK):
-            ctx.emit("human", decision.value, "secret-in-prompt", rules)
-            return None, 0
-        ctx.emit("human", "block", "secret-in-prompt", rules)
-        return self.prompt_block(
-            f"tcg: blocked (secret-in-prompt): the prompt holds a secret ({', '.join(rules)}); nothing was sent"
-            f"\nhint: {REASONS['secret-in-prompt'].fix}"), 0
+        if verdict is not None and verdict.additional_context:
+            return self.prompt_context(verdict.additional_context), 0
+        return None, 0
+
+    def prompt_context(self, text: str) -> dict[str, object] | None:
+        return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
 
     def session_start(self, ctx: HookContext, data: dict[str, object]) -> Reply:
-        ctx.emit("human", "allow", "allowed", [], source=str(data.get("source") or ""))
-        return self.session_reply(session_context(ctx.policy)), 0
+        from tcg.agents.entities import EntitiesUnavailable, glossary
+
+        text = session_context(ctx.policy)
+        reason = "allowed"
+        try:
+            names = glossary(ctx)
+        except EntitiesUnavailable as exc:
+            names = (f"tcg: {exc.message}. Until it is repaired, tcg refuses every tool call that would "
+                     "need it; tell the user (`tcg entity list` shows what is wrong).")
+            reason = exc.reason_code
+        if names:
+            text = f"{text}\n\n{names}"
+        ctx.emit("human", "block" if reason != "allowed" else "allow", reason, [],
+                 source=str(data.get("source") or ""), glossary=bool(names) and reason == "allowed")
+        return self.session_reply(text), 0
 
     def handler(self, event: str):  # noqa: ANN201 - a bound method of this class
         return {"PreToolUse": self.pre_tool, "PostToolUse": self.post_tool,
@@ -162,10 +263,15 @@ class HookAdapter:
 
     def failure(self, event: str, data: object, exc: BaseException) -> Reply:
         """The fail-closed reply for ``event`` when deciding failed (and its best-effort event)."""
+        from tcg.policy.reasons import REASONS
+
         policy_error = type(exc).__name__ == "PolicyError"
-        code = "policy-invalid" if policy_error else "internal-error"
-        what = "the policy is invalid" if policy_error else f"tcg failed ({type(exc).__name__})"
+        own = getattr(exc, "reason_code", None)  # a step's own failure (tcg.agents.entities)
+        code = "policy-invalid" if policy_error else own if own in REASONS else "internal-error"
+        what = ("the policy is invalid" if policy_error else str(getattr(exc, "message", "")) if code != "internal-error"
+                else f"tcg failed ({type(exc).__name__})")
         hint = ("run `tcg policy check` and fix the file and line it names" if policy_error
+                else REASONS[code].fix if code != "internal-error"
                 else "rerun with TCG_DEBUG=1 and report it; `tcg doctor` checks the install")
         text = f"tcg: blocked ({code}): {what}\nhint: {hint}"
         try:
@@ -229,6 +335,24 @@ class HookAdapter:
                 sys.stderr.write("tcg: blocked (internal-error): the hook could not write its reply\n")
                 return 2
         return code
+
+
+def _unguarded(verdict: Verdict) -> Verdict:
+    """A RELOCATE/SNAPSHOT shell command whose CLI does not run it through the
+    station: nothing would move it into the trash or save it first, so refuse."""
+    from tcg.policy import model
+
+    code, detail = deciding_detail(verdict)
+    return model.Verdict(model.Decision.BLOCK, (model.Reason(code, model.Decision.BLOCK, (
+        f"{detail}; this agent's shell commands do not run through tcg's station here, so nothing would be "
+        "saved first (start the agent with `tcg launch`, or move the files with `tcg trash -- PATH…` first)")),))
+
+
+def _not_rewritable(agent: str, why: str) -> str:
+    from tcg.policy.reasons import REASONS
+
+    return (f"tcg: blocked (input-not-rewritable): {why}; {agent} cannot run a rewritten tool input, so the "
+            f"call is refused\nhint: {REASONS['input-not-rewritable'].fix}")
 
 
 __all__ = ["WITHHELD", "HookAdapter", "Reply", "session_context", "withheld"]

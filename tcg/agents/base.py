@@ -53,6 +53,7 @@ class HookContext:
         self.agent_session = session  # the agent's own session id (only ever stored keyed)
         self.env = env
         self._policy: object = None
+        self.cache: dict[str, object] = {}  # what steps load once per hook call (tcg.agents.entities)
 
     @property
     def policy(self):  # noqa: ANN201 - tcg.policy.load.Policy (imported lazily)
@@ -99,12 +100,24 @@ class HookContext:
         return None
 
 
+class InputChange:
+    """What an input transform found: a complete replacement input (None: keep it) and
+    reasons (a refusal, or the record of what it changed)."""
+
+    __slots__ = ("input", "reasons")
+
+    def __init__(self, tool_input: dict[str, object] | None = None, reasons: list[Reason] | None = None):
+        self.input = tool_input
+        self.reasons = reasons or []
+
+
 class InputTransform:
-    """PreToolUse: return a complete replacement of ``call.input``, or None to keep it."""
+    """PreToolUse: return a complete replacement of ``call.input`` (a dict, or an
+    InputChange that may carry reasons too), or None to keep it."""
 
     name = "input-transform"
 
-    def transform(self, ctx: HookContext, call: ToolCall) -> dict[str, object] | None:
+    def transform(self, ctx: HookContext, call: ToolCall) -> dict[str, object] | InputChange | None:
         raise NotImplementedError
 
 
@@ -119,16 +132,18 @@ class DecisionStep:
 
 class OutputChange:
     """What an output transform did: the (possibly new) value, the rules applied, how
-    many spans it changed, and text for the model (never a secret value)."""
+    many spans it changed, text for the model (never a secret value), and the reason
+    code that names what it did (for the event; None when it did nothing)."""
 
-    __slots__ = ("context", "count", "rules", "value")
+    __slots__ = ("context", "count", "reason", "rules", "value")
 
     def __init__(self, value: object, rules: set[str] | None = None, count: int = 0,
-                 context: list[str] | None = None):
+                 context: list[str] | None = None, reason: str | None = None):
         self.value = value
         self.rules = rules or set()
         self.count = count
         self.context = context or []
+        self.reason = reason
 
 
 class OutputTransform:

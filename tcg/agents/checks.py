@@ -12,6 +12,9 @@
   ``mcp.protected_resources``).
 - OutboundSecrets: text leaving through a channel (web fetch/search, MCP,
   sub-agents) that holds a secret the detector finds → ``secret-in-request``.
+- FileWriteChannel: the text a file tool writes, judged as the ``file-write``
+  outbound channel (tcg.guard.channels): a secret is written as its
+  placeholder (SANITIZE), or the write is refused (BLOCK/ASK), per policy.
 
 Each step imports its heavy parts when it first has work (a Read of an
 ordinary file loads no detector and no command-line parser).
@@ -22,7 +25,7 @@ from __future__ import annotations
 import os
 
 from tcg.agents import tools
-from tcg.agents.base import DecisionStep, HookContext, ToolCall
+from tcg.agents.base import DecisionStep, HookContext, InputChange, InputTransform, ToolCall
 from tcg.policy.model import Reason
 
 
@@ -161,3 +164,77 @@ class OutboundSecrets(DecisionStep):
         channel = tools.channel_of(call.tool) or "outbound"
         return [Reason("secret-in-request", ctx.decision_for("secret-in-request"),
                        f"{call.tool}: its arguments ({channel}) carry a secret ({', '.join(rules)})", rules[0])]
+
+
+# tool → where its written text is: ((field, …) of the input, or of each item of a list field)
+WRITTEN_FIELDS: dict[str, tuple[str, ...]] = {
+    "Write": ("content",), "Edit": ("new_string",), "NotebookEdit": ("new_source",),
+    "write_file": ("content",), "edit": ("new_string",),
+}
+WRITTEN_LIST_FIELDS: dict[str, tuple[str, str]] = {"MultiEdit": ("edits", "new_string")}
+
+
+class FileWriteChannel(InputTransform):
+    """What a file tool writes is the ``file-write`` outbound channel
+    (tcg.guard.channels.decide, the same decision `tcg check-span --channel
+    file-write` gives): SANITIZE — the written text with every secret replaced by
+    its placeholder (the complete input comes back); BLOCK or ASK — refused, the
+    file untouched. Only the text that lands in the file is judged (an Edit's
+    ``old_string`` is not written)."""
+
+    name = "file-write-channel"
+
+    def transform(self, ctx: HookContext, call: ToolCall) -> InputChange | None:
+        places = self._texts(call)
+        if not places:
+            return None
+        from tcg.guard.channels import decide, sanitize
+        from tcg.policy.model import Decision
+
+        new = dict(call.input)
+        reasons: list[Reason] = []
+        changed = False
+        for path, text in places:
+            verdict = decide("file-write", text, ctx.policy)
+            if verdict.decision == Decision.ALLOW:
+                continue
+            rules = sorted({s.rule for s in verdict.spans})
+            what = f"{call.tool}: the text it writes holds a secret ({', '.join(rules) or verdict.reason})"
+            if verdict.decision == Decision.SANITIZE:
+                data = text.encode("utf-8", "surrogateescape")
+                _put(new, path, sanitize(data, verdict.spans).decode("utf-8", "surrogateescape"))
+                changed = True
+                reasons.append(Reason(verdict.reason, Decision.SANITIZE,
+                                      what + "; it is written with the placeholder instead", rules[0] if rules else None))
+            else:
+                reasons.append(Reason(verdict.reason, verdict.decision,
+                                      what + " (channel file-write)", rules[0] if rules else None))
+        return InputChange(new if changed else None, reasons) if reasons else None
+
+    @staticmethod
+    def _texts(call: ToolCall) -> list[tuple[tuple[object, ...], str]]:
+        out: list[tuple[tuple[object, ...], str]] = []
+        for field in WRITTEN_FIELDS.get(call.tool, ()):
+            value = call.input.get(field)
+            if isinstance(value, str) and value:
+                out.append(((field,), value))
+        listed = WRITTEN_LIST_FIELDS.get(call.tool)
+        if listed is not None:
+            items = call.input.get(listed[0])
+            for i, item in enumerate(items if isinstance(items, list) else ()):
+                value = item.get(listed[1]) if isinstance(item, dict) else None
+                if isinstance(value, str) and value:
+                    out.append(((listed[0], i, listed[1]), value))
+        return out
+
+
+def _put(tool_input: dict[str, object], path: tuple[object, ...], value: str) -> None:
+    """Set ``value`` at ``path`` in ``tool_input``, copying the containers on the way
+    (the caller's input is never changed in place)."""
+    if len(path) == 1:
+        tool_input[path[0]] = value  # type: ignore[index]
+        return
+    field, index, key = path
+    items = list(tool_input[field])  # type: ignore[index, call-overload]
+    items[index] = {**items[index], key: value}  # type: ignore[call-overload, index, dict-item]
+    tool_input[field] = items  # type: ignore[index]

@@ -4,9 +4,15 @@ Claude Code runs the hook for each event with a JSON object on stdin and reads
 a JSON reply on stdout (facts measured with 2.1.328, tests/agents):
 
 - PreToolUse → ``permissionDecision: "deny"`` with the reason and a hint
-  (the model reads ``PreToolUse:<tool> hook error: <reason>``); when an input
+  (the model reads ``PreToolUse:<tool> hook error: <reason>``); ``"ask"`` for
+  a confirmation a person gives in Claude Code's prompt (in ``-p`` mode the
+  CLI refuses and the model reads the reason: measured); when an input
   transform changed the input, ``updatedInput`` with the complete input and
   no permission decision (the user's own permission rules still apply).
+  Claude Code checks an Edit's ``old_string`` against the file *before*
+  PreToolUse hooks run (measured with 2.1.328: "String to replace not found
+  in file", no hook call), so an alias in ``old_string`` cannot be restored
+  here; docs/entities.md says what the model is told to do instead.
 - PostToolUse → ``updatedToolOutput`` in the tool's own response shape, only
   when something was masked (hooks run in parallel and the last to finish
   wins, so an identity rewrite would only race other hooks).
@@ -28,6 +34,8 @@ neither runpy nor the console script's imports are paid per call.
 
 from __future__ import annotations
 
+import os
+
 from tcg.agents.adapter import HookAdapter, Reply, hooks_block
 from tcg.agents.pipeline import PostResult, ToolCall, withheld
 
@@ -40,6 +48,17 @@ MARK = "tcg"  # statusMessage of every tcg hook: how install/uninstall and docto
 class ClaudeHooks(HookAdapter):
     agent = "claude"
     surface = "claude-hooks"
+    can_ask = True  # a person answers in Claude Code's prompt; in -p mode the model reads the reason
+
+    def shell_via_station(self, env: dict[str, str] | os._Environ[str]) -> bool:
+        """`tcg launch claude` set CLAUDE_CODE_SHELL_PREFIX to tcg's prefix (every Bash
+        command then runs in the station)."""
+        import os.path
+
+        from tcg.launcher.wiring import PREFIX_NAME
+
+        prefix = env.get("CLAUDE_CODE_SHELL_PREFIX") or ""
+        return bool(env.get("TCG_SESSION")) and os.path.basename(prefix) == PREFIX_NAME
 
     def post_reply(self, call: ToolCall, response: object, result: PostResult) -> Reply:
         out: dict[str, object] = {"hookEventName": "PostToolUse"}

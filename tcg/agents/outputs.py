@@ -29,4 +29,4 @@ class MaskSecrets(OutputTransform):
         masked, stats = masker.mask_message(wrapped)
         if masked is wrapped or not stats.spans:
             return OutputChange(response)
-        return OutputChange(masked["response"], set(stats.rules), stats.spans)
+        return OutputChange(masked["response"], set(stats.rules), stats.spans, reason="secret-in-output")

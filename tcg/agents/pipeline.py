@@ -6,17 +6,25 @@ renders the result in its CLI's reply format. Nothing here knows a CLI's JSON.
 
 PreToolUse (``pre_tool_use``):
 1. INPUT_TRANSFORMS, in order: each may return a complete replacement of the
-   tool input (never a partial one: agents replace the whole input);
-2. DECISION_STEPS on the (transformed) input, plus the OUTBOUND_CHANNELS step
-   for the tool's channel (tcg.agents.tools.CHANNELS): reasons combined, the
-   worst decision wins (tcg.policy.model.Verdict).
+   tool input (never a partial one: agents replace the whole input) and
+   reasons (an InputChange). Built in: business-entity aliases turned back into
+   the real names (tcg.agents.entities);
+2. the OUTBOUND_CHANNELS step for the tool's channel (tcg.agents.tools.CHANNELS)
+   when it is a transform (the file-write channel: a secret in what is written
+   is replaced by its placeholder), on the transformed input;
+3. DECISION_STEPS on the (transformed) input, plus the channel step when it is
+   a DecisionStep (web, mcp, subagent): reasons combined with the transforms',
+   the worst decision wins (tcg.policy.model.Verdict).
 PostToolUse (``post_tool_use``): OUTPUT_TRANSFORMS in order, each on the
-previous one's result, in the tool's own response shape.
+previous one's result, in the tool's own response shape. Built in: secrets
+masked, then business entities aliased (the order every other surface uses:
+a secret's placeholder is the hash of its raw bytes), then the inbound gate on
+what the model will read.
 
-Extension points (append an instance of a tcg.agents.base class; see
-tcg/agents/__init__.py for what is planned): ``INPUT_TRANSFORMS``
-(InputTransform), ``DECISION_STEPS`` (DecisionStep), ``OUTBOUND_CHANNELS``
-(channel name → DecisionStep), ``OUTPUT_TRANSFORMS`` (OutputTransform).
+Extension points (append an instance of a tcg.agents.base class):
+``INPUT_TRANSFORMS`` (InputTransform), ``DECISION_STEPS`` (DecisionStep),
+``OUTBOUND_CHANNELS`` (channel name → DecisionStep or InputTransform),
+``OUTPUT_TRANSFORMS`` (OutputTransform).
 
 This module and the modules the PreToolUse path imports keep to builtins and
 tcg's own modules: the hook runs once per tool call and its budget is about
@@ -28,6 +36,7 @@ from __future__ import annotations
 from tcg.agents.base import (
     DecisionStep,
     HookContext,
+    InputChange,
     InputTransform,
     OutputChange,
     OutputTransform,
@@ -36,24 +45,25 @@ from tcg.agents.base import (
 from tcg.policy.model import Decision, Reason, Verdict
 
 __all__ = ["DECISION_STEPS", "INPUT_TRANSFORMS", "OUTBOUND_CHANNELS", "OUTPUT_TRANSFORMS", "WITHHELD",
-           "DecisionStep", "HookContext", "InputTransform", "OutputChange", "OutputTransform", "PostResult",
-           "PreResult", "ToolCall", "post_tool_use", "pre_tool_use", "refusal", "refuses", "withheld"]
+           "DecisionStep", "HookContext", "InputChange", "InputTransform", "OutputChange", "OutputTransform",
+           "PostResult", "PreResult", "ToolCall", "post_tool_use", "pre_tool_use", "refusal", "refuses", "withheld"]
 
 
 INPUT_TRANSFORMS: list[InputTransform] = []
 DECISION_STEPS: list[DecisionStep] = []
-OUTBOUND_CHANNELS: dict[str, DecisionStep] = {}
+OUTBOUND_CHANNELS: dict[str, DecisionStep | InputTransform] = {}
 OUTPUT_TRANSFORMS: list[OutputTransform] = []
 
 
 def _register_builtin_steps() -> None:
     """tcg's own steps (the modules are light to import: heavy work is lazy inside them)."""
-    from tcg.agents import checks, outputs
+    from tcg.agents import checks, entities, inbound, outputs
 
+    INPUT_TRANSFORMS.append(entities.RestoreAliases())
     DECISION_STEPS.extend([checks.FileAccess(), checks.ShellLine(), checks.ProtectedResources()])
     OUTBOUND_CHANNELS.update({"web": checks.OutboundSecrets(), "mcp": checks.OutboundSecrets(),
-                              "subagent": checks.OutboundSecrets()})
-    OUTPUT_TRANSFORMS.append(outputs.MaskSecrets())
+                              "subagent": checks.OutboundSecrets(), "file-write": checks.FileWriteChannel()})
+    OUTPUT_TRANSFORMS.extend([outputs.MaskSecrets(), entities.AliasEntities(), inbound.InboundGate()])
 
 
 _register_builtin_steps()
@@ -77,34 +87,51 @@ def pre_tool_use(ctx: HookContext, call: ToolCall) -> PreResult:
     from tcg.agents.tools import channel_of
 
     updated = None
-    for transform in INPUT_TRANSFORMS:
-        new = transform.transform(ctx, call)
-        if new is not None:
-            if not isinstance(new, dict):
-                raise TypeError(f"{transform.name} returned {type(new).__name__}, not a complete input")
-            call = ToolCall(call.agent, call.tool, new, call.cwd)
-            updated = new
     reasons: list[Reason] = []
-    steps = list(DECISION_STEPS)
     channel = OUTBOUND_CHANNELS.get(channel_of(call.tool) or "")
-    if channel is not None:
+    transforms = list(INPUT_TRANSFORMS)
+    steps: list[DecisionStep] = list(DECISION_STEPS)
+    if isinstance(channel, InputTransform):
+        transforms.append(channel)
+    elif channel is not None:
         steps.append(channel)
+    for transform in transforms:
+        change = transform.transform(ctx, call)
+        if change is None:
+            continue
+        if isinstance(change, dict):
+            change = InputChange(change)
+        if not isinstance(change, InputChange) or (change.input is not None and not isinstance(change.input, dict)):
+            raise TypeError(f"{transform.name} returned {type(change).__name__}, not a complete input")
+        reasons.extend(change.reasons)
+        if change.input is not None:
+            call = ToolCall(call.agent, call.tool, change.input, call.cwd)
+            updated = change.input
     for step in steps:
         reasons.extend(step.decide(ctx, call))
     return PreResult(Verdict.combine(reasons), updated)
 
 
 class PostResult:
-    """The response after every transform, and what they did."""
+    """The response after every transform, and what they did: ``counts`` maps each
+    transform that changed something (its reason code) to the spans it changed."""
 
-    __slots__ = ("changed", "context", "count", "rules", "value")
+    __slots__ = ("changed", "context", "count", "counts", "reasons", "rules", "value")
 
-    def __init__(self, value: object, changed: bool, rules: set[str], count: int, context: list[str]):
+    def __init__(self, value: object, changed: bool, rules: set[str], count: int, context: list[str],
+                 reasons: list[str] | None = None, counts: dict[str, int] | None = None):
         self.value = value
         self.changed = changed
         self.rules = rules
         self.count = count
         self.context = context
+        self.reasons = reasons or []  # in transform order, each once
+        self.counts = counts or {}
+
+    @property
+    def reason(self) -> str:
+        """The first transform's reason (secrets before entities before the inbound gate)."""
+        return self.reasons[0] if self.reasons else "allowed"
 
 
 def post_tool_use(ctx: HookContext, call: ToolCall, response: object) -> PostResult:
@@ -113,13 +140,19 @@ def post_tool_use(ctx: HookContext, call: ToolCall, response: object) -> PostRes
     rules: set[str] = set()
     count = 0
     context: list[str] = []
+    reasons: list[str] = []
+    counts: dict[str, int] = {}
     for transform in OUTPUT_TRANSFORMS:
         change = transform.transform(ctx, call, value)
         value = change.value
         rules |= change.rules
         count += change.count
         context.extend(change.context)
-    return PostResult(value, value is not response, rules, count, context)
+        if change.reason and change.reason not in reasons:
+            reasons.append(change.reason)
+        if change.reason:
+            counts[change.reason] = counts.get(change.reason, 0) + change.count
+    return PostResult(value, value is not response, rules, count, context, reasons, counts)
 
 
 WITHHELD = "[withheld by tcg: this output could not be checked for secrets]"
@@ -154,6 +187,17 @@ def refusal(verdict: Verdict) -> str:
     return f"tcg: blocked ({code}): {detail}\nhint: {fix}"
 
 
+def asking_text(verdict: Verdict) -> str:
+    """The text of an ASK a person answers in the agent CLI's own prompt (and the
+    model reads when the CLI refuses instead, as Claude Code's ``-p`` mode does)."""
+    from tcg.policy.reasons import REASONS
+
+    code, detail = deciding_detail(verdict)
+    info = REASONS.get(code)
+    fix = info.fix if info is not None else "ask the user"
+    return f"tcg: needs a person's confirmation ({code}): {detail}\nhint: {fix}"
+
+
 def refuses(verdict: Verdict) -> bool:
-    """ASK is refused too: an agent's tool call has no human at hand to answer it."""
+    """Is the call not run as it is? BLOCK, and ASK (a person must answer first)."""
     return verdict.decision in (Decision.BLOCK, Decision.ASK)

@@ -22,6 +22,8 @@ What differs:
 
 from __future__ import annotations
 
+import os
+
 from tcg.agents.adapter import HookAdapter, Reply, hooks_block
 from tcg.agents.pipeline import WITHHELD, PostResult, ToolCall
 
@@ -52,13 +54,25 @@ def _text_of(value: object) -> str:
 class QwenHooks(HookAdapter):
     agent = "qwen"
     surface = "qwen-hooks"
+    can_rewrite_input = False  # 0.24.4 reads no updatedInput from a PreToolUse hook (its source)
+
+    def shell_via_station(self, env: dict[str, str] | os._Environ[str]) -> bool:
+        """`tcg launch qwen` set BASH_ENV to tcg's file (every `bash -c` runs in the station)."""
+        from tcg.launcher.wiring import BASH_ENV_NAME
+
+        return bool(env.get("TCG_SESSION")) and os.path.basename(env.get("BASH_ENV") or "") == BASH_ENV_NAME
 
     def post_reply(self, call: ToolCall, response: object, result: PostResult) -> Reply:
-        if not result.changed:
+        if not result.changed and not result.context:
             return None, 0
-        rules = ", ".join(sorted(result.rules))
-        text = (f"tcg masked {result.count} secret(s) ({rules}) in this {call.tool} output; the masked "
-                f"output follows.\n{_text_of(result.value)}")
+        notes = list(result.context)
+        if result.counts.get("secret-in-output"):
+            secrets = sorted(r for r in result.rules if r)
+            notes.insert(0, f"tcg masked {result.counts['secret-in-output']} secret(s) ({', '.join(secrets)}) in "
+                            f"this {call.tool} output")
+        if result.counts.get("entity-in-output"):
+            notes.append(f"tcg replaced {result.counts['entity-in-output']} business name(s) with their aliases")
+        text = "; ".join(notes) + f"; the {'masked ' if result.changed else ''}output follows.\n{_text_of(result.value)}"
         return {"continue": False, "stopReason": text}, 0
 
     def post_failure(self, response: object, text: str) -> Reply:

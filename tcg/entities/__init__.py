@@ -7,3 +7,10 @@ endings on aliases), stream/objects (real -> alias on output), restore/contexts
 runtime (compiled data), verify and transcript (the proofs). docs/entities.md
 describes the behaviour.
 """
+
+
+def has_alias_like(text: str) -> bool:
+    """Does ``text`` hold anything alias-shaped (``ctxg_`` in any case) or a secret
+    placeholder? Kept here, free of imports, so a hook can skip the restore
+    machinery for inputs that cannot need it."""
+    return "ctxg_" in text.lower() or "<SECRET:" in text or "<PII:" in text

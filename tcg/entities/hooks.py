@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tcg.entities import has_alias_like
 from tcg.entities.contexts import context_for_path
 from tcg.entities.objects import alias_object, alias_string
-from tcg.entities.restore import PLACEHOLDER, Problem, has_alias_like, restore_text
+from tcg.entities.restore import PLACEHOLDER, Problem, restore_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,7 +64,10 @@ def session_start_context(ents: Entities | None) -> str | None:
         "such as CTXG_COMPANY_A or CTXG_PERSON_1. Use the aliases exactly as written — in code, "
         "files, commands and prose; in Russian text you may add a case ending directly after one "
         "(CTXG_PERSON_1а, CTXG_COMPANY_Aой). tcg writes the real names back into files and "
-        "commands. Never guess, spell out or ask for the real names. Glossary:",
+        "commands. When you edit a file, the text to replace (old_string) must not hold an alias "
+        "(the file holds the real name there, and it is matched before tcg sees the edit): quote "
+        "the text around it; the replacement text may use aliases. Never guess, spell out or ask "
+        "for the real names. Glossary:",
     ]
     for g in ents.glossary:
         hint = alias_string(ents.matcher, g.hint)[0] if g.hint else ""

@@ -154,5 +154,3 @@ def _shown(token: str) -> str:
     return token[:48]
 
 
-def has_alias_like(text: str) -> bool:
-    return "ctxg_" in text.lower() or "<SECRET:" in text or "<PII:" in text

@@ -7,9 +7,11 @@ canary secret. Then:
   must print aliases and placeholders only;
 - the MCP proxy (``tcg mcp-proxy`` in front of a stand-in server that answers
   with the canaries) must pass aliases only;
-- the hook transforms must alias a Read response, turn an Edit written with
-  aliases back into the file's own bytes, refuse unknown or miscased aliases and
-  a secret placeholder, and escape a restored value for JSON, YAML and shell;
+- Claude Code's hook entry (`tcg hook claude EVENT`, started as the generated
+  settings start it) must give the glossary without values, alias a Read
+  response, turn an Edit written with aliases back into the file's own bytes,
+  ask about unknown or miscased aliases, refuse a secret placeholder, and escape
+  a restored value for JSON, YAML and shell;
 - the registry must be a protected path for an agent;
 - no file tcg wrote (event log, caches) may hold a canary value.
 The canary project's registry is removed afterwards. Nothing is printed but
@@ -80,13 +82,9 @@ def run(env: dict[str, str] | None = None) -> list[Check]:
             company, _ = add_entity(reg, COMPANY, "company", "canary company")
         checks.append(Check("registry: canaries registered", True,
                             f"{len(person.forms)}+{len(company.forms)} forms"))
-        from tcg.entities.runtime import load_store
-
-        ents = load_store(store)
-        assert ents is not None
         checks += _station(proj, env, person.alias, company.alias)
         checks += _mcp(proj, env, person.alias)
-        checks += _hooks(ents, person.alias, company.alias)
+        checks += _hooks(proj, env, person.alias, company.alias)
         checks.append(_protected(store.path, env))
         checks.append(_no_values_written(env))
     except Exception as exc:  # noqa: BLE001 - a crash is a FAIL, reported as such
@@ -152,58 +150,82 @@ def _mcp(proj: str, env: dict[str, str], p_alias: str) -> list[Check]:
                   f"exit {r.returncode}" + (f", leaked {', '.join(leaks)}" if leaks else ""))]
 
 
-def _hooks(ents: object, p_alias: str, c_alias: str) -> list[Check]:
-    from tcg.entities.hooks import post_tool_use, pre_tool_use
+def _hook(event: str, payload: dict[str, object], proj: str, env: dict[str, str]) -> dict[str, object]:
+    """Run `tcg hook claude EVENT` exactly as Claude Code runs it (the generated settings'
+    exec form, the event's JSON on stdin, in the project); its reply's hookSpecificOutput
+    ({} when it answered nothing)."""
+    from tcg.agents.claude import hook_entry
 
+    entry = hook_entry(sys.executable, event)
+    data = {"session_id": "tcg-verify", "transcript_path": os.devnull, "cwd": proj,
+            "permission_mode": "default", "hook_event_name": event, **payload}
+    r = subprocess.run([str(entry["command"]), *entry["args"]],  # type: ignore[misc]
+                       input=json.dumps(data).encode(), cwd=proj, env=env, capture_output=True, timeout=120)
+    out = r.stdout.decode("utf-8", "replace").strip()
+    reply = json.loads(out) if out else {}
+    return reply.get("hookSpecificOutput") or {} if isinstance(reply, dict) else {}
+
+
+def _pre(tool: str, tool_input: dict[str, object], proj: str, env: dict[str, str]) -> dict[str, object]:
+    return _hook("PreToolUse", {"tool_name": tool, "tool_input": tool_input, "tool_use_id": "v"}, proj, env)
+
+
+def _hooks(proj: str, env: dict[str, str], p_alias: str, c_alias: str) -> list[Check]:
+    """The Claude Code hook entry (`tcg hook claude EVENT`) in the canary project."""
     checks = []
     raw = _corpus()
-    resp = {"type": "text", "file": {"filePath": "/p/canary.txt", "content": raw}}
-    masked, n = post_tool_use("Read", resp, ents)  # type: ignore[arg-type]
+    path = os.path.join(proj, "canary.txt")  # written by _station, with these bytes
+    start = _hook("SessionStart", {"source": "startup"}, proj, env).get("additionalContext")
+    checks.append(Check("hooks: SessionStart glossary has aliases, not values",
+                        isinstance(start, str) and c_alias in start and p_alias in start and not _leaks(start)))
+    resp = {"type": "text", "file": {"filePath": path, "content": raw, "numLines": raw.count("\n"),
+                                     "startLine": 1, "totalLines": raw.count("\n")}}
+    masked = _hook("PostToolUse", {"tool_name": "Read", "tool_input": {"file_path": path}, "tool_response": resp,
+                                   "tool_use_id": "v"}, proj, env).get("updatedToolOutput")
     shown = json.dumps(masked, ensure_ascii=False) if masked else ""
-    checks.append(Check("hooks: Read response aliased", bool(n) and not _leaks(shown.replace(SECRET, ""))))
+    checks.append(Check("hooks: Read response aliased, secret masked",
+                        bool(masked) and p_alias in shown and "<SECRET:" in shown and not _leaks(shown)))
     # the model edits the second line, which it saw with aliases
     line = (masked or resp)["file"]["content"].splitlines()[1]  # type: ignore[index]
     new_line = line + f" Ответ {p_alias}у."
-    r = pre_tool_use("Edit", {"file_path": "/p/canary.txt", "old_string": line, "new_string": new_line},
-                     ents, read_file=lambda _p: raw)  # type: ignore[arg-type]
+    got = _pre("Edit", {"file_path": path, "old_string": line, "new_string": new_line}, proj, env).get(
+        "updatedInput")
     want_old = raw.splitlines()[1]
-    ok = (r.action == "update" and r.tool_input is not None
-          and r.tool_input["old_string"] == want_old
-          and r.tool_input["new_string"] == want_old + " Ответ Канареечкину Вениамину Остаповичу.")
+    ok = (isinstance(got, dict) and got.get("old_string") == want_old
+          and got.get("new_string") == want_old + " Ответ Канареечкину Вениамину Остаповичу.")
     checks.append(Check("hooks: Edit with aliases writes the file's own bytes", ok))
-    probs = []
-    for bad in (c_alias + "B", c_alias.lower(), f"x{c_alias}y"):
-        r = pre_tool_use("Write", {"file_path": "/p/a.txt", "content": f"see {bad}"}, ents)  # type: ignore[arg-type]
-        probs.append(r.action == "ask")
-    checks.append(Check("hooks: unknown, miscased and glued aliases are asked about", all(probs)))
-    r = pre_tool_use("Write", {"file_path": "/p/a.txt", "content": "key <SECRET:aws-access-key-id:0123abcd>"},
-                     ents)  # type: ignore[arg-type]
-    checks.append(Check("hooks: a secret placeholder is never written back", r.action == "deny"))
-    checks.append(_escaping(ents, c_alias))
+    asked = [_pre("Write", {"file_path": os.path.join(proj, "a.txt"), "content": f"see {bad}"}, proj, env).get(
+        "permissionDecision") == "ask" for bad in (c_alias + "B", c_alias.lower(), f"x{c_alias}y")]
+    checks.append(Check("hooks: unknown, miscased and glued aliases are asked about", all(asked)))
+    denied = _pre("Write", {"file_path": os.path.join(proj, "a.txt"),
+                            "content": "key <SECRET:aws-access-key-id:0123abcd>"}, proj, env)
+    checks.append(Check("hooks: a secret placeholder is never written back",
+                        denied.get("permissionDecision") == "deny"))
+    checks.append(_escaping(proj, env, c_alias))
     return checks
 
 
-def _escaping(ents: object, c_alias: str) -> Check:
+def _escaping(proj: str, env: dict[str, str], c_alias: str) -> Check:
     import shlex
 
-    from tcg.entities.hooks import pre_tool_use
+    def restored(tool: str, tool_input: dict[str, object], field: str) -> str:
+        got = _pre(tool, tool_input, proj, env).get("updatedInput")
+        return str(got.get(field, "")) if isinstance(got, dict) else ""
 
     ok = True
-    r = pre_tool_use("Write", {"file_path": "/p/c.json", "content": json.dumps({"name": c_alias})},
-                     ents)  # type: ignore[arg-type]
-    ok &= r.tool_input is not None and json.loads(str(r.tool_input["content"])) == {"name": COMPANY}
-    r = pre_tool_use("Bash", {"command": f"echo {c_alias} '{c_alias}' \"{c_alias}\""}, ents)  # type: ignore[arg-type]
-    ok &= r.tool_input is not None and shlex.split(str(r.tool_input["command"]))[1:] == [COMPANY] * 3
+    text = restored("Write", {"file_path": os.path.join(proj, "c.json"), "content": json.dumps({"name": c_alias})},
+                    "content")
+    ok &= bool(text) and json.loads(text) == {"name": COMPANY}
+    line = restored("Bash", {"command": f"echo {c_alias} '{c_alias}' \"{c_alias}\""}, "command")
+    ok &= bool(line) and shlex.split(line)[1:] == [COMPANY] * 3
     try:
-        import yaml
+        import yaml  # type: ignore[import-untyped]
     except ImportError:
         yaml = None
     if yaml is not None:
-        r = pre_tool_use("Write", {"file_path": "/p/c.yaml",
-                                   "content": f"a: {c_alias}\nb: \"{c_alias}\"\nc: '{c_alias}'\n"},
-                         ents)  # type: ignore[arg-type]
-        ok &= r.tool_input is not None and yaml.safe_load(str(r.tool_input["content"])) == dict.fromkeys(
-            "abc", COMPANY)
+        text = restored("Write", {"file_path": os.path.join(proj, "c.yaml"),
+                                  "content": f"a: {c_alias}\nb: \"{c_alias}\"\nc: '{c_alias}'\n"}, "content")
+        ok &= bool(text) and yaml.safe_load(text) == dict.fromkeys("abc", COMPANY)
     return Check("hooks: restored values escaped for JSON, shell" + (", YAML" if yaml else ""), bool(ok))
 
 

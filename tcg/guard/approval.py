@@ -140,9 +140,18 @@ def request(ask: AskRequest, env: Mapping[str, str] | None = None) -> str:
     raise ApprovalError("could not file an approval request", hint="retry the command")
 
 
-def consume(line: str, cwd: str, env: Mapping[str, str] | None = None) -> str | None:
+def refusal_text(reason: str, detail: str, code: str) -> str:
+    """What an agent reads when an ASK is refused pending a person's approval (the
+    station and the agents' hooks say it the same way)."""
+    return (f"tcg: needs a person's approval ({reason}): {detail}\n"
+            f"hint: ask the user to run `tcg approve {code}` in their own terminal, then run the "
+            f"same command again (the code works once, for {TTL_S // 60} minutes)")
+
+
+def consume(line: str, cwd: str, env: Mapping[str, str] | None = None, *, use: bool = True) -> str | None:
     """If a person approved this exact line in this directory, use the approval up
-    (single use) and return its code; else None."""
+    (single use) and return its code; else None. ``use=False`` only looks (an agent's
+    hook lets the line through to the station, which uses it)."""
     directory = _dir(env)
     try:
         names = os.listdir(directory)
@@ -161,6 +170,8 @@ def consume(line: str, cwd: str, env: Mapping[str, str] | None = None) -> str | 
             continue
         if req.get("expires", 0) < now:
             continue
+        if not use:
+            return code
         try:  # the rename succeeds for exactly one consumer
             os.rename(os.path.join(directory, name), os.path.join(directory, code + ".used"))
         except OSError:

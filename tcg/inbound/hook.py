@@ -9,9 +9,10 @@ response shape). docs/inbound.md "Agent hooks" shows the wiring.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tcg.inbound.gate import Outcome, check, emit
+if TYPE_CHECKING:  # the gate (and its engine) is imported by check_tool_output only: a hook
+    from tcg.inbound.gate import Outcome  # asks surface_for_tool about every tool output
 
 #: Claude Code tools whose output is gated, by surface (an ``mcp__server__tool`` is
 #: ``mcp-result``); Bash output is the shell runner's business, not the gate's
@@ -53,6 +54,8 @@ def check_tool_output(text: str, surface: str, *, policy: Any = None, log: Any =
                       session: str | None = None, engine: Any = None) -> HookVerdict:
     """Gate ``text`` (a tool result or a prompt) for ``surface``; record the event in
     ``log`` (an EventLog) when one is given. Never raises: a failure is a block."""
+    from tcg.inbound.gate import check, emit
+
     outcome = check(text, surface, policy=policy, engine=engine)
     if log is not None:
         try:

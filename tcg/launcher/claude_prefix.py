@@ -42,6 +42,29 @@ def pick_shell(line: str, env: dict[str, str] | os._Environ[str]) -> str:
     return "/bin/sh"
 
 
+EVAL = " && eval "
+CWD_FILE = " < /dev/null && pwd -P >| "
+
+
+def agent_command(line: str) -> str | None:
+    """The model's own command inside Claude Code's wrapper (``… && eval 'CMD' <
+    /dev/null && pwd -P >| FILE``, measured with 2.1.328), or None when the line
+    has another shape. The wrapper changes with every call (its cwd file), so a
+    person's approval (`tcg approve`) is for this command, as the agent's hook
+    saw it, not for the wrapper."""
+    start = line.find(EVAL)
+    end = line.rfind(CWD_FILE)
+    if start < 0 or end <= start or " " in line[end + len(CWD_FILE):]:
+        return None
+    import shlex
+
+    try:
+        words = shlex.split(line[start + len(EVAL):end])
+    except ValueError:
+        return None
+    return words[0] if len(words) == 1 else None
+
+
 def main(argv: list[str]) -> int:
     """Entry point of the materialised prefix: ``argv`` is everything after the program name."""
     if len(argv) != 1:
@@ -52,5 +75,10 @@ def main(argv: list[str]) -> int:
     from tcg.runner.station import Station
 
     line = argv[0]
-    return run_with_error_handler(lambda: Station().run_line(line, shell=pick_shell(line, os.environ)),
-                                  prog="tcg")
+
+    def run() -> int:
+        station = Station()
+        station.approval_line = agent_command(line)
+        return station.run_line(line, shell=pick_shell(line, os.environ))
+
+    return run_with_error_handler(run, prog="tcg")

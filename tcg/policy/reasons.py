@@ -266,6 +266,44 @@ REASONS: dict[str, ReasonInfo] = {
         "tcg failed while deciding; the action was refused rather than run unchecked",
         "rerun with TCG_DEBUG=1 to see the traceback and report it",
     ),
+    "entity-alias-unclear": ReasonInfo(
+        "an agent's tool call holds something that looks like a business-entity alias but is not "
+        "exactly one (unknown, another letter case, glued to a word, a removed entity's alias, an unclear "
+        "case ending), or a real name that cannot be written safely there; nothing is guessed",
+        "write the alias exactly as tcg gave it (the glossary lists them; `tcg entity list`), standing "
+        "alone; a person may confirm the call as written",
+    ),
+    "entity-in-request": ReasonInfo(
+        "a tool call that sends its input off the machine (a web fetch or search, an MCP tool, a "
+        "sub-agent) names a registered business entity",
+        "use the entity's alias there (CTXG_…), not its real name",
+    ),
+    "entity-in-prompt": ReasonInfo(
+        "the prompt names a registered business entity; nothing was sent to the model",
+        "write the entity's alias instead of its name (`tcg entity list` shows them), or set "
+        "decisions.human.entity-in-prompt in your policy",
+    ),
+    "entity-in-output": ReasonInfo(
+        "a tool's output named registered business entities; the model received their aliases",
+        "none needed; files and commands the agent writes get the real names back",
+    ),
+    "entity-registry-invalid": ReasonInfo(
+        "the project's business-entity registry exists but cannot be read; tool calls and outputs "
+        "that need it are refused rather than shown or written with real names",
+        "run `tcg entity list` in the project to see the error; restore or re-create the registry",
+    ),
+    "placeholder-write": ReasonInfo(
+        "an agent tried to write a secret placeholder (<SECRET:rule:h8>) into a file or a command; the "
+        "value behind it is never written back, so the file would lose the secret",
+        "leave the line that holds the secret unchanged (edit around it), or ask the user to edit it; "
+        "entities.placeholder-write = \"keep\" writes placeholders as they are",
+    ),
+    "input-not-rewritable": ReasonInfo(
+        "tcg had to rewrite a tool call's input (aliases back to real names, a secret to its "
+        "placeholder) and the agent CLI cannot run a rewritten input (Qwen Code ignores updatedInput)",
+        "write the text without the alias or the secret, or use an agent whose hooks can rewrite inputs "
+        "(Claude Code)",
+    ),
 }
 
 

@@ -189,6 +189,9 @@ class Station:
         self._cwd = ""
         self.prepared: Any = None  # the delete-guard's transaction for this line (tcg.guard.prepare)
         self.approval_code: str | None = None
+        # The agent's own command when the line wraps it (Claude Code's Bash tool: the
+        # snapshot, `eval 'CMD'`, a per-call cwd file): what an approval is for.
+        self.approval_line: str | None = None
         self.guard_fields: dict[str, Any] = {}  # added to the command_decision event
 
     # ------------------------------------------------------------ decide
@@ -252,14 +255,15 @@ class Station:
         try:
             from tcg.guard import approval
 
-            if approval.consume(self._line, self._cwd, self.env) is not None:
+            line = self.approval_line or self._line
+            if approval.consume(line, self._cwd, self.env) is not None:
                 self.guard_fields["approval"] = "used"
                 return True
             deciding = verdict.deciding
             ask = approval.AskRequest(
-                command=self.masked_line(self._line), cwd=self._cwd, reason=verdict.reason,
+                command=self.masked_line(line), cwd=self._cwd, reason=verdict.reason,
                 detail=deciding.detail if deciding is not None else "",
-                line_hash=approval.line_hash(self._line, self._cwd, self._hasher().key))
+                line_hash=approval.line_hash(line, self._cwd, self._hasher().key))
             self.approval_code = approval.request(ask, self.env)
             self.guard_fields["approval"] = "requested"
         except Exception:  # noqa: BLE001 - no approval channel: the ASK stays a refusal
@@ -656,10 +660,9 @@ def _print_refusal(verdict: Any, approval_code: str | None = None) -> None:
     fix = info.fix if info else "run `tcg check LINE` to see why"
     detail = " ".join(detail.split())  # one line, whatever the engine said
     if approval_code is not None:
-        sys.stderr.write(
-            f"tcg: needs a person's approval ({code}): {detail}\n"
-            f"hint: ask the user to run `tcg approve {approval_code}` in their own terminal, then run the "
-            "same command again (the code works once, for 10 minutes)\n")
+        from tcg.guard.approval import refusal_text
+
+        sys.stderr.write(refusal_text(code, detail, approval_code) + "\n")
     else:
         sys.stderr.write(f"tcg: blocked ({code}): {detail}\nhint: {fix}\n")
     sys.stderr.flush()

@@ -53,6 +53,17 @@ def run_claude(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Co
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
+def launched(claude_bin: Path, turns: list[dict], project: Path, home: Path, tcg_home: Path, *args: str,
+             env: dict[str, str] | None = None) -> FakeAnthropic:
+    """`tcg launch --accept-findings claude -p ARGS…` against a stand-in API scripted with
+    ``turns``; the stand-in (its request bodies are kept) once the CLI exited 0."""
+    with FakeAnthropic(turns) as api:
+        proc = run_claude([TCG, "launch", "--accept-findings", "claude", "-p", *args], project,
+                          {**cli_env(claude_bin, api, home, tcg_home), **(env or {})})
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    return api
+
+
 def results(api: FakeAnthropic) -> dict[str, str]:
     """tool_use_id → the tool_result text the model received (last request wins)."""
     out = {}
