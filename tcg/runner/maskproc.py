@@ -44,7 +44,9 @@ class MaskerProcess:
     ``flush`` closes its input and waits until it has written everything.
     """
 
-    def __init__(self, mode: str, policy_fingerprint: str, env: Mapping[str, str]):
+    def __init__(self, mode: str, policy_fingerprint: str | None, env: Mapping[str, str]):
+        """``policy_fingerprint`` None: mask with the effective policy and follow
+        its changes (a terminal session lasts longer than one policy)."""
         self.mode = mode
         self.fingerprint = policy_fingerprint
         self.env = dict(env)
@@ -56,9 +58,15 @@ class MaskerProcess:
     def built(self) -> bool:
         return self.pid is not None
 
+    def start(self) -> None:
+        """Start the process now rather than at the first output byte."""
+        if self._w is None and self.error is None:
+            self._start()
+
     def _start(self) -> None:
-        argv = [sys.executable, "-m", "tcg.mask.filter", "--worker", "--mode", self.mode,
-                "--policy-fingerprint", self.fingerprint]
+        argv = [sys.executable, "-m", "tcg.mask.filter", "--worker", "--mode", self.mode]
+        argv += (["--policy-fingerprint", self.fingerprint] if self.fingerprint
+                 else ["--follow-policy"])
         r, w = os.pipe()
         try:
             grow_pipe(w)  # 1 MiB: a whole batch in one write

@@ -136,12 +136,14 @@ def spawn_pty(
     size: tuple[int, int] | None = None,
     attrs: list | None = None,
     channel_var: str | None = None,
+    executable: str | None = None,
 ) -> PosixPty:
     """Start ``argv`` on a new PTY whose size (and termios, when given) are set
-    before exec — the child never sees a 0x0 window (cpython#85666)."""
+    before exec — the child never sees a 0x0 window (cpython#85666).
+    ``executable`` runs instead of ``argv[0]`` (a login shell's ``-bash``)."""
     import termios
 
-    path = _resolve(argv, env)
+    path = _resolve([executable] if executable else argv, env)
     master, slave = os.openpty()
     try:
         if attrs is not None:

@@ -184,8 +184,9 @@ class Station:
 
     # ------------------------------------------------------------ decide
 
-    def decide(self, line: str) -> Any:
-        """The Verdict for ``line``; never raises (fails closed to BLOCK)."""
+    def decide(self, line: str, cwd: str | None = None) -> Any:
+        """The Verdict for ``line`` run in ``cwd`` (default: ours); never raises
+        (fails closed to BLOCK)."""
         from tcg.policy.model import Decision, Reason, Verdict
 
         def refuse(code: str, detail: str) -> Verdict:
@@ -198,7 +199,7 @@ class Station:
         try:
             from tcg.policy.load import load_policy
 
-            cwd = os.getcwd()
+            cwd = cwd or os.getcwd()
             self.policy = load_policy(cwd=cwd)
         except PolicyError as exc:
             detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
@@ -228,8 +229,12 @@ class Station:
         if verdict.decision in (Decision.ALLOW, Decision.SANITIZE):
             return True
         if verdict.decision == Decision.ASK and self.actor == "human":
-            return _confirm_on_tty(verdict)
+            return self.confirm(verdict)
         return False  # ASK for an agent, BLOCK, and anything newer: refuse
+
+    def confirm(self, verdict: Any) -> bool:
+        """ASK for a human (the session station asks on the terminal it owns)."""
+        return _confirm_on_tty(verdict)
 
     # ------------------------------------------------------------ masking
 

@@ -1,0 +1,291 @@
+"""`tcg_shell session [SHELL]`: the resident station holding the user's shell.
+
+The station is a terminal multiplexer in the way script(1), tmux or asciinema
+rec are: it starts the user's real interactive shell on a PTY it owns, puts
+the outer terminal in raw mode (restored on every exit path), forwards input
+byte for byte, passes window size changes on, and sends **every** output byte
+through the terminal-mode masker — prompts, builtins, background jobs and
+full-screen programs alike. The shell's hook asks it about each interactive
+line over a pipe pair opened here, once (tcg.runner.session_channel); the
+answers come from tcg.runner.session_decide. Allowed lines run in the shell
+itself, so jobs, history, aliases and ``$?`` stay the shell's own.
+
+Exit status: the shell's. Start-up work is ordered for the first prompt: the
+masking process starts first (it loads the detector while the shell reads its
+rc files), the policy engine is loaded in the background afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from tcg.runner import session_channel as ch
+
+USAGE = "usage: tcg_shell session [--login] [--shell PATH] [SHELL] [-- SHELL-ARG...]\n"
+EXIT_USAGE = 2
+EXIT_NO_TERMINAL = 2
+HOOKED_SHELLS = ("bash", "zsh")
+MASKER_RESTARTS = 3
+ENV_SESSION = "TCG_SESSION"
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+
+class UsageProblem(Exception):
+    pass
+
+
+class Options:
+    __slots__ = ("shell", "login", "args")
+
+    def __init__(self) -> None:
+        self.shell: str | None = None
+        self.login = False
+        self.args: list[str] = []
+
+
+def parse_args(argv: list[str]) -> Options:
+    opts = Options()
+    args = list(argv)
+    while args:
+        a = args.pop(0)
+        if a == "--":
+            opts.args = args
+            break
+        if a == "--login" or a == "-l":
+            opts.login = True
+        elif a == "--shell":
+            if not args:
+                raise UsageProblem("--shell needs a value")
+            opts.shell = args.pop(0)
+        elif a.startswith("--shell="):
+            opts.shell = a.split("=", 1)[1]
+        elif a.startswith("-"):
+            raise UsageProblem(f"unknown option {a!r}")
+        elif opts.shell is None:
+            opts.shell = a
+        else:
+            raise UsageProblem(f"unexpected argument {a!r} (shell arguments go after --)")
+    if opts.shell == "":
+        raise UsageProblem("--shell needs a value")
+    return opts
+
+
+def session_main(argv: list[str]) -> int:
+    """Entry point of `tcg_shell session`."""
+    if argv[:1] in (["-h"], ["--help"]):
+        sys.stdout.write(USAGE)
+        return 0
+    try:
+        opts = parse_args(argv)
+    except UsageProblem as exc:
+        sys.stderr.write(f"tcg_shell session: {exc}\n{USAGE}")
+        return EXIT_USAGE
+    try:
+        return Session(opts).run()
+    except KeyboardInterrupt:  # ^C before the terminal went raw
+        return 130
+
+
+class RawStderr:
+    """sys.stderr while the terminal is raw: LF becomes CR LF, so a warning the
+    station prints (an unwritable event log, TCG_DEBUG tracebacks) lands at the
+    start of a line instead of as a staircase."""
+
+    def __init__(self, fd: int = 2):
+        self.fd = fd
+
+    def write(self, text: str) -> int:
+        from tcg.runner.base import write_all
+
+        data = text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8", "replace")
+        try:
+            write_all(self.fd, data)
+        except OSError:
+            pass
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+class SessionOutput:
+    """The session's OutputFilter: a masking process (tcg.runner.maskproc) that
+    writes to the terminal itself, replaced when it dies. What was handed to a
+    dead one is withheld, never shown unmasked; after MASKER_RESTARTS failures
+    the session ends."""
+
+    def __init__(self, env: Mapping[str, str], out_fd: int = 1):
+        self.env = dict(env)
+        self.out_fd = out_fd
+        self.restarts = 0
+        self.failed: BaseException | None = None
+        self.proc = self._new()
+
+    def _new(self) -> Any:
+        from tcg.runner.maskproc import MaskerProcess
+
+        proc = MaskerProcess("terminal", None, self.env)
+        proc.start()
+        return proc
+
+    def _notice(self, text: str) -> None:
+        from tcg.runner.base import write_all
+
+        try:
+            write_all(self.out_fd, ("\r\n" + text + "\r\n").encode())
+        except OSError:
+            pass
+
+    def feed(self, data: bytes) -> bytes:
+        if self.failed is not None:
+            return b""
+        if self.proc.error is not None:
+            if self.restarts >= MASKER_RESTARTS:
+                self.failed = self.proc.error
+                self._notice("tcg: the masking process keeps failing; output is withheld "
+                             "and the session ends\r\nhint: run `tcg doctor`; TCG_DEBUG=1 shows why")
+                return b""
+            self.restarts += 1
+            self._notice(f"tcg: the masking process stopped ({self.proc.error}); output in "
+                         "between was withheld; restarting it")
+            self.proc.flush()
+            self.proc = self._new()
+        self.proc.feed(data)
+        return b""
+
+    def flush(self) -> bytes:
+        self.proc.flush()
+        return b""
+
+    def release_idle(self) -> bytes:
+        return b""
+
+    def idle_deadline(self) -> float | None:
+        return None
+
+
+def resolve_shell(name: str | None, env: Mapping[str, str]) -> str:
+    """An absolute path for ``name`` (a name or path), or the shell that called us."""
+    from tcg.runner.base import SpawnError, which
+    from tcg.runner.station import detect_shell
+
+    if name:
+        found = which(name, env.get("PATH"))
+        if found is None:
+            raise SpawnError(f"{name}: shell not found", 127)
+        return os.path.abspath(found)
+    return os.path.abspath(detect_shell(None, env))
+
+
+def shell_argv(path: str, login: bool, args: list[str]) -> list[str]:
+    base = os.path.basename(path)
+    return [("-" + base) if login else base, *args]
+
+
+class Session:
+    def __init__(self, opts: Options, env: Mapping[str, str] | None = None,
+                 stdin_fd: int = 0, stdout_fd: int = 1):
+        self.opts = opts
+        self.env = dict(os.environ if env is None else env)
+        self.stdin_fd = stdin_fd
+        self.stdout_fd = stdout_fd
+        self.session_id = os.urandom(8).hex()
+
+    def child_env(self, pipes: ch.ChannelPipes) -> dict[str, str]:
+        env = dict(self.env)
+        env[ENV_SESSION] = self.session_id
+        env["TCG_MEDIATED"] = self.session_id  # `tcg_shell run-line` inside: no second masker
+        env[ch.ENV_CHANNEL] = pipes.env_value()
+        env[ch.ENV_STATION_PID] = str(os.getpid())
+        return env
+
+    def run(self) -> int:
+        if not (os.isatty(self.stdin_fd) and os.isatty(self.stdout_fd)):
+            sys.stderr.write("tcg_shell session: needs a terminal (stdin and stdout)\n"
+                             "hint: run it from an interactive terminal; agents use "
+                             "`tcg_shell run-line`\n")
+            return EXIT_NO_TERMINAL
+        from tcg.runner.base import SpawnError
+
+        try:
+            shell = resolve_shell(self.opts.shell, self.env)
+        except SpawnError as exc:
+            sys.stderr.write(f"tcg_shell session: {exc}\nhint: name an installed shell: "
+                             "`tcg_shell session zsh`\n")
+            return exc.exit_code
+        output = SessionOutput(self.env, self.stdout_fd)  # first: it loads while the shell starts
+        try:
+            return self._run(shell, output)
+        finally:
+            output.flush()
+
+    def _run(self, shell: str, output: SessionOutput) -> int:
+        import termios
+
+        from tcg.runner.base import SpawnError
+        from tcg.runner.loop import copy_loop, pty_signals, raw_mode
+        from tcg.runner.posix import get_winsize, spawn_pty
+        from tcg.runner.session_decide import ChannelService, SessionDecider, TerminalAsker
+        from tcg.runner.session_events import EventRecorder
+
+        attrs = termios.tcgetattr(self.stdin_fd)
+        size = get_winsize(self.stdout_fd) or get_winsize(self.stdin_fd)
+        name = os.path.basename(shell)
+        if name not in HOOKED_SHELLS:
+            sys.stderr.write(f"tcg: {name} has no tcg hook: its output is masked, its lines "
+                             "are not checked (docs/shells.md)\n")
+        pipes = ch.ChannelPipes()
+        recorder: EventRecorder | None = None
+        try:
+            with pty_signals() as sigs:
+                try:
+                    child = spawn_pty(shell_argv(shell, self.opts.login, self.opts.args),
+                                      self.child_env(pipes), size=size, attrs=attrs,
+                                      channel_var="TCG_MEDIATED_FDS", executable=shell)
+                except SpawnError as exc:
+                    sys.stderr.write(f"tcg_shell session: {exc}\n")
+                    return exc.exit_code
+                pipes.close_shell_ends()
+                _collector_on()
+                try:
+                    recorder = EventRecorder(self.env)
+                    asker = TerminalAsker(self.stdin_fd, self.stdout_fd)
+                    decider = SessionDecider(self.env, asker, recorder)
+                    decider.station.session = self.session_id
+                    recorder.station.session = self.session_id
+                    service = ChannelService(pipes, decider)
+                    saved_stderr = sys.stderr
+                    with raw_mode(self.stdin_fd) as raw:
+                        sys.stderr = RawStderr()  # type: ignore[assignment]
+                        try:
+                            return copy_loop(child, self.stdin_fd, self.stdout_fd, output, sigs,
+                                             size_fd=self.stdout_fd, raw=raw, services=[service],
+                                             suspend_key=False)
+                        finally:
+                            sys.stderr = saved_stderr
+                finally:
+                    if child.status is None:  # only after an exception in the loop
+                        from tcg.runner.loop import _terminate
+
+                        _terminate(child)
+                    child.close()
+        finally:
+            pipes.close()
+            if recorder is not None and not recorder.close():
+                sys.stderr.write("tcg: warning: some session events were still being written "
+                                 "when the session ended\n")
+
+
+def _collector_on() -> None:
+    """tcg_shell starts with the garbage collector off (start-up speed); a
+    session runs for hours."""
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
