@@ -85,10 +85,22 @@ def session_main(argv: list[str]) -> int:
     except UsageProblem as exc:
         sys.stderr.write(f"tcg_shell session: {exc}\n{USAGE}")
         return EXIT_USAGE
+    session = Session(opts)
     try:
-        return Session(opts).run()
+        return session.run()
     except KeyboardInterrupt:  # ^C before the terminal went raw
         return 130
+    except StartFailure as exc:
+        return session.fallback(exc)
+
+
+class StartFailure(Exception):
+    """The session could not be set up; nothing has run yet."""
+
+    def __init__(self, reason: str, shell: str | None):
+        super().__init__(reason)
+        self.reason = reason
+        self.shell = shell
 
 
 class RawStderr:
@@ -218,11 +230,40 @@ class Session:
             sys.stderr.write(f"tcg_shell session: {exc}\nhint: name an installed shell: "
                              "`tcg_shell session zsh`\n")
             return exc.exit_code
-        output = SessionOutput(self.env, self.stdout_fd)  # first: it loads while the shell starts
+        try:  # everything the session needs, before anything starts
+            import termios  # noqa: F401
+
+            from tcg.runner import loop, posix, session_decide, session_events  # noqa: F401
+        except Exception as exc:  # noqa: BLE001 - a broken install: the fallback
+            raise StartFailure(f"tcg is not installed completely ({type(exc).__name__}: {exc})",
+                               shell) from exc
+        try:
+            output = SessionOutput(self.env, self.stdout_fd)  # first: it loads while the shell starts
+        except Exception as exc:  # noqa: BLE001 - reported, then the fallback
+            raise StartFailure(f"the masking process could not start ({exc})", shell) from exc
         try:
             return self._run(shell, output)
         finally:
             output.flush()
+
+    def fallback(self, failure: StartFailure) -> int:
+        """A session that cannot start must not cost the user their terminal: a
+        person gets the plain shell with a warning (and no automatic session in
+        it, so no loop); an agent actor gets nothing (126)."""
+        from tcg.events import actor_from_env
+
+        sys.stderr.write(f"tcg: the session could not start: {failure.reason}\n")
+        if failure.shell is None or actor_from_env(self.env) == "agent":
+            sys.stderr.write("hint: run `tcg doctor`; TCG_DEBUG=1 shows the details\n")
+            return 126
+        sys.stderr.write("hint: run `tcg doctor`; this shell is neither checked nor masked by tcg\n")
+        env = dict(self.env, TCG_SESSION_AUTO="0")
+        sys.stderr.flush()
+        try:
+            os.execve(failure.shell, shell_argv(failure.shell, self.opts.login, self.opts.args), env)
+        except OSError as exc:
+            sys.stderr.write(f"tcg: cannot start {failure.shell}: {exc.strerror}\n")
+        return 127
 
     def _run(self, shell: str, output: SessionOutput) -> int:
         import termios
@@ -239,7 +280,11 @@ class Session:
         if name not in HOOKED_SHELLS:
             sys.stderr.write(f"tcg: {name} has no tcg hook: its output is masked, its lines "
                              "are not checked (docs/shells.md)\n")
-        pipes = ch.ChannelPipes()
+        try:
+            pipes = ch.ChannelPipes()
+        except OSError as exc:
+            output.flush()
+            raise StartFailure(f"no pipes for the verdict channel ({exc.strerror})", shell) from exc
         recorder: EventRecorder | None = None
         try:
             with pty_signals() as sigs:

@@ -16,6 +16,7 @@
 _tcg_py='@TCG_PY@'
 _tcg_launch='@TCG_LAUNCH@'
 _tcg_session='@TCG_SESSION@'
+_tcg_pkg='@TCG_PKG@'
 _tcg_agents='@TCG_AGENTS@'
 # --- TEMPLATE (end) ---
 
@@ -82,7 +83,8 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   # $? as 130: it restores $? after PROMPT_COMMAND, and a command skipped by
   # the DEBUG trap reports success, so no hook can leave 126; docs/shells.md).
   _tcg_refuse() {
-    builtin printf '%s\n' "$_tcg_m1" "$_tcg_m2" >&2
+    # No newline after the hint: bash prints one when the line is stopped.
+    builtin printf '%s\n%s' "$_tcg_m1" "$_tcg_m2" >&2
     _tcg_stop=1
     if ! builtin shopt -q extdebug; then
       builtin shopt -s extdebug # the trap's non-zero return now skips the command
@@ -225,7 +227,7 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     # shellcheck disable=SC2016
     builtin printf '%s\n' "tcg: warning: this shell cannot reach its session station; its lines are not checked" \
       'hint: exit and open a new terminal; `tcg doctor` checks the install' >&2
-  elif [[ $_tcg_session == 1 && ${TCG_SESSION_AUTO-1} != 0 && -x $_tcg_py && ${TCG_SESSION_PID-} != "$PPID" ]]; then
+  elif [[ $_tcg_session == 1 && ${TCG_SESSION_AUTO-1} != 0 && -x $_tcg_py && -r $_tcg_pkg/runner/session.py && ${TCG_SESSION_PID-} != "$PPID" ]]; then
     # The same shell with the same arguments (Linux: /proc; elsewhere none).
     _tcg_args=()
     if [[ -r /proc/$$/cmdline ]]; then builtin mapfile -d '' -t _tcg_args </proc/$$/cmdline; fi

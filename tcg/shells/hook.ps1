@@ -15,6 +15,7 @@
 $global:_tcg_py = '@TCG_PY@'
 $global:_tcg_launch = '@TCG_LAUNCH@'
 $global:_tcg_session = '@TCG_SESSION@'
+$global:_tcg_pkg = '@TCG_PKG@'
 $global:_tcg_agents = '@TCG_AGENTS@'
 # --- TEMPLATE (end) ---
 
@@ -131,7 +132,8 @@ if (-not $global:_tcg_hooked -and -not [Console]::IsInputRedirected -and
     } elseif ($env:TCG_SESSION_PID -and ($env:TCG_SESSION_PID -eq "$(_tcg_parent)" -or -not (_tcg_parent))) {
         # Started by a station (or cannot tell): never start another one (no loop).
         [Console]::Error.WriteLine('tcg: warning: this shell cannot reach its session station; its lines are not checked')
-    } elseif ($global:_tcg_session -eq '1' -and $env:TCG_SESSION_AUTO -ne '0') {
+    } elseif ($global:_tcg_session -eq '1' -and $env:TCG_SESSION_AUTO -ne '0' -and
+              [IO.File]::Exists([IO.Path]::Combine($global:_tcg_pkg, 'runner', 'session.py'))) {
         # No exec in PowerShell: run the session, then leave with its status.
         & $global:_tcg_py -I -m tcg.shell_entry session --shell (Microsoft.PowerShell.Management\Get-Process -Id $PID).Path
         [Environment]::Exit($LASTEXITCODE)

@@ -17,6 +17,7 @@
 _tcg_py='@TCG_PY@'
 _tcg_launch='@TCG_LAUNCH@'
 _tcg_session='@TCG_SESSION@'
+_tcg_pkg='@TCG_PKG@'
 _tcg_agents='@TCG_AGENTS@'
 # --- TEMPLATE (end) ---
 
@@ -190,7 +191,7 @@ if [[ -o interactive && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   elif [[ -n ${TCG_SESSION_CHANNEL-} && ${TCG_SESSION_PID-} == "$PPID" ]]; then
     print -r -- "tcg: warning: this shell cannot reach its session station; its lines are not checked" \
       'hint: exit and open a new terminal; `tcg doctor` checks the install' >&2
-  elif [[ $_tcg_session == 1 && ${TCG_SESSION_AUTO-1} != 0 && -x $_tcg_py && ${TCG_SESSION_PID-} != "$PPID" ]]; then
+  elif [[ $_tcg_session == 1 && ${TCG_SESSION_AUTO-1} != 0 && -x $_tcg_py && -r $_tcg_pkg/runner/session.py && ${TCG_SESSION_PID-} != "$PPID" ]]; then
     _tcg_zsh=${ZSH_ARGZERO#-}
     if [[ $_tcg_zsh != /* ]]; then _tcg_zsh=${commands[${_tcg_zsh##*/}]:-zsh}; fi
     # The same shell with the same arguments (Linux: /proc; elsewhere none).

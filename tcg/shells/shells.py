@@ -8,6 +8,7 @@ escaped for its shell (direnv's per-shell ``Hook`` classes, click's
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -32,6 +33,15 @@ class Features:
     session: bool  # the station (`tcg_shell session`, `run-argv`) is importable
     launch: bool  # `tcg launch` exists: agent functions go through the gate
     agents: tuple[str, ...]
+    # the installed tcg package directory: the hook starts a session only while
+    # it exists (an uninstalled tcg must not take every new terminal down with it)
+    package: str = ""
+
+
+def package_dir() -> str:
+    import tcg
+
+    return os.path.dirname(os.path.abspath(tcg.__file__))
 
 
 def valid_agents(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -65,6 +75,7 @@ class ShellHook:
             "@TCG_PY@": f.python,
             "@TCG_LAUNCH@": "1" if f.launch else "0",
             "@TCG_SESSION@": "1" if f.session else "0",
+            "@TCG_PKG@": f.package or package_dir(),
             "@TCG_AGENTS@": " ".join(valid_agents(f.agents)),
         }
 

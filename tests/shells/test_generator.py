@@ -192,7 +192,7 @@ def test_powershell_render_exact_template_block():
         "$global:_tcg_py = 'C:\\Users\\O\u2019\u2019Brien\\py.exe'\n"
         "$global:_tcg_launch = '0'\n"
         "$global:_tcg_session = '1'\n"
-        "$global:_tcg_agents = 'claude'\n"
+        "$global:_tcg_pkg = '"
     ) in text
     for needle in ("GetBufferState([ref]$ast, [ref]$tok, [ref]$err, [ref]$cur)", "IncompleteInput",
                    "::AcceptLine()", "::AddToHistory($line)", "::RevertLine()", "$global:LASTEXITCODE = 126",
