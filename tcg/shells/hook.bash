@@ -194,6 +194,9 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     if [[ ${PS0-} != *"$_tcg_ps0"* ]]; then PS0=$_tcg_ps0${PS0-}; fi
     return "$st"
   }
+  # The trace attribute: without it a function neither sees nor sets the
+  # shell's DEBUG trap (bash hides it inside functions).
+  declare -ft _tcg_install _tcg_precmd
 
   # In a session? TCG_SESSION_CHANNEL names two pipes this shell inherited,
   # and the station must answer a hello with this session's id.
@@ -219,7 +222,9 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   _tcg_ps0='${_tcg_z[_tcg_armed=1,_tcg_stop=0,_tcg_every=0]}'
 
   if _tcg_connect; then
-    _tcg_install
+    # The DEBUG trap is installed by the first _tcg_precmd, at the top level:
+    # inside a sourced file bash hides the current DEBUG trap (and would drop
+    # it if we set ours here), so there we could not chain it.
     if [[ $_tcg_flags == *a* ]]; then set -o functrace; fi # agent: commands in functions too
     PROMPT_COMMAND="_tcg_precmd;${PROMPT_COMMAND-}"
     PS0=$_tcg_ps0${PS0-}

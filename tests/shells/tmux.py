@@ -95,8 +95,9 @@ class Pane:
         self.env = full_env
         exe = shutil.which(shell)
         if argv is None:
-            argv = [exe, "--noprofile", "--rcfile", str(rcfile), "-i"] if shell == "bash" \
+            argv = [exe, "--noprofile", "--rcfile", "RCFILE", "-i"] if shell == "bash" \
                 else [exe, "-i"]
+        argv = [str(rcfile) if a == "RCFILE" else a for a in argv]  # the rc file's path
         self._tmux("-f", "/dev/null", "new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT),
                    "-c", str(workdir), *self._env_args(), *argv)
         self._tmux("set-option", "-g", "status", "off")
