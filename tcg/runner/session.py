@@ -28,6 +28,7 @@ EXIT_NO_TERMINAL = 2
 HOOKED_SHELLS = ("bash", "zsh")
 MASKER_RESTARTS = 3
 ENV_SESSION = "TCG_SESSION"
+SWITCH_INTERVAL = 0.0005  # seconds (see _collector_on)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -328,9 +329,12 @@ class Session:
 
 def _collector_on() -> None:
     """tcg_shell starts with the garbage collector off (start-up speed); a
-    session runs for hours."""
+    session runs for hours. The GIL is handed over after SWITCH_INTERVAL
+    instead of Python's 5 ms: when the event thread is busy, the loop that
+    forwards keystrokes and output must not wait for it that long."""
     import gc
 
     if not gc.isenabled():
         gc.freeze()
         gc.enable()
+    sys.setswitchinterval(SWITCH_INTERVAL)

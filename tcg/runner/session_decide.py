@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_TIMEOUT_MS = 2000
+POLICY_RECHECK = 1.0  # seconds a loaded policy is used before its files are read again
 ASK_TIMEOUT = 300.0  # seconds a question waits for a key before it counts as "no"
 FAILMODE_KEY = "session.on-station-gone"
 TIMEOUT_KEY = "session.verdict-timeout-ms"
@@ -101,6 +102,24 @@ class SessionStation(Station):
         self.asker = asker
         self.before_ask: Callable[[], None] | None = None
         self.answer: str | None = None
+        self._policies: dict[str, tuple[float, Any]] = {}
+
+    def load_policy(self, cwd: str) -> Any:
+        """The policy for ``cwd``, re-read at most every POLICY_RECHECK seconds:
+        reading and authenticating the layers is half of a short line's
+        decision. A policy edit takes effect within that time (the masking
+        process follows it on the same clock)."""
+        import time
+
+        now = time.monotonic()
+        hit = self._policies.get(cwd)
+        if hit is not None and now - hit[0] < POLICY_RECHECK:
+            return hit[1]
+        policy = super().load_policy(cwd)  # raises PolicyError: not cached, decided again next time
+        if len(self._policies) > 64:
+            self._policies.clear()
+        self._policies[cwd] = (now, policy)
+        return policy
 
     def confirm(self, verdict: Any) -> bool:
         self.answer = "no"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import _thread
 import time
-from queue import Empty, SimpleQueue
+from _queue import Empty, SimpleQueue  # the C module: `queue` imports threading (~10 ms)
 
 from tcg.runner.station import Station
 

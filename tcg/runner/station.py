@@ -197,10 +197,8 @@ class Station:
         except Exception:  # noqa: BLE001 - broken install: still fail closed
             return refuse("internal-error", "tcg could not import its own modules")
         try:
-            from tcg.policy.load import load_policy
-
             cwd = cwd or os.getcwd()
-            self.policy = load_policy(cwd=cwd)
+            self.policy = self.load_policy(cwd)
         except PolicyError as exc:
             detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
             return refuse("policy-invalid", detail)
@@ -216,6 +214,12 @@ class Station:
             self._debug()
             return refuse("internal-error", f"evaluating the line failed ({type(exc).__name__})")
         return verdict
+
+    def load_policy(self, cwd: str) -> Any:
+        """The effective policy for ``cwd`` (raises PolicyError)."""
+        from tcg.policy.load import load_policy
+
+        return load_policy(cwd=cwd)
 
     def _debug(self) -> None:
         if self.env.get("TCG_DEBUG", "") not in ("", "0"):

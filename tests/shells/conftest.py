@@ -35,8 +35,8 @@ def warm_detector(shared_detect_cache, tmp_path_factory, shared_install_key):
     (home / "state").mkdir(mode=0o700)
     (home / "state" / "key").write_bytes(shared_install_key)
     env = dict(os.environ, TCG_HOME=str(home))
-    subprocess.run([sys.executable, "-m", "tcg.mask.filter", "--mode", "terminal"], input=b"x\n",
-                   env=env, capture_output=True, timeout=300)
+    subprocess.run([str(Path(sys.executable).with_name("tcg")), "mask", "--mode", "terminal"],
+                   input=b"x\n", env=env, capture_output=True, timeout=300, check=True)
     return shared_detect_cache
 
 
