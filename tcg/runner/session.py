@@ -218,6 +218,8 @@ class Session:
         return env
 
     def run(self) -> int:
+        if os.name == "nt":  # pragma: no cover - Windows: tcg.runner.session_windows
+            return self._run_windows()
         if not (os.isatty(self.stdin_fd) and os.isatty(self.stdout_fd)):
             sys.stderr.write("tcg_shell session: needs a terminal (stdin and stdout)\n"
                              "hint: run it from an interactive terminal; agents use "
@@ -246,6 +248,13 @@ class Session:
             return self._run(shell, output)
         finally:
             output.flush()
+
+    def _run_windows(self) -> int:  # pragma: no cover - Windows only
+        from tcg.runner.session_windows import run_windows_session
+
+        shell = resolve_shell(self.opts.shell or "pwsh", self.env)
+        env = dict(self.env, **{ENV_SESSION: self.session_id, ch.ENV_STATION_PID: str(os.getpid())})
+        return run_windows_session(shell, self.opts.args, env, self.session_id, self.env)
 
     def fallback(self, failure: StartFailure) -> int:
         """A session that cannot start must not cost the user their terminal: a

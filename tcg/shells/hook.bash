@@ -222,6 +222,10 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   _tcg_ps0='${_tcg_z[_tcg_armed=1,_tcg_stop=0,_tcg_every=0]}'
 
   if _tcg_connect; then
+    if ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] < 404)); then
+      builtin printf '%s\n' "tcg: warning: bash $BASH_VERSION has no PS0: output is masked, lines are not checked" \
+        'hint: use bash 4.4 or later, or zsh (docs/shells.md)' >&2
+    fi
     # The DEBUG trap is installed by the first _tcg_precmd, at the top level:
     # inside a sourced file bash hides the current DEBUG trap (and would drop
     # it if we set ours here), so there we could not chain it.
@@ -235,7 +239,9 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   elif [[ $_tcg_session == 1 && ${TCG_SESSION_AUTO-1} != 0 && -x $_tcg_py && -r $_tcg_pkg/runner/session.py && ${TCG_SESSION_PID-} != "$PPID" ]]; then
     # The same shell with the same arguments (Linux: /proc; elsewhere none).
     _tcg_args=()
-    if [[ -r /proc/$$/cmdline ]]; then builtin mapfile -d '' -t _tcg_args </proc/$$/cmdline; fi
+    if [[ -r /proc/$$/cmdline ]] && ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)); then
+      builtin mapfile -d '' -t _tcg_args </proc/$$/cmdline
+    fi
     _tcg_opt=(--shell "$BASH")
     if builtin shopt -q login_shell; then _tcg_opt+=(--login); fi
     exec "$_tcg_py" -I -m tcg.shell_entry session "${_tcg_opt[@]}" -- "${_tcg_args[@]:1}"
