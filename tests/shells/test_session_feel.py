@@ -24,7 +24,7 @@ def both(panes, shell, **kw):
 def in_session(pane) -> None:
     """The pane's shell really runs under a station (not a plain shell that
     happened to pass): its parent is `tcg_shell session`."""
-    pane.line("tr '\\0' ' ' < /proc/$PPID/cmdline > parent.txt; echo ${TCG_SESSION:+yes} >> parent.txt")
+    pane.line("ps -o args= -p $PPID > parent.txt; echo ${TCG_SESSION:+yes} >> parent.txt")
     text = pane.file("parent.txt")
     assert "tcg.shell_entry session" in text and text.rstrip().endswith("yes"), text
 
