@@ -168,10 +168,12 @@ def shell_argv(shell: str, home: Path) -> list[str]:
         else [exe, "-i"]
 
 
-def make_home(root: Path, shell: str, hook: bool) -> Path:
-    home = root / f"{shell}-{'tcg' if hook else 'plain'}"
+def make_home(root: Path, shell: str, hook: bool, stable: bool = False) -> Path:
+    home = root / f"{shell}-{'tcg' if hook else 'plain'}{'-stable' if stable else ''}"
     home.mkdir(parents=True, exist_ok=True)
     rc = RC[shell]
+    if stable:  # the same first screen every time (a session can show it before its masker is up)
+        rc += "PS1='stable> '\n"
     if hook:
         rc += subprocess.run([TCG_SHELL, "init", shell], capture_output=True, text=True,
                              check=True).stdout
@@ -218,12 +220,16 @@ def key_to_prompt(ctl: Control, panes: dict[str, tuple[str, Path]], runs: int
     return out
 
 
-def startup(ctl: Control, argv: list[str], env: dict[str, str], runs: int) -> list[float]:
+STABLE_RE = re.compile(rb"stable> ")
+
+
+def startup(ctl: Control, argv: list[str], env: dict[str, str], runs: int,
+            prompt: re.Pattern[bytes] = PROMPT_RE) -> list[float]:
     times = []
     for _ in range(runs):
         ctl.drain()
         t0, pane = ctl.new_pane(argv, env)
-        seen, _ = ctl.wait_output(pane, PROMPT_RE)
+        seen, _ = ctl.wait_output(pane, prompt)
         times.append(seen - t0)
         ctl.cmd(f"kill-pane -t {pane}")
     return times
@@ -306,10 +312,17 @@ def main() -> int:
                                   pane_env(homes["plain"], env), a.startups)
             sess_start = startup(ctl, shell_argv(shell, homes["tcg session"]),
                                  pane_env(homes["tcg session"], env), a.startups)
+            stable = {arm: make_home(work, shell, arm, stable=True) for arm in (False, True)}
+            plain_stable = startup(ctl, shell_argv(shell, stable[False]), pane_env(stable[False], env),
+                                   a.startups, STABLE_RE)
+            sess_stable = startup(ctl, shell_argv(shell, stable[True]), pane_env(stable[True], env),
+                                  a.startups, STABLE_RE)
             loads.append(os.getloadavg()[0])
-            report.append(f"{shell}: new pane -> first prompt on screen, median of {a.startups}: "
-                          f"plain {ms(plain_start):.1f} ms, with the tcg hook (session) "
-                          f"{ms(sess_start):.1f} ms, added {ms(sess_start) - ms(plain_start):+.1f} ms")
+            report.append(f"{shell}: new pane -> first prompt on screen, median of {a.startups}:")
+            report.append(f"  prompt with a timestamp (never the same): plain {ms(plain_start):.1f} ms, "
+                          f"session {ms(sess_start):.1f} ms, added {ms(sess_start) - ms(plain_start):+.1f} ms")
+            report.append(f"  the same prompt every time:              plain {ms(plain_stable):.1f} ms, "
+                          f"session {ms(sess_stable):.1f} ms, added {ms(sess_stable) - ms(plain_stable):+.1f} ms")
     finally:
         ctl.close()
     if a.mb:

@@ -136,10 +136,10 @@ def worker_main(argv: list[str]) -> int:
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
     if follow:
-        from tcg.runner.session_mask import FollowingMasker
+        from tcg.runner.session_mask import run_worker
 
         try:
-            pump(0, 1, FollowingMasker(mode), mode)
+            run_worker(mode)
         except BrokenPipeError:
             return 0
         return 0

@@ -137,14 +137,41 @@ class SessionOutput:
         self.out_fd = out_fd
         self.restarts = 0
         self.failed: BaseException | None = None
-        self.proc = self._new()
+        # Started now, so it loads while the shell starts — unless a known first
+        # screen may be shown without it: then after that, so that on a small
+        # machine it does not compete with the shell and the station for the CPU.
+        from tcg.runner.session_screen import maybe_cached
 
-    def _new(self) -> Any:
+        self.proc = self._new(start=not maybe_cached(self.env))
+        self.first: Any = None  # tcg.runner.session_screen.FirstScreen, from prepare()
+        self.decided = False  # the masking process has had its header
+
+    def _new(self, start: bool = True) -> Any:
         from tcg.runner.maskproc import MaskerProcess
 
         proc = MaskerProcess("terminal", None, self.env)
-        proc.start()
+        if start:
+            proc.start()
         return proc
+
+    def prepare(self, first: Any) -> None:
+        """Known first screens (tcg.runner.session_screen): the first output may
+        go out before the masking process is ready when it is one of them."""
+        self.first = first
+        if not first.candidates:
+            self._decide(0)
+
+    def _decide(self, shown: int) -> None:
+        from tcg.runner.base import write_all
+        from tcg.runner.session_screen import header
+
+        self.decided = True
+        pending = bytes(self.first.pending) if self.first is not None else b""
+        if self.first is not None:
+            self.first.pending.clear()
+        if shown:
+            write_all(self.out_fd, pending[:shown])
+        self.proc.feed(header(shown) + pending)
 
     def _notice(self, text: str) -> None:
         from tcg.runner.base import write_all
@@ -157,6 +184,20 @@ class SessionOutput:
     def feed(self, data: bytes) -> bytes:
         if self.failed is not None:
             return b""
+        first = self.first
+        if first is not None:
+            now = first.now()
+            first.collect(data, now)
+            if not self.decided:
+                first.pending += data
+                if first.first_at is None:
+                    first.first_at = now
+                shown = first.match()
+                if shown is not None:
+                    self._decide(shown)
+                return b""
+        elif not self.decided:
+            self._decide(0)
         if self.proc.error is not None:
             if self.restarts >= MASKER_RESTARTS:
                 self.failed = self.proc.error
@@ -168,18 +209,38 @@ class SessionOutput:
                          "between was withheld; restarting it")
             self.proc.flush()
             self.proc = self._new()
+            from tcg.runner.session_screen import header
+
+            self.proc.feed(header(0))
         self.proc.feed(data)
         return b""
 
     def flush(self) -> bytes:
+        if not self.decided:
+            self._decide(0)
+        if self.first is not None:
+            self.first.finish()
         self.proc.flush()
         return b""
 
     def release_idle(self) -> bytes:
+        first = self.first
+        if first is not None:
+            now = first.now()
+            if not self.decided and (first.deadline() or now) <= now:
+                self._decide(0)
+            deadline = first.collect_deadline()
+            if deadline is not None and deadline <= now:
+                first.finish()
         return b""
 
     def idle_deadline(self) -> float | None:
-        return None
+        first = self.first
+        if first is None:
+            return None
+        times = [t for t in (None if self.decided else first.deadline(), first.collect_deadline())
+                 if t is not None]
+        return min(times) if times else None
 
 
 def resolve_shell(name: str | None, env: Mapping[str, str]) -> str:
@@ -309,6 +370,7 @@ class Session:
                 _collector_on()
                 try:
                     recorder = EventRecorder(self.env)
+                    output.prepare(_first_screen(self.env, recorder))
                     asker = TerminalAsker(self.stdin_fd, self.stdout_fd)
                     decider = SessionDecider(self.env, asker, recorder)
                     decider.station.session = self.session_id
@@ -334,6 +396,17 @@ class Session:
             if recorder is not None and not recorder.close():
                 sys.stderr.write("tcg: warning: some session events were still being written "
                                  "when the session ended\n")
+
+
+def _first_screen(env: Mapping[str, str], recorder: Any) -> Any:
+    """Read the known first screens (while the shell reads its rc files)."""
+    from tcg.runner.session_screen import FirstScreen, confirm_clean, open_cache
+
+    opened = open_cache(dict(env))
+    if opened is None:
+        return FirstScreen(None, None)
+    cache, _policy = opened
+    return FirstScreen(cache, lambda data: recorder.run_later(lambda: confirm_clean(cache, data)))
 
 
 def _collector_on() -> None:

@@ -18,7 +18,7 @@ from tcg.runner.station import Station
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 WARMUP_DELAY = 0.5  # seconds after start: the first prompt is out by then
@@ -38,6 +38,10 @@ class EventRecorder:
 
     def __call__(self, line: str, verdict: Any, policy: Any, actor: str, fields: dict[str, Any]) -> None:
         self._jobs.put((line, verdict, policy, actor, fields))
+
+    def run_later(self, job: Callable[[], object]) -> None:
+        """Run ``job`` on this thread, after what is queued (it must not raise)."""
+        self._jobs.put(job)
 
     def close(self, wait: float = CLOSE_WAIT) -> bool:
         """Write what is queued, then stop; False when that took longer than ``wait``."""
@@ -65,7 +69,13 @@ class EventRecorder:
         finally:
             self._done.release()
 
-    def _write(self, job: tuple[Any, ...]) -> None:
+    def _write(self, job: Any) -> None:
+        if callable(job):
+            try:
+                job()
+            except Exception:  # noqa: BLE001 - background work never ends the session
+                pass
+            return
         line, verdict, policy, actor, fields = job
         st = self.station
         st.policy = policy
