@@ -34,6 +34,9 @@ class Paths:
     """tcg's three roots. Immutable; compares by value."""
 
     __slots__ = ("cache_dir", "config_dir", "state_dir")
+    cache_dir: str
+    config_dir: str
+    state_dir: str
 
     def __init__(self, config: str | os.PathLike[str], state: str | os.PathLike[str],
                  cache: str | os.PathLike[str]):

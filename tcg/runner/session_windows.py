@@ -194,14 +194,14 @@ class NamedPipeServer:
     """The duplex named pipe ``\\\\.\\pipe\\tcg-session-ID`` (one client: the shell)."""
 
     def __init__(self, name: str):
-        import _winapi  # type: ignore[import-not-found]
+        import importlib
 
-        self._w = _winapi
+        w: Any = importlib.import_module("_winapi")  # Windows only
+        self._w = w
         self.path = r"\\.\pipe" + "\\" + name
-        self.handle = _winapi.CreateNamedPipe(
-            self.path, _winapi.PIPE_ACCESS_DUPLEX,
-            _winapi.PIPE_TYPE_BYTE | _winapi.PIPE_READMODE_BYTE | _winapi.PIPE_WAIT,
-            1, 65536, 65536, 0, _winapi.NULL)
+        self.handle = w.CreateNamedPipe(
+            self.path, w.PIPE_ACCESS_DUPLEX, w.PIPE_TYPE_BYTE | w.PIPE_READMODE_BYTE | w.PIPE_WAIT,
+            1, 65536, 65536, 0, w.NULL)
         self._connected = False
 
     def read(self) -> bytes:
@@ -237,8 +237,8 @@ class WindowsConsole:
         import msvcrt  # type: ignore[import-not-found]  # noqa: F401 - Windows only
         import sys
 
-        self._in = sys.stdin.buffer.raw  # type: ignore[attr-defined]
-        self._out = sys.stdout.buffer.raw  # type: ignore[attr-defined]
+        self._in: Any = getattr(sys.stdin.buffer, "raw")  # noqa: B009 - typed as BinaryIO
+        self._out: Any = getattr(sys.stdout.buffer, "raw")  # noqa: B009
         self._modes = _enable_vt()
 
     def read(self) -> bytes:
