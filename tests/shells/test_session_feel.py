@@ -14,11 +14,9 @@ import time
 
 import pytest
 
+from .tmux import both
+
 pytestmark = pytest.mark.shell
-
-
-def both(panes, shell, **kw):
-    return panes(shell, session=False, **kw), panes(shell, session=True, **kw)
 
 
 def in_session(pane) -> None:

@@ -18,16 +18,12 @@ import pytest
 
 from tests.helpers.leaks import assert_no_secret_written
 
-from .tmux import wait_for
+from .tmux import both, wait_for
 
 pytestmark = pytest.mark.shell
 
 PY = shlex.quote(sys.executable)
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-
-
-def both(panes, shell, **kw):
-    return panes(shell, session=False, **kw), panes(shell, session=True, **kw)
 
 
 def events(tcg_home) -> list[dict]:

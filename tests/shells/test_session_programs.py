@@ -10,12 +10,10 @@ import time
 
 import pytest
 
+from .tmux import both
+
 pytestmark = pytest.mark.shell
 PY = shlex.quote(sys.executable)
-
-
-def both(panes, shell, **kw):
-    return panes(shell, session=False, **kw), panes(shell, session=True, **kw)
 
 
 def test_vim_less_top_and_repl(panes, shell_name):

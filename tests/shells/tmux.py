@@ -184,9 +184,7 @@ class Pane:
         self._tmux("kill-server", check=False)
 
 
-def output_between(screen: str, after: str, before: str) -> str:
-    """The screen text after the line ending with ``after`` and before ``before``."""
-    lines = screen.splitlines()
-    start = next(i for i, ln in enumerate(lines) if ln.rstrip().endswith(after))
-    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith(before))
-    return "\n".join(lines[start + 1:end])
+def both(panes, shell: str, **kw) -> tuple[Pane, Pane]:
+    """A plain shell and the same shell in a session, set up alike (``panes`` is
+    the fixture's factory)."""
+    return panes(shell, session=False, **kw), panes(shell, session=True, **kw)
