@@ -177,7 +177,7 @@ class SessionDecider:
                                   "session_request": req.kind}
         if st.answer is not None:
             fields["answer"] = st.answer
-        if not allowed:
+        if not allowed and req.kind != "D":  # a "D" line has already run
             fields["exit_code"] = 126
         self.record(req.line, verdict, st.policy, st.actor, fields)
 

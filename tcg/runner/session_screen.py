@@ -142,12 +142,15 @@ class FirstScreen:
         self.last_at = 0.0
 
     def match(self) -> int | None:
-        """Length of a known first screen the pending bytes start with; 0 when none
-        can match any more; None while more bytes could still make one."""
+        """Length of the known first screen the pending bytes are, exactly; 0 when
+        none can be any more; None while more bytes could still make one. Exactly:
+        a known screen followed, in the same output, by more bytes is not shown
+        early — the masker might find something across the two."""
         for n in self.candidates:
             if n > len(self.pending):
                 return None
-            if self.cache is not None and self.cache.mac(bytes(self.pending[:n])) in self._macs:
+            if n == len(self.pending) and self.cache is not None and \
+                    self.cache.mac(bytes(self.pending)) in self._macs:
                 return n
         return 0
 

@@ -64,6 +64,9 @@ def test_first_screen_matching():
     g = ss.FirstScreen(c, None)
     g.pending += b"% other prompt"
     assert g.match() == 0
+    h = ss.FirstScreen(c, None)
+    h.pending += b"$ AKIAIOSFODNN7EXAMPL"  # a known screen and more in the same output
+    assert h.match() == 0
 
 
 def test_first_screen_is_collected_up_to_the_first_pause():
