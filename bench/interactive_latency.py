@@ -43,9 +43,9 @@ PY = sys.executable
 TCG_SHELL = str(Path(PY).with_name("tcg_shell"))
 TMUX = shutil.which("tmux")
 COMMANDS = ("true", "ls", "cd .", "seq 1 200000")
-# The prompt: the last 10 characters of $EPOCHREALTIME ("054.350152"), short
-# enough that no detection rule takes it for a number worth masking.
-PROMPT_RE = re.compile(rb"T(\d{3}\.\d{6})> ")
+# The prompt: $EPOCHREALTIME from its 8th character ("054.350152"; zsh gives more
+# decimals), short enough that no detection rule takes it for a number to mask.
+PROMPT_RE = re.compile(rb"T(\d{3}\.\d{6,})> ")
 # Each prompt also appends $EPOCHREALTIME to ~/prompts (a builtin, no process):
 # that is "printed by the shell", read without depending on tmux's output.
 RC = {
@@ -203,20 +203,24 @@ def key_to_prompt(ctl: Control, panes: dict[str, tuple[str, Path]], runs: int
     out: dict[tuple[str, str], list[tuple[float, float | None]]] = {}
     for cmd in COMMANDS:
         quiet = cmd in QUIET
+        if quiet:  # the control client would get megabytes of %output: off for the panes
+            for pane, _log in panes.values():
+                ctl.cmd(f"refresh-client -A '{pane}:off'")
         for _ in range(runs):
             for arm, (pane, log) in panes.items():
                 ctl.drain()
                 count = len(log.read_text().split())
                 ctl.send(f"send-keys -t {pane} -l -- {shlex.quote(cmd)}")
-                ctl.wait_output(pane, re.compile(re.escape(cmd.encode()) + rb"$"))
                 if quiet:
-                    ctl.cmd(f"refresh-client -A '{pane}:off'")
+                    time.sleep(0.3)  # the echo cannot be watched: give it time
+                else:
+                    ctl.wait_output(pane, re.compile(re.escape(cmd.encode()) + rb"$"))
                 t0 = ctl.send(f"send-keys -t {pane} Enter")
                 printed = next_prompt(log, count)
                 seen = None if quiet else ctl.wait_output(pane, PROMPT_RE)[0] - t0
-                if quiet:
-                    ctl.cmd(f"refresh-client -A '{pane}:on'")
                 out.setdefault((arm, cmd), []).append((printed - t0, seen))
+                if quiet:
+                    time.sleep(1.0)  # let the screen catch up before the next run
     return out
 
 
@@ -290,7 +294,8 @@ def main() -> int:
                 ctl.send(f"send-keys -t {pane} Enter")
                 ctl.wait_output(pane, PROMPT_RE)
                 panes[arm] = (pane, home / "prompts")
-            time.sleep(1.0)  # the session's background warm-up
+            time.sleep(5.0)  # the session's masking process and background warm-up
+            key_to_prompt(ctl, panes, 3)  # and a few unmeasured lines first
             res = key_to_prompt(ctl, panes, a.runs)
             loads.append(os.getloadavg()[0])
             report.append(f"\n{shell}: key press -> next prompt, median of {a.runs} "

@@ -120,3 +120,32 @@ def test_masking_follows_a_policy_edit(tmp_path, monkeypatch):
     policy.write_text("[detect\n")  # invalid: the last valid policy stays
     third = m.feed(b"x\n") + m.flush()
     assert third == b"x\n"
+
+
+def test_a_masking_process_that_keeps_failing_ends_the_session(monkeypatch, capfd):
+    from tcg.runner.session_screen import FirstScreen
+
+    class Dead:
+        error = RuntimeError("it died")
+        pid = None
+
+        def start(self):
+            pass
+
+        def feed(self, data):
+            return b""
+
+        def flush(self):
+            return b""
+
+    monkeypatch.setattr(SessionOutput, "_new", lambda self, start=True: Dead())
+    ended = []
+    out = SessionOutput(dict(os.environ), 1)
+    out.on_fatal = lambda: ended.append(True)
+    out.prepare(FirstScreen(None, None))
+    for _ in range(6):
+        out.feed(b"secret-free output\n")
+    text = capfd.readouterr().out
+    assert ended == [True]
+    assert text.count("restarting it") == 3 and "keeps failing" in text
+    assert "secret-free output" not in text  # withheld, never shown unmasked

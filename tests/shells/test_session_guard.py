@@ -120,6 +120,21 @@ def test_human_blocked_line_does_not_run_and_prints_why(panes, shell_name, tcg_h
     assert sess.file("alive.txt") == "still-here\n"
 
 
+def test_a_line_bash_keeps_out_of_its_history_is_still_decided(panes):
+    """bash decides a line from `history 1`; with HISTCONTROL=ignorespace a line
+    typed with a leading space is not saved there, so its commands are decided
+    one by one instead (a stale history entry is never taken for it)."""
+    p = panes("bash", session=True, rc_extra="HISTCONTROL=ignoreboth\nHISTIGNORE='ls*'\n")
+    p.line("echo harmless")
+    p.line(' cp "$TCG_HOME/state/key" stolen1.key', wait=False)
+    p.wait_screen("tcg: blocked (self-protection)")
+    p.wait_prompt()
+    p.line('ls >/dev/null; cp "$TCG_HOME/state/key" stolen2.key', wait=False)
+    p.wait_prompt()
+    assert p.screen().count("tcg: blocked (self-protection)") == 2
+    assert not (p.workdir / "stolen1.key").exists() and not (p.workdir / "stolen2.key").exists()
+
+
 def test_ask_is_asked_by_the_station_on_its_terminal(panes, shell_name, tmp_path):
     policy = tmp_path / "ask.toml"
     policy.write_text('[decisions.human]\nsecret-store-read = "ask"\n')
