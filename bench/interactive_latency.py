@@ -130,8 +130,10 @@ class Control:
             try:
                 t, p, data = self.out.get(timeout=max(0.01, deadline - time.time()))
             except queue.Empty:
+                screen = subprocess.run([TMUX, "-L", self.socket, "capture-pane", "-p", "-t", pane],
+                                        capture_output=True, text=True, env=self.env).stdout
                 raise SystemExit(f"timed out waiting for {pattern.pattern!r} in {pane}; got "
-                                 f"{buf[-300:]!r}") from None
+                                 f"{buf[-300:]!r}; screen:\n{screen.rstrip()}") from None
             if p != pane:
                 continue
             buf += data
@@ -221,6 +223,10 @@ def key_to_prompt(ctl: Control, panes: dict[str, tuple[str, Path]], runs: int
                 out.setdefault((arm, cmd), []).append((printed - t0, seen))
                 if quiet:
                     time.sleep(1.0)  # let the screen catch up before the next run
+        if quiet:
+            for pane, _log in panes.values():
+                ctl.cmd(f"refresh-client -A '{pane}:on'")
+            time.sleep(2.0)
     return out
 
 
@@ -235,6 +241,10 @@ def startup(ctl: Control, argv: list[str], env: dict[str, str], runs: int,
         t0, pane = ctl.new_pane(argv, env)
         seen, _ = ctl.wait_output(pane, prompt)
         times.append(seen - t0)
+        time.sleep(0.5)  # as a person would: read the prompt, then type
+        ctl.send(f"send-keys -t {pane} -l -- exit")
+        ctl.send(f"send-keys -t {pane} Enter")
+        time.sleep(1.0)
         ctl.cmd(f"kill-pane -t {pane}")
     return times
 

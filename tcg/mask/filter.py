@@ -118,7 +118,7 @@ def worker_main(argv: list[str]) -> int:
     import signal
     import sys
 
-    mode, fingerprint, follow = "terminal", None, False
+    mode, fingerprint, follow, control = "terminal", None, False, -1
     it = iter(argv)
     for a in it:
         if a == "--mode":
@@ -127,6 +127,9 @@ def worker_main(argv: list[str]) -> int:
             fingerprint = next(it, None)
         elif a == "--follow-policy":  # a terminal session: see tcg.runner.session_mask
             follow = True
+        elif a == "--control-fd":
+            value = next(it, "")
+            control = int(value) if value.isdigit() else -1
     if mode not in MODES or not (fingerprint or follow):
         sys.stderr.write("tcg: masking worker: bad arguments\n")
         return 2
@@ -139,7 +142,7 @@ def worker_main(argv: list[str]) -> int:
         from tcg.runner.session_mask import run_worker
 
         try:
-            run_worker(mode)
+            run_worker(mode, control_fd=control)
         except BrokenPipeError:
             return 0
         return 0

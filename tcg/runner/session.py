@@ -136,22 +136,16 @@ class SessionOutput:
         self.out_fd = out_fd
         self.restarts = 0
         self.failed: BaseException | None = None
-        # Started now, so it loads while the shell starts — unless a known first
-        # screen may be shown without it: then after that, so that on a small
-        # machine it does not compete with the shell and the station for the CPU.
-        from tcg.runner.session_screen import maybe_cached
-
-        self.proc = self._new(start=not maybe_cached(self.env))
+        self.proc = self._new()  # now: it loads while the shell starts
         self.first: Any = None  # tcg.runner.session_screen.FirstScreen, from prepare()
         self.decided = False  # the masking process has had its header
         self.on_fatal: Any = None  # called once when output can no longer be masked
 
-    def _new(self, start: bool = True) -> Any:
+    def _new(self) -> Any:
         from tcg.runner.maskproc import MaskerProcess
 
         proc = MaskerProcess("terminal", None, self.env)
-        if start:
-            proc.start()
+        proc.start()
         return proc
 
     def prepare(self, first: Any) -> None:
@@ -160,6 +154,11 @@ class SessionOutput:
         self.first = first
         if not first.candidates:
             self._decide(0)
+
+    def confirm_first_screen(self, length: int) -> None:
+        """Ask the masking process to confirm the first ``length`` bytes as a
+        known-clean first screen (it has the masker loaded already)."""
+        self.proc.control(f"screen {length}\n".encode())
 
     def _decide(self, shown: int) -> None:
         from tcg.runner.base import write_all
@@ -374,7 +373,7 @@ class Session:
                 _collector_on()
                 try:
                     recorder = EventRecorder(self.env)
-                    output.prepare(_first_screen(self.env, recorder))
+                    output.prepare(_first_screen(self.env, output))
                     asker = TerminalAsker(self.stdin_fd, self.stdout_fd)
                     decider = SessionDecider(self.env, asker, recorder)
                     decider.station.session = self.session_id
@@ -402,15 +401,14 @@ class Session:
                                  "when the session ended\n")
 
 
-def _first_screen(env: Mapping[str, str], recorder: Any) -> Any:
+def _first_screen(env: Mapping[str, str], output: SessionOutput) -> Any:
     """Read the known first screens (while the shell reads its rc files)."""
-    from tcg.runner.session_screen import FirstScreen, confirm_clean, open_cache
+    from tcg.runner.session_screen import FirstScreen, open_cache
 
     opened = open_cache(dict(env))
     if opened is None:
         return FirstScreen(None, None)
-    cache, _policy = opened
-    return FirstScreen(cache, lambda data: recorder.run_later(lambda: confirm_clean(cache, data)))
+    return FirstScreen(opened[0], output.confirm_first_screen)
 
 
 def _collector_on() -> None:

@@ -18,11 +18,12 @@ from tcg.runner.station import Station
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
     from typing import Any
 
 WARMUP_DELAY = 0.5  # seconds after start: the first prompt is out by then
 CLOSE_WAIT = 10.0
+RECORD_DELAY = 0.05  # seconds between a verdict and the writing of its event
 
 
 class EventRecorder:
@@ -38,10 +39,6 @@ class EventRecorder:
 
     def __call__(self, line: str, verdict: Any, policy: Any, actor: str, fields: dict[str, Any]) -> None:
         self._jobs.put((line, verdict, policy, actor, fields))
-
-    def run_later(self, job: Callable[[], object]) -> None:
-        """Run ``job`` on this thread, after what is queued (it must not raise)."""
-        self._jobs.put(job)
 
     def close(self, wait: float = CLOSE_WAIT) -> bool:
         """Write what is queued, then stop; False when that took longer than ``wait``."""
@@ -65,17 +62,14 @@ class EventRecorder:
                 job = self._jobs.get()
                 if job is None:
                     return
+                # Let the command the verdict was for start first: its output goes
+                # out while this thread sleeps instead of waiting for the GIL.
+                time.sleep(RECORD_DELAY)
                 self._write(job)
         finally:
             self._done.release()
 
-    def _write(self, job: Any) -> None:
-        if callable(job):
-            try:
-                job()
-            except Exception:  # noqa: BLE001 - background work never ends the session
-                pass
-            return
+    def _write(self, job: tuple[Any, ...]) -> None:
         line, verdict, policy, actor, fields = job
         st = self.station
         st.policy = policy

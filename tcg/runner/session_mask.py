@@ -42,6 +42,7 @@ class FollowingMasker:
         self._load = load
         self._recheck = recheck
         policy = load()
+        self.policy = policy
         self.fingerprint = policy.fingerprint
         self._masker = masker_for(policy, mode)
         self._next_check = time.monotonic() + recheck
@@ -63,6 +64,7 @@ class FollowingMasker:
             return b""
         out = self._masker.flush()
         self._masker = new
+        self.policy = policy
         self.fingerprint = policy.fingerprint
         return out
 
@@ -144,13 +146,18 @@ def read_header(fd: int) -> tuple[int, bytes]:
     return (int(value) if value.isdigit() else 0), rest
 
 
-def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1) -> None:
-    """The session's masking process (``tcg.mask.filter --worker --follow-policy``)."""
+def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1) -> None:
+    """The session's masking process (``tcg.mask.filter --worker --follow-policy``);
+    ``control_fd``: the station's messages (tcg.runner.session_screen)."""
     from tcg.mask.filter import pump
     from tcg.runner.base import write_all
+    from tcg.runner.session_screen import ScreenConfirmer
 
     shown, rest = read_header(in_fd)
-    masker: Any = FollowingMasker(mode)
+    following = FollowingMasker(mode)
+    masker: Any = following
+    if control_fd >= 0:
+        masker = ScreenConfirmer(masker, control_fd, lambda: following.policy, mode)
     if shown:
         masker = SkipShown(masker, shown, lambda text: write_all(out_fd, text))
     if rest:

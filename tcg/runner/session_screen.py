@@ -3,10 +3,13 @@
 A session's first output — a prompt, perhaps a greeting — is usually the same
 every time a terminal opens, and the masking process needs a few hundred
 milliseconds to load the detector. So each session remembers what it printed
-before its first pause (up to 64 KiB) once the masker has confirmed it holds
-nothing to mask (terminal mode: output equal to input, nothing held back), as
-an HMAC under the install key and a length — never the bytes themselves. A
-later session whose first output has exactly that HMAC shows it at once; the
+before its first pause (up to 64 KiB) once its masking process has confirmed it
+holds nothing to mask (terminal mode: output equal to input, nothing held
+back), as an HMAC under the install key and a length — never the bytes
+themselves. The station measures the first screen and tells the masking
+process its length over a control pipe; the masking process, which has the
+detector loaded anyway, confirms and records it (ScreenConfirmer). A later
+session whose first output is exactly such a screen shows it at once; the
 masking process still gets it (for context) and drops its own copy of those
 bytes from the front of its output (tcg.runner.session_mask).
 
@@ -79,16 +82,6 @@ class ScreenCache:
         return write_signed(self.path, self.key, self._tag(), body)
 
 
-def maybe_cached(env: dict[str, str]) -> bool:
-    """Cheap: could any first screen be known (before the policy is loaded)?"""
-    try:
-        from tcg.paths import get_paths
-
-        return bool(os.listdir(os.path.join(str(get_paths(env).cache_dir), "session-screens")))
-    except OSError:
-        return False
-
-
 def open_cache(env: dict[str, str]) -> tuple[ScreenCache, Any] | None:
     """The cache for the current policy and detector, and that policy; None when
     either cannot be read (then nothing is shown early)."""
@@ -107,18 +100,16 @@ def open_cache(env: dict[str, str]) -> tuple[ScreenCache, Any] | None:
         return None
 
 
-def confirm_clean(cache: ScreenCache, data: bytes) -> bool:
-    """Mask ``data`` as the session's masking process would (terminal mode, one
-    chunk, the current policy); remember it when nothing would change and nothing
-    is held back. Runs on the station's background thread."""
+def confirm_clean(cache: ScreenCache, policy: Any, mode: str, data: bytes) -> bool:
+    """Mask ``data`` as the session's masking process does (``mode``, one chunk,
+    ``policy``); remember it when nothing would change and nothing is held back.
+    Runs in the masking process, which has the detector loaded already."""
     try:
         from tcg.mask import masker_for
-        from tcg.policy.load import load_policy
 
-        policy = load_policy()
         if policy.fingerprint != cache.fingerprint:
             return False
-        masker = masker_for(policy, "terminal")
+        masker = masker_for(policy, mode)
         if masker.feed(data) != data or masker.idle_deadline() is not None:
             return False
         return cache.add(data)
@@ -128,17 +119,19 @@ def confirm_clean(cache: ScreenCache, data: bytes) -> bool:
 
 class FirstScreen:
     """The station's side: decides whether the first output may go out before
-    the masker (``decide``), and collects the first screen to confirm later."""
+    the masker (``match``), and measures the first screen (the output before the
+    first pause) for the masking process to confirm (``confirm_later(length)``)."""
 
-    def __init__(self, cache: ScreenCache | None, confirm_later: Callable[[bytes], None] | None):
+    def __init__(self, cache: ScreenCache | None, confirm_later: Callable[[int], None] | None):
         self.cache = cache
-        self.candidates = sorted({n for n, _ in cache.entries()}) if cache is not None else []
-        self._macs = {m for _, m in cache.entries()} if cache is not None else set()
+        entries = cache.entries() if cache is not None else []
+        self.candidates = sorted({n for n, _ in entries})
+        self._macs = {m for _, m in entries}
         self.confirm_later = confirm_later
         self.pending = bytearray()
         self.first_at: float | None = None
-        self.collected = bytearray()
-        self.collecting = confirm_later is not None and cache is not None
+        self.length = 0
+        self.collecting = confirm_later is not None
         self.last_at = 0.0
 
     def match(self) -> int | None:
@@ -162,25 +155,89 @@ class FirstScreen:
     def collect(self, data: bytes, now: float) -> None:
         if not self.collecting:
             return
-        if self.first_at is not None and (now - self.first_at > WINDOW or
-                                          (self.collected and now - self.last_at > PAUSE)):
+        if self.length and (now - self.last_at > PAUSE or
+                            (self.first_at is not None and now - self.first_at > WINDOW)):
             self.finish()
             return
-        self.collected += data
+        self.length += len(data)
         self.last_at = now
-        if len(self.collected) > MAX_PREFIX:
+        if self.length > MAX_PREFIX:
             self.collecting = False  # too long to be a first screen
-            self.collected.clear()
 
     def collect_deadline(self) -> float | None:
-        return self.last_at + PAUSE if self.collecting and self.collected else None
+        return self.last_at + PAUSE if self.collecting and self.length else None
 
     def finish(self) -> None:
-        if self.collecting and self.collected and self.confirm_later is not None:
-            self.confirm_later(bytes(self.collected))
+        if self.collecting and self.length and self.confirm_later is not None:
+            self.confirm_later(self.length)
         self.collecting = False
-        self.collected.clear()
 
     @staticmethod
     def now() -> float:
         return time.monotonic()
+
+
+class ScreenConfirmer:
+    """The masking process's side: an OutputFilter wrapper that keeps the first
+    MAX_PREFIX input bytes and, when the station says on the control pipe how
+    long the first screen was (``screen N``), confirms it (confirm_clean)."""
+
+    def __init__(self, inner: Any, control_fd: int, policy_of: Callable[[], Any], mode: str):
+        self.inner = inner
+        self.control_fd = control_fd
+        self.policy_of = policy_of
+        self.mode = mode
+        self.head = bytearray()
+        self._buf = b""
+        os.set_blocking(control_fd, False)
+
+    def _poll(self) -> None:
+        if self.control_fd < 0:
+            return
+        try:
+            data = os.read(self.control_fd, 256)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            os.close(self.control_fd)
+            self.control_fd = -1
+            return
+        self._buf += data
+        while b"\n" in self._buf:
+            line, _, self._buf = self._buf.partition(b"\n")
+            word, _, count = line.partition(b" ")
+            if word == b"screen" and count.isdigit() and 0 < int(count) <= len(self.head):
+                self._confirm(bytes(self.head[: int(count)]))
+
+    def _confirm(self, data: bytes) -> None:
+        from tcg.keyhash import KeyedHasher
+        from tcg.paths import get_paths
+        from tcg.runner.station import _detector_signature
+
+        try:
+            policy = self.policy_of()
+            cache = ScreenCache(str(get_paths().cache_dir), KeyedHasher.for_install().key,
+                                policy.fingerprint, _detector_signature())
+        except Exception:  # noqa: BLE001 - an optimisation only
+            return
+        confirm_clean(cache, policy, self.mode, data)
+
+    def feed(self, data: bytes) -> bytes:
+        if len(self.head) < MAX_PREFIX:
+            self.head += data[: MAX_PREFIX - len(self.head)]
+        out = self.inner.feed(data)
+        self._poll()
+        return out
+
+    def flush(self) -> bytes:
+        self._poll()
+        return self.inner.flush()
+
+    def release_idle(self) -> bytes:
+        self._poll()
+        return self.inner.release_idle()
+
+    def idle_deadline(self) -> float | None:
+        return self.inner.idle_deadline()

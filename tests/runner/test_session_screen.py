@@ -22,33 +22,37 @@ TCG_SHELL = str(Path(sys.executable).with_name("tcg_shell"))
 def cache(env=None):
     opened = ss.open_cache(dict(os.environ, **(env or {})))
     assert opened is not None
-    return opened[0]
+    return opened
+
+
+def confirm(data: bytes) -> bool:
+    c, policy = cache()
+    return ss.confirm_clean(c, policy, "terminal", data)
 
 
 def test_only_clean_first_screens_are_remembered_and_never_their_bytes(tcg_home):
-    c = cache()
-    assert ss.confirm_clean(c, b"\x1b[?2004huser@host:~$ ")
-    assert not ss.confirm_clean(c, f"motd {TOKEN}\r\n$ ".encode())  # something to mask
-    assert not ss.confirm_clean(c, b"$ AKIA")  # a tail the masker would hold back
+    assert confirm(b"\x1b[?2004huser@host:~$ ")
+    assert not confirm(f"motd {TOKEN}\r\n$ ".encode())  # something to mask
+    assert not confirm(b"$ AKIA")  # a tail the masker would hold back
+    c, _ = cache()
     assert [n for n, _ in c.entries()] == [len(b"\x1b[?2004huser@host:~$ ")]
     raw = Path(c.path).read_bytes()
     assert b"user@host" not in raw and TOKEN.encode() not in raw
-    assert ss.maybe_cached(dict(os.environ))
 
 
 def test_entries_belong_to_one_policy(tcg_home, tmp_path, monkeypatch):
-    c = cache()
-    ss.confirm_clean(c, b"$ ")
+    confirm(b"$ ")
+    c, _ = cache()
     policy = tmp_path / "p.toml"
     policy.write_text('[mask]\nterminal-hold-ms = 300\n')
     monkeypatch.setenv("TCG_POLICY", str(policy))
-    other = cache()
+    other, _ = cache()
     assert other.path != c.path and other.entries() == []
 
 
 def test_a_forged_cache_file_reads_as_empty(tcg_home):
-    c = cache()
-    ss.confirm_clean(c, b"$ ")
+    confirm(b"$ ")
+    c, _ = cache()
     Path(c.path).write_bytes(b"0" * 64 + b"\n2 " + b"a" * 64 + b"\n")
     assert c.entries() == []
 
@@ -69,7 +73,7 @@ def test_first_screen_matching():
     assert h.match() == 0
 
 
-def test_first_screen_is_collected_up_to_the_first_pause():
+def test_first_screen_is_measured_up_to_the_first_pause():
     got = []
     c = ss.ScreenCache("/nonexistent", b"k" * 32, "fp", "sig")
     c.entries = lambda: []
@@ -80,7 +84,26 @@ def test_first_screen_is_collected_up_to_the_first_pause():
     f.collect(b"$ ", t + 0.01)
     assert f.collect_deadline() == pytest.approx(t + 0.01 + ss.PAUSE)
     f.collect(b"l", t + 1.0)  # a key's echo after the pause: not part of it
-    assert got == [b"\x1b[?2004h$ "]
+    assert got == [len(b"\x1b[?2004h$ ")]
+
+
+def test_masking_process_confirms_the_screen_the_station_measured(tcg_home):
+    r, w = os.pipe()
+    try:
+        m = FollowingMasker("terminal")
+        conf = ss.ScreenConfirmer(m, r, lambda: m.policy, "terminal")
+        screen = b"\x1b[?2004hhost$ "
+        out = conf.feed(screen)
+        os.write(w, b"screen %d\n" % len(screen))
+        out += conf.feed(b"l")  # the next output (a key's echo) lets it read the message
+        assert out == b"\x1b[?2004hhost$ l"
+        c, _ = cache()
+        assert [n for n, _ in c.entries()] == [len(screen)]
+        os.write(w, b"screen 999999\n")  # longer than what it kept: ignored
+        conf.flush()
+        assert [n for n, _ in c.entries()] == [len(screen)]
+    finally:
+        os.close(w)
 
 
 class Echo:
@@ -140,14 +163,17 @@ def test_a_second_session_shows_its_first_screen_once(tmp_path, tcg_home):
                               encoding="utf-8")
         child.expect("same-prompt> ")
         if n == 0:
+            time.sleep(1.0)  # the first screen ends with a pause
+            child.send("#")  # output after it: the masking process then reads the station's word
             deadline = time.monotonic() + 60
-            while not ss.maybe_cached(env):  # confirmed on the station's background thread
+            while not cache()[0].entries():
                 assert time.monotonic() < deadline, "the first screen was never confirmed"
                 time.sleep(0.1)
+            child.send("\x15")  # ^U: drop the "#"
         child.sendline(f"echo {TOKEN[:4]}''{TOKEN[4:]}; exit")
         child.expect(pexpect.EOF)
         seen = child.before
         child.close()
         assert "same-prompt> " not in seen  # no second copy of the prompt after the first
         assert TOKEN not in seen and "<SECRET:github-pat-classic:" in seen
-    assert cache().entries()
+    assert cache()[0].entries()
