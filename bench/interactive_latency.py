@@ -294,7 +294,7 @@ def main() -> int:
     ctl = Control(env)
     report: list[str] = []
     try:
-        for shell in a.shells.split(","):
+        for shell in [s for s in a.shells.split(",") if s]:
             homes = {arm: make_home(work, shell, arm == "tcg session") for arm in ("plain", "tcg session")}
             panes = {}
             for arm, home in homes.items():
