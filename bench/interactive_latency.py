@@ -3,14 +3,16 @@
 tcg session, side by side in one run.
 
 1. Key press -> next prompt, for `true`, `ls`, `cd .` and `seq 1 200000`:
-   the shells run in tmux panes driven through one tmux control-mode client.
+   the shells run in tmux panes driven through one tmux control-mode client,
+   three arms: plain, under `script -qfc` (one PTY hop, no masking) and in a
+   tcg session.
    The time Enter is sent is taken just before the `send-keys Enter` command is
    written to the client; the prompt carries ``$EPOCHREALTIME`` (when the shell
    printed it) and the control client reports when its bytes reached tmux (on
    screen). Runs alternate between the plain and the session pane.
 2. Start-up: a new pane -> its first prompt on screen, plain rc vs the same rc
    with the tcg hook (which execs `tcg_shell session`, which starts the shell
-   again): what opening a terminal costs.
+   again): what opening a terminal costs; the `script` arm again for scale.
 3. Bulk output: `cat` of a 200 MB text file through the session vs
    `script -qfc` (both on an outer PTY this script drains), as
    bench/throughput.py measures the one-command path.
@@ -170,8 +172,8 @@ def shell_argv(shell: str, home: Path) -> list[str]:
         else [exe, "-i"]
 
 
-def make_home(root: Path, shell: str, hook: bool, stable: bool = False) -> Path:
-    home = root / f"{shell}-{'tcg' if hook else 'plain'}{'-stable' if stable else ''}"
+def make_home(root: Path, shell: str, hook: bool, stable: bool = False, tag: str = "") -> Path:
+    home = root / f"{shell}-{'tcg' if hook else 'plain'}{'-stable' if stable else ''}{tag}"
     home.mkdir(parents=True, exist_ok=True)
     rc = RC[shell]
     if stable:  # the same first screen every time (a session can show it before its masker is up)
@@ -181,6 +183,21 @@ def make_home(root: Path, shell: str, hook: bool, stable: bool = False) -> Path:
                              check=True).stdout
     (home / (".bashrc" if shell == "bash" else ".zshrc")).write_text(rc)
     return home
+
+
+ARMS = ("plain", "script", "tcg session")
+
+
+def arm_home(work: Path, shell: str, arm: str, stable: bool = False) -> Path:
+    return make_home(work, shell, arm == "tcg session", stable, "-script" if arm == "script" else "")
+
+
+def arm_argv(shell: str, arm: str, home: Path) -> list[str]:
+    """The shell as the arm runs it: plain, under script(1) (one PTY hop, no
+    masking: what any terminal multiplexer costs), or with the tcg hook (which
+    execs `tcg_shell session`)."""
+    argv = shell_argv(shell, home)
+    return ["script", "-qfc", shlex.join(argv), "/dev/null"] if arm == "script" else argv
 
 
 def pane_env(home: Path, base: dict[str, str]) -> dict[str, str]:
@@ -295,10 +312,10 @@ def main() -> int:
     report: list[str] = []
     try:
         for shell in [s for s in a.shells.split(",") if s]:
-            homes = {arm: make_home(work, shell, arm == "tcg session") for arm in ("plain", "tcg session")}
+            homes = {arm: arm_home(work, shell, arm) for arm in ARMS}
             panes = {}
             for arm, home in homes.items():
-                _, pane = ctl.new_pane(shell_argv(shell, home), pane_env(home, env))
+                _, pane = ctl.new_pane(arm_argv(shell, arm, home), pane_env(home, env))
                 ctl.wait_output(pane, PROMPT_RE)
                 ctl.send(f"send-keys -t {pane} -l -- {shlex.quote('cd ' + str(work / 'files'))}")
                 ctl.send(f"send-keys -t {pane} Enter")
@@ -308,36 +325,33 @@ def main() -> int:
             key_to_prompt(ctl, panes, 3)  # and a few unmeasured lines first
             res = key_to_prompt(ctl, panes, a.runs)
             loads.append(os.getloadavg()[0])
-            report.append(f"\n{shell}: key press -> next prompt, median of {a.runs} "
-                          f"(printed by the shell / on screen), ms")
+            report.append(f"\n{shell}: key press -> next prompt, median of {a.runs}, ms "
+                          f"(printed by the shell / on screen); added = session - plain")
             for cmd in COMMANDS:
-                p = res[("plain", cmd)]
-                s = res[("tcg session", cmd)]
-                pp, sp = ms([x[0] for x in p]), ms([x[0] for x in s])
-                if cmd in QUIET:
-                    report.append(f"  {cmd:14s} plain {pp:7.2f} /       -   session {sp:7.2f} / "
-                                  f"      -   added {sp - pp:+7.2f} /       -")
-                    continue
-                ps, ss = ms([x[1] for x in p]), ms([x[1] for x in s])  # type: ignore[misc]
-                report.append(f"  {cmd:14s} plain {pp:7.2f} / {ps:7.2f}   session {sp:7.2f} / "
-                              f"{ss:7.2f}   added {sp - pp:+7.2f} / {ss - ps:+7.2f}")
+                cells = []
+                med = {}
+                for arm in ARMS:
+                    r = res[(arm, cmd)]
+                    med[arm] = (ms([x[0] for x in r]), None if cmd in QUIET else ms([x[1] for x in r]))  # type: ignore[misc]
+                    shown = "      -" if med[arm][1] is None else f"{med[arm][1]:7.2f}"
+                    cells.append(f"{arm} {med[arm][0]:7.2f} / {shown}")
+                added_p = med["tcg session"][0] - med["plain"][0]
+                added_s = ("      -" if med["plain"][1] is None else
+                           f"{med['tcg session'][1] - med['plain'][1]:+7.2f}")  # type: ignore[operator]
+                report.append(f"  {cmd:13s} " + "   ".join(cells) + f"   added {added_p:+7.2f} / {added_s}")
             for pane, _log in panes.values():
                 ctl.cmd(f"kill-pane -t {pane}")
-            plain_start = startup(ctl, shell_argv(shell, homes["plain"]),
-                                  pane_env(homes["plain"], env), a.startups)
-            sess_start = startup(ctl, shell_argv(shell, homes["tcg session"]),
-                                 pane_env(homes["tcg session"], env), a.startups)
-            stable = {arm: make_home(work, shell, arm, stable=True) for arm in (False, True)}
-            plain_stable = startup(ctl, shell_argv(shell, stable[False]), pane_env(stable[False], env),
-                                   a.startups, STABLE_RE)
-            sess_stable = startup(ctl, shell_argv(shell, stable[True]), pane_env(stable[True], env),
-                                  a.startups, STABLE_RE)
+            report.append(f"{shell}: new pane -> first prompt on screen, median of {a.startups}, ms:")
+            for stable, pattern, label in ((False, PROMPT_RE, "prompt with a timestamp (never the same)"),
+                                           (True, STABLE_RE, "the same prompt every time")):
+                starts = {}
+                for arm in ARMS:
+                    home = arm_home(work, shell, arm, stable)
+                    starts[arm] = ms(startup(ctl, arm_argv(shell, arm, home), pane_env(home, env),
+                                             a.startups, pattern))
+                report.append(f"  {label:41s} " + ", ".join(f"{arm} {v:.1f}" for arm, v in starts.items())
+                              + f", added {starts['tcg session'] - starts['plain']:+.1f}")
             loads.append(os.getloadavg()[0])
-            report.append(f"{shell}: new pane -> first prompt on screen, median of {a.startups}:")
-            report.append(f"  prompt with a timestamp (never the same): plain {ms(plain_start):.1f} ms, "
-                          f"session {ms(sess_start):.1f} ms, added {ms(sess_start) - ms(plain_start):+.1f} ms")
-            report.append(f"  the same prompt every time:              plain {ms(plain_stable):.1f} ms, "
-                          f"session {ms(sess_stable):.1f} ms, added {ms(sess_stable) - ms(plain_stable):+.1f} ms")
     finally:
         ctl.close()
     if a.mb:

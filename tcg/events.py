@@ -39,10 +39,20 @@ EVENT_TYPES = frozenset(
         "clipboard_masked",
         "clipboard_partially_inspected",
         "policy_error",
+        "hook_decision",
+        "entity_registry_changed",
+        "inbound_flagged",
+        "guard_relocate",
+        "guard_snapshot",
+        "guard_settle",
+        "guard_restore",
+        "guard_gc",
+        "channel_decision",
+        "approval",
     }
 )
 
-SURFACES = frozenset({"shell", "launch", "mcp", "clipboard", "scan", "cli"})
+SURFACES = frozenset({"shell", "launch", "mcp", "clipboard", "scan", "cli", "claude-hooks", "qwen-hooks"})
 
 
 def new_session_id() -> str:

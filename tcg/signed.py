@@ -33,6 +33,20 @@ def read_signed(path: str | os.PathLike[str], key: bytes, tag: str) -> bytes | N
     return body if mac and compare_digest(mac, _mac(key, tag, body)) else None
 
 
+def read_signed_json(path: str | os.PathLike[str], key: bytes, tag: str) -> dict[str, object] | None:
+    """A signed JSON object (see read_signed), or None when absent, forged or not an object."""
+    body = read_signed(path, key, tag)
+    if body is None:
+        return None
+    import json  # only here: the verified body is rarely read on the hot path
+
+    try:
+        doc = json.loads(body)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
 def write_signed(path: str | os.PathLike[str], key: bytes, tag: str, body: bytes) -> bool:
     """Atomically replace ``path`` (0600, in a 0700 directory) with a signed ``body``.
     Best effort: False on failure (no temp file is left behind)."""

@@ -30,6 +30,13 @@ def shared_detect_cache(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def shared_inbound_cache(tmp_path_factory) -> Path:
+    """One compiled inbound-gate cache for the run (see shared_detect_cache): its
+    prefilter database takes seconds to compile and holds rule literals only."""
+    return tmp_path_factory.mktemp("inbound-cache")
+
+
+@pytest.fixture(scope="session")
 def shared_install_key() -> bytes:
     """One install key for the run, pre-seeded in every hermetic TCG_HOME: tcg's
     start-up caches (the compiled detector above, derived masker data) are signed
@@ -45,7 +52,8 @@ def fresh_key(tcg_home):
 
 
 @pytest.fixture(autouse=True)
-def hermetic_home(tmp_path_factory, monkeypatch, shared_detect_cache, shared_install_key):
+def hermetic_home(tmp_path_factory, monkeypatch, shared_detect_cache, shared_inbound_cache,
+                  shared_install_key):
     """Point HOME/TCG_HOME/XDG into a temp dir; fail on writes to the real home."""
     base = tmp_path_factory.mktemp("hermetic")
     home = base / "home"
@@ -53,6 +61,7 @@ def hermetic_home(tmp_path_factory, monkeypatch, shared_detect_cache, shared_ins
     home.mkdir()
     (tcg_home / "cache").mkdir(parents=True, mode=0o700)
     (tcg_home / "cache" / "detect").symlink_to(shared_detect_cache, target_is_directory=True)
+    (tcg_home / "cache" / "inbound").symlink_to(shared_inbound_cache, target_is_directory=True)
     (tcg_home / "state").mkdir(mode=0o700)
     key = tcg_home / "state" / "key"
     key.touch(mode=0o600)

@@ -28,6 +28,17 @@ COMMANDS: dict[str, str] = {
     "mcp-proxy": "tcg.cli.mcp:mcp_proxy",
     "clipboard": "tcg.cli.clipboard:clipboard",
     "launch": "tcg.cli.launch:launch",
+    "hook": "tcg.cli.hook:hook",
+    "agents": "tcg.cli.agents:agents",
+    "entity": "tcg.cli.entity:entity",
+    "verify": "tcg.cli.verify:verify",
+    "scan-transcript": "tcg.cli.transcript:scan_transcript",
+    "inbound": "tcg.cli.inbound:inbound",
+    "trash": "tcg.cli.trash:trash",
+    "restore": "tcg.cli.trash:restore",
+    "gc": "tcg.cli.trash:gc",
+    "approve": "tcg.cli.approve:approve",
+    "check-span": "tcg.cli.check_span:check_span",
 }
 
 
@@ -42,13 +53,18 @@ def __getattr__(name: str) -> Any:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["launch"] and not {"-h", "--help"} & set(args[1:2]):
-        # Hot path (the `tcg` console script; `python -m tcg launch` does not even come
-        # here, see tcg/__main__.py): no click. tcg.launcher parses
-        # `[--accept-findings] AGENT [ARG…]` itself, as the click command
-        # (tcg/cli/launch.py) documents it, and runs its full path under the error handler.
-        from tcg.launcher.fastpath import main as launch_main
+        # No click for a launch (`python -m tcg launch` does not even come here, see
+        # tcg/__main__.py): tcg.launcher parses `[--accept-findings] AGENT [ARG…]`
+        # itself, as the click command (tcg/cli/launch.py) documents it.
+        from tcg.launcher.launch import main as launch_main
 
         return launch_main(args[1:])
+
+    if args[:1] == ["hook"] and not {"-h", "--help"} & set(args[1:2]):
+        # Per tool call (an agent CLI's hook): no click; tcg.agents.entry parses AGENT EVENT.
+        from tcg.agents.entry import main as hook_main
+
+        return hook_main(args[1:])
 
     if args[:1] == ["mask"]:
         # Hot path as well (a filter: its start-up delays the first byte): the plain
@@ -59,6 +75,15 @@ def main(argv: list[str] | None = None) -> int:
         parsed = mask_filter.parse_args(args[1:])
         if parsed is not None:
             return run_with_error_handler(lambda: mask_filter.run(*parsed), prog="tcg")
+
+    if args[:1] == ["scan"]:
+        # Hot path too: pre-commit, CI and the gate start one scan per repository.
+        from tcg.scan import command as scan_command
+
+        opts = scan_command.parse_args(args[1:])
+        if opts is not None:
+            return run_with_error_handler(lambda: scan_command.run(opts.pop("paths"), **opts),
+                                          prog="tcg")
 
     import click
 

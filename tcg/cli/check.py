@@ -1,7 +1,8 @@
 """`tcg check [--actor human|agent] [--json] LINE`: evaluate a line, run nothing.
 
 A dry run: it prints the decision, every reason with its fix, and exits
-0 ALLOW/SANITIZE · 2 BLOCK · 3 ASK · 1 error (DESIGN §3). It records no event:
+0 ALLOW/SANITIZE/RELOCATE/SNAPSHOT · 2 BLOCK · 3 ASK · 1 error. RELOCATE and
+SNAPSHOT only say what a run would save first: check moves and copies nothing. It records no event:
 events record what tcg *mediated*, and a check mediates nothing (an agent
 probing the policy would otherwise fill the log with decisions that never ran).
 
@@ -37,7 +38,7 @@ def exit_code_for(decision: Decision) -> int:
         return int(ExitCode.BLOCKED_CHECK)
     if decision is Decision.ASK:
         return int(ExitCode.ASK)
-    return int(ExitCode.OK)  # ALLOW, SANITIZE (and the reserved RELOCATE/SNAPSHOT: the action runs)
+    return int(ExitCode.OK)  # ALLOW, SANITIZE, RELOCATE, SNAPSHOT: the action runs (made reversible)
 
 
 def run_check(line: str, actor: str, as_json: bool, out: TextIO | None = None) -> int:
@@ -100,6 +101,8 @@ def _render(
             ],
             "rules": list(verdict.rules),
             "policy": policy.ref() if policy is not None else None,
+            # what a run would save first (RELOCATE/SNAPSHOT; docs/guard.md)
+            "actions": [{"type": type(a).__name__.lower(), **a._asdict()} for a in verdict.actions],
         }
         out.write(json.dumps(doc, sort_keys=True) + "\n")
         return
@@ -184,7 +187,8 @@ def _build_click_command() -> Any:
     def check(actor: str | None, as_json: bool, line: tuple[str, ...]) -> int:
         """Evaluate LINE against the policy without running it.
 
-        Exit 0 ALLOW/SANITIZE, 2 BLOCK, 3 ASK, 1 error. Records no event.
+        Exit 0 ALLOW/SANITIZE/RELOCATE/SNAPSHOT, 2 BLOCK, 3 ASK, 1 error. Records no
+        event and changes nothing (a RELOCATE line is not moved to the trash here).
         """
         return _dispatch(actor, as_json, list(line))
 

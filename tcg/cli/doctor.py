@@ -242,6 +242,83 @@ def check_hooks(env: Env) -> list[Check]:
     return out
 
 
+def check_agent_hooks(env: Env, cwd: str | None = None) -> list[Check]:
+    """Claude Code's settings: tcg's hooks installed or not, other hooks on the same tools
+    (hooks run in parallel and the last to finish wins: another PostToolUse hook's
+    output can replace tcg's masked one), and settings that switch hooks off."""
+    from tcg.agents.install import (
+        InstallError,
+        claude_settings_files,
+        installed,
+        other_tool_hooks,
+        read_settings,
+        tcg_interpreters,
+    )
+
+    here = cwd or os.getcwd()
+    out: list[Check] = []
+    user_has_tcg = False
+    for scope, path in claude_settings_files(env, here):
+        try:
+            data = read_settings(path)
+        except InstallError as exc:
+            out.append(Check(WARN, f"claude {scope} settings", exc.message, exc.hint))
+            continue
+        if data is None:
+            continue
+        if scope == "user":
+            user_has_tcg = installed(data)
+            for python in sorted(tcg_interpreters(data)):
+                if not os.access(python, os.X_OK):
+                    out.append(Check(FAIL, "claude hooks", f"{path} runs tcg's hooks with {python}, which is gone: "
+                                     "every tool call is blocked", "run `tcg agents install claude` again"))
+        if data.get("disableAllHooks") is True:
+            status = FAIL if scope == "managed" else WARN
+            out.append(Check(status, f"claude {scope} settings", f"{path} sets disableAllHooks",
+                             "remove it: `tcg launch claude` overrides it for its session, `claude` alone does not"
+                             if scope != "managed" else "ask your administrator; tcg launch refuses to start claude"))
+        if scope == "managed" and data.get("allowManagedHooksOnly") is True:
+            out.append(Check(FAIL, "claude managed settings", f"{path} sets allowManagedHooksOnly",
+                             "tcg's hooks cannot run; tcg launch refuses to start claude"))
+        for event, matcher, command in other_tool_hooks(data):
+            out.append(Check(WARN, f"claude {scope} settings",
+                             f"another {event} hook on {matcher!r} ({command}) in {path}",
+                             "hooks run in parallel and the last reply wins: a hook that rewrites tool input or "
+                             "output can undo tcg's; remove it or make sure it never returns "
+                             "updatedInput/updatedToolOutput"))
+    if user_has_tcg:
+        out.append(Check(OK, "claude hooks", "tcg's hooks are installed in the user settings"))
+    else:
+        out.append(Check(WARN, "claude hooks", "not installed in the user settings (`tcg launch claude` wires "
+                         "them for its session)", "to cover `claude` started directly: tcg agents install claude"))
+    return out
+
+
+def check_sandbox(env: Env) -> list[Check]:
+    """Which layer an agent's commands get below the line policy (docs/policy.md, "The sandbox view")."""
+    from tcg.policy.load import load_policy
+    from tcg.sandbox import UNAVAILABLE_HINT, fail_mode, probe
+
+    try:
+        policy = load_policy(environ=env)
+    except PolicyError:
+        return [Check(WARN, "sandbox", "not checked: the policy does not load (see the policy check)")]
+    try:
+        layer, problem = probe(policy)
+    except Exception as exc:  # noqa: BLE001 - a broken check is a finding
+        return [Check(FAIL, "sandbox", f"cannot check the sandbox view ({type(exc).__name__})")]
+    if problem is None:
+        return [Check(OK, "sandbox", f"{layer}: agent commands run with secret stores covered and secret "
+                                     "variables removed")]
+    if layer == "none" and sys.platform == "win32":
+        return [Check(WARN, "sandbox", problem)]
+    if fail_mode(policy) == "warn":
+        return [Check(WARN, "sandbox", f"unavailable ({problem}); agent commands run with the line policy, a "
+                                       "scrubbed environment and masking only", UNAVAILABLE_HINT)]
+    return [Check(FAIL, "sandbox", f"unavailable ({problem}); agent commands are refused (sandbox-unavailable)",
+                  UNAVAILABLE_HINT)]
+
+
 def run_checks(env: Env | None = None) -> list[Check]:
     """Every check, in display order."""
     e: Env = os.environ if env is None else env
@@ -254,6 +331,8 @@ def run_checks(env: Env | None = None) -> list[Check]:
         lambda: check_key(paths),
         lambda: check_tools(e),
         lambda: check_hooks(e),
+        lambda: check_agent_hooks(e),
+        lambda: check_sandbox(e),
     ]
     out: list[Check] = []
     for step in steps:

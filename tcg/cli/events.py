@@ -49,7 +49,7 @@ def render(rec: dict[str, Any]) -> str:
         parts.append(f"{rec['decision']}:{rec.get('reason')}")
     if rec.get("rules"):
         parts.append("rules=" + ",".join(str(r) for r in rec["rules"]))
-    for key in ("command", "exit_code", "agent", "status", "counts"):
+    for key in ("command", "exit_code", "agent", "status", "counts", "txid", "channel"):
         if key in rec and rec[key] is not None:
             parts.append(f"{key}={json.dumps(rec[key])}")
     return "  ".join(parts)

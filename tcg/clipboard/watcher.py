@@ -274,6 +274,7 @@ class ClipboardWatcher:
 
         masker = masker_for(self.policy, "strict", hasher=self.hasher)
         end = inspection_end(load_detector(self.policy), data, self.cap, masker.window)
+        self._flag_inbound(data[:end])
         masked_head = masker.feed(data[:end]) + masker.flush()
         partial = end < len(data)
         content_h16 = None
@@ -320,6 +321,21 @@ class ClipboardWatcher:
             return WRITE_FAILED
         self.problems.clear("write:")
         return MASKED
+
+    def _flag_inbound(self, head: bytes) -> None:
+        """The inbound gate on copied text, flag only: a clipboard about to be pasted
+        into an agent that holds a prompt injection, hidden characters or an
+        expensive-script flood is recorded (``inbound_flagged``) and noted on
+        stderr. The content is never changed for it (docs/inbound.md)."""
+        from tcg.inbound.gate import check
+
+        outcome = check(head.decode("utf-8", "replace"), "clipboard", policy=self.policy,
+                        cut_budget=False)
+        if not outcome.flagged:
+            return
+        self._emit("inbound_flagged", **outcome.event_fields())
+        rules = ", ".join(sorted(outcome.rules)) or outcome.error or "?"
+        self.log(f"the copied text looks unsafe to paste into an agent ({outcome.reason()}: {rules})")
 
     def _landed(self, own: bytes, original: bytes) -> bool:
         """Wait until the write-back is what the clipboard holds.

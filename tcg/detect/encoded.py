@@ -30,7 +30,7 @@ _NOT_ALPHABET = re.compile(rb"[^A]").search
 _CONTROL = bytes(b for b in range(0x20) if b not in b"\t\n\r") + b"\x7f"
 
 
-def _printable(raw: bytes) -> bool:
+def printable(raw: bytes) -> bool:
     """Mostly text: at least PRINTABLE_SHARE of the decoded characters are neither
     U+FFFD (invalid UTF-8) nor ASCII control characters (tab/CR/LF are fine).
     Counted with C-level calls: a source file has ~4000 identifier-like runs per MB."""
@@ -44,7 +44,7 @@ def _printable(raw: bytes) -> bool:
 def decode_run(run: bytes) -> bytes | None:
     """Decode one base64/base64url run, or None if it is not text-like base64."""
     raw = decode_base64(run)
-    return raw if raw is not None and _printable(raw) else None
+    return raw if raw is not None and printable(raw) else None
 
 
 def decode_base64(run: bytes) -> bytes | None:

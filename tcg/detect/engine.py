@@ -227,13 +227,14 @@ class Detector:
             # The self-check compiles every rule's re (~0.3 s); skip it when the
             # authenticated memo says this exact file already passed it.
             digest = _file_digest(cache_file)
-            if not (self._memo and digest and self._memo.is_verified(cache_file.name, digest)):
+            name = cache_file.name if cache_file is not None else ""
+            if not (self._memo and digest and self._memo.is_verified(name, digest)):
                 if any(not c.rule.examples_match for c, _, _ in accepted):
                     raise NeedsExamplesError  # rules came from the memo: reload them whole
                 if self._hs_self_check(db, accepted):
                     loaded = None  # stale or tampered cache: rebuild (fail closed)
                 elif self._memo and digest:
-                    self._memo.mark_verified(cache_file.name, digest)
+                    self._memo.mark_verified(name, digest)
         if loaded is None:
             if any(not c.rule.examples_match for c in self._compiled):
                 raise NeedsExamplesError
@@ -289,9 +290,9 @@ class Detector:
                     except Exception:  # noqa: BLE001 - unreadable: rebuild
                         db = None
                 if db is None:
-                    exprs = [foldmod.keyword_precheck_bytes(k.decode("utf-8"))
-                             for c in self._fold for k in c.kws]
-                    exprs = [e for e in exprs if e is not None] or [rb"\x00(?!)"]
+                    pre = [foldmod.keyword_precheck_bytes(k.decode("utf-8"))
+                           for c in self._fold for k in c.kws]
+                    exprs = [e for e in pre if e is not None] or [rb"\x00(?!)"]
                     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
                     db.compile(expressions=exprs, ids=list(range(len(exprs))), flags=[0] * len(exprs))
                     derived.store(self, "fold-precheck", fp, {"hs_db": derived.dump_hs(db)})
@@ -511,6 +512,8 @@ class Detector:
             if gs >= 0:
                 vs, ve = gs + base, ge + base
         if not self._value_ok(c, data[vs:ve]):
+            return None
+        if c.rule.category == "pii" and not _in_text(data, s, e):
             return None
         if c.block_end is not None:
             end = c.block_end.search(data, ve)
@@ -761,8 +764,34 @@ def _hs_cache_store(path: Path | None, db: Any, accepted: list[tuple[_Compiled, 
         return
 
 
+# Bytes that occur in text next to an e-mail address or a phone number: printable ASCII,
+# tab/CR/LF, ESC and backspace (terminal output).
+_TEXT_BYTES = frozenset(range(0x20, 0x7F)) | frozenset(b"\t\n\r\x1b\x08")
+
+
+def _in_text(data: bytes, s: int, e: int) -> bool:
+    """The match ``data[s:e]`` (ASCII) sits in text, judged by the byte before it and the
+    two after it (the context the engine may look at, see CONTEXT): each is a text byte
+    or a UTF-8 sequence that can border ASCII there (a continuation byte ending a
+    character before it; a lead byte followed by a continuation after it). Random binary
+    fails this about 7 times in 8, so personal data is not "found" in images or archives,
+    where masking a lucky e-mail-shaped run would corrupt the bytes."""
+    if s > 0:
+        b = data[s - 1]
+        if b not in _TEXT_BYTES and not 0x80 <= b <= 0xBF:
+            return False
+    if e < len(data):
+        b = data[e]
+        if b in _TEXT_BYTES:
+            return True
+        if not 0xC2 <= b <= 0xF4:
+            return False
+        return e + 1 >= len(data) or 0x80 <= data[e + 1] <= 0xBF
+    return True
+
+
 def _all_starts(pat: re.Pattern[bytes], data: bytes) -> list[re.Match[bytes]]:
-    out = []
+    out: list[re.Match[bytes]] = []
     pos = 0
     while True:
         m = pat.search(data, pos)
@@ -874,7 +903,8 @@ def disabled_rules(policy: Policy | None) -> frozenset[str]:
 
 
 @lru_cache(maxsize=8)
-def _cached_detector(disabled: frozenset[str], engine: str) -> Detector:
+def _cached_detector(disabled: frozenset[str], engine: str,
+                     categories: frozenset[str] | None = None) -> Detector:
     from tcg.keyhash import load_or_create_key
     from tcg.paths import get_paths
 
@@ -888,19 +918,23 @@ def _cached_detector(disabled: frozenset[str], engine: str) -> Detector:
     files = builtin_rule_files()
     digest = hashlib.sha256(json.dumps(files).encode("utf-8", "surrogatepass")).hexdigest()
     remembered = memo.rules_for(digest)
+
+    def wanted(rules: list[Rule]) -> list[Rule]:
+        return [r for r in rules if r.id not in disabled
+                and (categories is None or r.category in categories)]
+
     detector = None
     if remembered is not None:
         try:
             rules = [_rule_from_memo(d) for d in remembered]
-            detector = Detector.from_rules([r for r in rules if r.id not in disabled],
-                                           engine=engine, cache_dir=cache_dir, memo=memo)
+            detector = Detector.from_rules(wanted(rules), engine=engine, cache_dir=cache_dir,
+                                           memo=memo)
         except (NeedsExamplesError, TypeError, ValueError, KeyError):
             detector = None
     if detector is None:
         full = load_rules(memo=memo)
         memo.store_rules(digest, [_rule_to_memo(r) for r in full])
-        detector = Detector.from_rules([r for r in full if r.id not in disabled],
-                                       engine=engine, cache_dir=cache_dir, memo=memo)
+        detector = Detector.from_rules(wanted(full), engine=engine, cache_dir=cache_dir, memo=memo)
     memo.save()
     return detector
 
@@ -924,10 +958,16 @@ def _rule_from_memo(d: dict[str, Any]) -> Rule:
     return Rule(**fields)
 
 
-def load_detector(policy: Policy | None = None, *, engine: str | None = None) -> Detector:
-    """The detector for the packaged rules minus the policy's ``detect.disabled_rules``.
+def load_detector(policy: Policy | None = None, *, engine: str | None = None,
+                  categories: Iterable[str] | None = None) -> Detector:
+    """The detector for the packaged rules minus the policy's ``detect.disabled_rules``
+    (and, with ``categories``, only the rules of those categories: a secret scan leaves
+    out the PII rules, the most expensive ones on source code).
 
-    Compiled once per process for each distinct (disabled set, engine): the
-    part of the policy fingerprint that matters to detection.
+    Built once per process for each distinct (disabled set, engine, categories): the part
+    of the policy that matters to detection. The compiled database and the parsed rules
+    come from the signed start-up cache (tcg.signed), so only the first call after an
+    install or a rule change pays for compiling.
     """
-    return _cached_detector(disabled_rules(policy), engine or default_engine())
+    cats = frozenset(categories) if categories is not None else None
+    return _cached_detector(disabled_rules(policy), engine or default_engine(), cats)

@@ -189,7 +189,19 @@ def _strip_leading_runs(items: list[Any]) -> list[Any]:
     suffix of the rule works. Leading runs like ``[A-Za-z0-9._%+-]{1,64}`` (the
     local part of an e-mail address) make hyperscan 5x slower; the literal that
     follows ("@") is what makes it fast.
+
+    A leading optional group of alternatives (``^[ >+-]{0,16}(?:export |path:line:|…){0,4}``,
+    the decorations tools put before an assignment) goes too, with the anchors and
+    class runs before it: ``re`` enforces it when it confirms the window, and
+    hyperscan refuses such a group as too large.
     """
+    lead = 0
+    while lead < len(items) and (str(items[lead][0]) == "AT" or _charish([items[lead]])
+                                 or _optional_group(items[lead])):
+        lead += 1
+    last = max((i for i in range(lead) if _optional_group(items[i])), default=-1)
+    if last >= 0:
+        items = items[last + 1:]
     for i, (op, _av) in enumerate(items):
         if str(op) == "LITERAL":
             if i == 0 or not _selective(items[i:]):
@@ -198,6 +210,12 @@ def _strip_leading_runs(items: list[Any]) -> list[Any]:
         if not _charish([(op, _av)]):
             return items
     return items
+
+
+def _optional_group(item: Any) -> bool:
+    """A repeat that may match nothing (``{0,n}``) of something more than one character."""
+    op, av = item
+    return str(op) in ("MAX_REPEAT", "MIN_REPEAT") and av[0] == 0 and not _charish(av[2])
 
 
 def _selective(items: list[Any]) -> bool:

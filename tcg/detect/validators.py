@@ -242,6 +242,84 @@ def iban(value: bytes) -> bool:
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1
 
 
+def _steps(low: bytes, lag: int) -> list[int]:
+    return [low[i] - low[i - lag] for i in range(lag, len(low))]
+
+
+def _sequential(value: bytes) -> bool:
+    """Mostly an alphabet or digit sequence, up or down, direct (``abcd``, ``9876``) or
+    interleaved with another one (``a1b2c3``): keyboard-made placeholders.
+
+    A step continues a sequence when the character is one above or below the one before
+    it, or the one two before. Three tests, each far out of reach of generated tokens:
+    half the steps lie in runs of 3+ such steps; a direct run of 8 (``…ABCDEFGHIJ…``);
+    or the share of such steps is 5 standard deviations above what random characters
+    from the value's own alphabet give (about 4/k for k distinct characters: hex values
+    continue a sequence far more often than base62 ones)."""
+    low = value.lower()
+    steps = len(low) - 1
+    if steps < 2:
+        return False
+    direct = _steps(low, 1)
+    interleaved = [0, *_steps(low, 2)]
+    hits = covered = run = best = direct_run = 0
+    for d1, d2 in zip(direct, interleaved, strict=True):
+        if d1 in (1, -1) or d2 in (1, -1):
+            hits += 1
+            run += 1
+        else:
+            covered += run if run >= 3 else 0
+            run = 0
+        direct_run = direct_run + 1 if d1 in (1, -1) else 0
+        best = max(best, direct_run)
+    covered += run if run >= 3 else 0
+    if covered * 2 >= steps or best >= 7:
+        return True
+    p = min(1.0, 4 / len(set(low)))
+    return hits / steps >= p + 5 * (p * (1 - p) / steps) ** 0.5
+
+
+def _periodic(value: bytes) -> bool:
+    """The value is one short unit repeated (``abcd1234abcd1234…``, ``xoxo…``)."""
+    n = len(value)
+    return any(value[: n - unit] == value[unit:] for unit in range(1, min(16, n // 2) + 1))
+
+
+_PADDING_RUN = re.compile(rb"([A-Za-z0-9])\1{5,}")
+_BLOCK_RUN = re.compile(rb"([A-Za-z0-9])\1{3}")
+
+
+def not_placeholder(value: bytes) -> bool:
+    """Not a typed stand-in: not one unit repeated, not mostly an alphabet or digit sequence,
+    not padded with a run of one character (``AP6xxxxxxxxxx``), not made of blocks of one
+    character (``…AAAABBBBCCCC…``). The heuristics detect-secrets and gitleaks apply to
+    generic matches; vendor rules with a fixed prefix do not need them."""
+    core = value.strip(b"=")
+    if not core or _periodic(core) or _sequential(core):
+        return False
+    run = _PADDING_RUN.search(core)
+    if run is not None and (run.end() - run.start()) * 3 >= len(core):
+        return False
+    # blocks of four like AAAABBBBCCCC: one in a generated token is rare, two never
+    return len(_BLOCK_RUN.findall(core)) < 2
+
+
+def token_like(value: bytes) -> bool:
+    """A generated-looking token: at least 8 characters and :func:`not_placeholder`."""
+    return len(value.strip(b"=")) >= 8 and not_placeholder(value)
+
+
+def discord_token(value: bytes) -> bool:
+    """Discord bot/user token: its first segment is the base64 of the account's numeric
+    snowflake id (17–20 digits); the rest is a timestamp and an HMAC."""
+    first = value.split(b".", 1)[0]
+    try:
+        raw = base64.b64decode(first + b"=" * (-len(first) % 4), altchars=b"-_", validate=True)
+    except (ValueError, binascii.Error):
+        return False
+    return raw.isdigit() and 17 <= len(raw) <= 20
+
+
 VALIDATORS: dict[str, Validator] = {
     "luhn": luhn,
     "iin": iin,
@@ -255,4 +333,7 @@ VALIDATORS: dict[str, Validator] = {
     "aws-key-id": aws_key_id,
     "e164": e164,
     "iban": iban,
+    "token-like": token_like,
+    "not-placeholder": not_placeholder,
+    "discord-token": discord_token,
 }

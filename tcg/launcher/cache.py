@@ -1,77 +1,89 @@
-"""The gate cache: one small file per repository, metadata only.
+"""The gate cache: one small signed file per repository, metadata only.
 
 Named by the keyed hash of the repository root; holds the latest result for
 (state key, policy fingerprint, scanner id). Only CACHE_FIELDS are ever written:
 keyed repo hash, agent name, scan status, counts of files, blobs and findings
 by rule, and the (keyed) lookup keys — never a path, never a value.
 
-The files are ``marshal`` data (a dict of str/int/bool), not JSON: the cache-hit
-launch reads them, and ``import json`` (with ``re``) costs more than the whole
-read. They live in tcg's private cache directory (0700, files 0600) and are
-validated field by field after loading; anything unexpected is a miss.
-
-The policy stamp (``launch-policy.stamp``) remembers the effective policy's
-fingerprint and the few values a launch needs, keyed by the identity of every
-policy layer's file (path, size, mtime_ns, inode) and of tcg's own policy code,
-so a cache-hit launch need not parse TOML. Any change to any layer file — or a
-layer appearing or disappearing — changes the stamp and forces a full load.
+The body is ``marshal`` data (a dict of str/int/bool), signed with the install
+key (tcg.signed): the cache dir is writable by anything running as the user,
+and a forged entry must neither pass the gate nor reach marshal, which is not
+hardened against malicious data. Entries are validated field by field after
+the MAC verifies; anything unexpected is a miss.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
+from typing import Any
 
-from tcg.launcher.fastpath import (
-    CACHE_FIELDS,
-    CACHE_SUFFIX,
-    CACHE_VERSION,
-    PRIVATE_TAG,
-    STAMP_FILE,
-    STAMP_VERSION,
-    cache_path,
-    load_cached,
-    load_stamp,
-    policy_stamp,
-)
+from tcg.paths import Paths
+from tcg.signed import read_signed, write_signed
 
-TYPE_CHECKING = False  # typing costs ~3 ms of import on the cache-hit path
-if TYPE_CHECKING:
-    from typing import Any
-
-__all__ = [
-    "CACHE_FIELDS", "CACHE_SUFFIX", "CACHE_VERSION", "PRIVATE_TAG", "STAMP_FILE", "STAMP_VERSION", "cache_path", "load_cached",
-    "load_stamp", "policy_stamp", "store_cached", "store_stamp", "write_private",
-]
+TAG = "launcher-cache/marshal"
+CACHE_VERSION = 2
+CACHE_SUFFIX = ".gate"
+CACHE_FIELDS = frozenset({
+    "v", "repo", "state", "policy", "scanner", "agent", "status", "complete",
+    "files", "blobs", "findings", "counts_by_rule", "scanned_at", "duration_ms",
+})
+CACHED_STATUSES = ("clean", "findings", "partial")  # errors are never cached: the next launch tries again
 
 
-def write_private(path: str | os.PathLike[str], data: bytes, key: bytes) -> None:
-    """Write ``path`` atomically, 0600 in a 0700 directory, signed with the install
-    key (load_marshal reads it back only when the MAC verifies). OSError on failure."""
-    from tcg.signed import write_signed
+def scan_cache_dir(paths: Paths) -> str:
+    return os.path.join(paths.cache_dir, "scan")
 
-    if not write_signed(path, key, PRIVATE_TAG, data):
-        raise OSError(f"cannot write {os.fspath(path)}")
+
+def cache_path(scan_cache: str | os.PathLike[str], repo_hash: str) -> str:
+    return os.path.join(os.fspath(scan_cache), repo_hash + CACHE_SUFFIX)
+
+
+def scanner_id() -> str:
+    """tcg's version and its rule files: a new rule set must not reuse an old 'clean'."""
+    import tcg
+    from tcg.digest import sha256_hex
+
+    parts = [tcg.__version__]
+    rules = os.path.join(os.path.dirname(os.path.abspath(tcg.__file__)), "detect", "rules")
+    try:
+        with os.scandir(rules) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        for entry in entries:
+            st = entry.stat()
+            parts.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
+    except OSError:
+        parts.append("rules-unreadable")
+    return sha256_hex("\0".join(parts).encode())[:16]
+
+
+def load_cached(path: str | os.PathLike[str], state: str, fingerprint: str, scanner: str,
+                key: bytes) -> dict[str, Any] | None:
+    """The cached entry when its MAC verifies and it matches all three keys; None otherwise."""
+    body = read_signed(path, key, TAG)
+    if body is None:
+        return None
+    try:
+        entry = marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if type(entry) is not dict or entry.get("v") != CACHE_VERSION:
+        return None
+    if (entry.get("state"), entry.get("policy"), entry.get("scanner")) != (state, fingerprint, scanner):
+        return None
+    if entry.get("status") not in CACHED_STATUSES:
+        return None
+    counts = entry.get("counts_by_rule")
+    if type(counts) is not dict or not all(type(k) is str and type(v) is int for k, v in counts.items()):
+        return None
+    if not all(type(entry.get(k, 0)) is int for k in ("files", "blobs")):
+        return None
+    return entry
 
 
 def store_cached(path: str | os.PathLike[str], entry: dict[str, Any], key: bytes) -> None:
-    """Write the entry atomically (0600 in a 0700 dir). Only CACHE_FIELDS are kept."""
-    import marshal
-
+    """Write the entry atomically (0600 in a 0700 dir), signed. Only CACHE_FIELDS are kept.
+    OSError when it cannot be written."""
     clean = {k: v for k, v in entry.items() if k in CACHE_FIELDS}
-    write_private(path, marshal.dumps(clean), key)
-
-
-def store_stamp(cache_dir: str | os.PathLike[str], stamp: str, policy: Any, key: bytes) -> None:
-    import marshal
-
-    entry = {
-        "v": STAMP_VERSION,
-        "stamp": stamp,
-        "fingerprint": str(policy.fingerprint),
-        "snapshot": str(policy.snapshot_id),
-        "known": sorted(str(a) for a in policy.get("agents.known", []) or []),
-    }
-    try:
-        write_private(os.path.join(os.fspath(cache_dir), STAMP_FILE), marshal.dumps(entry), key)
-    except OSError:
-        pass
+    if not write_signed(path, key, TAG, marshal.dumps(clean)):
+        raise OSError(f"cannot write {os.fspath(path)}")

@@ -1,37 +1,30 @@
 """`tcg launch [--accept-findings] AGENT [ARG…]`: the whole launch, without click.
 
-Order: known agent? → binary on PATH? → gate (repo scan, cached) → decision →
-wiring → one ``launch_gate`` event → exec. Every exit path records its event.
-Parsing is by hand (options only before AGENT; everything after AGENT is the
-agent's own, untouched) so a launch imports neither click nor the scanner
-unless it scans. A cache hit never gets here: tcg.launcher.fastpath handles it
-and hands everything else to ``launch(..., fast=False)``.
+One path, every time: policy (through its signed snapshot) → known agent →
+binary on PATH (tcg.launcher.resolve) → gate (tcg.launcher.gate: state key with
+git, cache, scan on a miss) → decision → wiring (tcg.launcher.wiring) → one
+``launch_gate`` event → exec (tcg.launcher.exec). Every exit path records its
+event. Parsing is by hand (options only before AGENT; everything after AGENT
+is the agent's own, untouched) so a launch imports neither click nor the
+scanner unless it scans.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
+from typing import Any
 
-from tcg.launcher import fastpath
-from tcg.launcher.fastpath import (
-    EXIT_NOT_FOUND,
-    EXIT_REFUSED,
-    EXIT_USAGE,
-    USAGE,
-    fast_launch,
-    parse_args,
-)
+from tcg.errors import ExitCode, PolicyError, TcgError, run_with_error_handler
+from tcg.events import EventLog, actor_from_env, new_session_id
+from tcg.launcher.exec import exec_agent
+from tcg.launcher.resolve import interpreter, resolve_agent
+from tcg.paths import get_paths
+from tcg.policy.load import Policy, load_policy
+from tcg.policy.model import Decision
 
-TYPE_CHECKING = False  # typing costs ~3 ms of import
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Any
-
-__all__ = ["EXIT_NOT_FOUND", "EXIT_REFUSED", "EXIT_USAGE", "USAGE", "fast_launch", "launch", "launch_main",
-           "parse_args"]
-
-launch_main = fastpath.main  # `tcg launch` (tcg/__main__.py, tcg.cli) starts there: cache-hit path first
+USAGE = "usage: tcg launch [--accept-findings] AGENT [ARG…]\n"
 
 STATUS_REASON = {
     "findings": ("repo-findings", "launch.on-findings"),
@@ -40,9 +33,58 @@ STATUS_REASON = {
 }
 
 
-def _emit(policy: Any, session: str, actor: str, decision: str, reason: str, rules: list[str],
-          **fields: Any) -> None:
-    fastpath.emit(policy.ref() if policy is not None else None, session, actor, decision, reason, rules, **fields)
+def parse_args(argv: list[str]) -> tuple[bool, str, list[str]]:
+    """(accept_findings, agent, agent_args). Raises ValueError on bad usage."""
+    accept = False
+    args = list(argv)
+    while args and args[0].startswith("-"):
+        opt = args.pop(0)
+        if opt == "--":
+            break
+        if opt == "--accept-findings":
+            accept = True
+        else:
+            raise ValueError(f"unknown option {opt!r} (options go before AGENT; the agent's own go after it)")
+    if not args:
+        raise ValueError("missing AGENT")
+    return accept, args[0], args[1:]
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of `tcg launch` (``python -m tcg launch …`` and the `tcg` script come here).
+
+    Exit: the agent's own (exec); 126 refused — also for an unexpected error,
+    which must never read as the agent's success; 127 agent not found; 2 usage.
+    """
+    try:
+        accept, agent, agent_args = parse_args(argv)
+    except ValueError as exc:
+        sys.stderr.write(f"tcg launch: {exc}\n{USAGE}")
+        return ExitCode.BLOCKED_CHECK
+
+    def run() -> int:
+        try:
+            return launch(agent, agent_args, accept_findings=accept)
+        except TcgError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - fail closed: an internal error refuses the launch
+            raise TcgError(f"launch of {agent} refused: internal error ({type(exc).__name__})",
+                           hint="rerun with TCG_DEBUG=1 for a traceback and report it",
+                           exit_code=ExitCode.BLOCKED) from exc
+
+    return run_with_error_handler(run, prog="tcg")
+
+
+def emit(policy: Policy | None, session: str, actor: str, decision: str, reason: str, rules: list[str],
+         **fields: Any) -> None:
+    """One ``launch_gate`` event; a failure to record it is said once, the decision stands."""
+    try:
+        EventLog().emit(
+            "launch_gate", surface="launch", actor=actor, decision=decision, reason=reason, rules=rules,
+            policy=policy.ref() if policy is not None else None, session=session, **fields,
+        )
+    except (TcgError, OSError) as exc:
+        sys.stderr.write(f"tcg: warning: the launch decision was not recorded: {getattr(exc, 'message', exc)}\n")
 
 
 def _refuse(message: str, hint: str | None = None) -> None:
@@ -51,6 +93,7 @@ def _refuse(message: str, hint: str | None = None) -> None:
 
 
 def _confirm(question: str) -> bool:
+    """Ask on the controlling terminal (never stdin: an agent may own it)."""
     try:
         fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:
@@ -80,93 +123,71 @@ def _findings_summary(agent: str, gate: Any, root_display: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _decide(gate: Any, policy: Policy, actor: str, agent: str, accept_findings: bool) -> tuple[Decision, str, bool]:
+    """(decision, reason, accepted) for a gate result."""
+    if gate.status == "none":
+        return Decision.ALLOW, "no-repository", False
+    if gate.status == "clean":
+        return Decision.ALLOW, "allowed", False
+    reason, key = STATUS_REASON.get(gate.status, STATUS_REASON["error"])
+    value = policy.get(key)
+    decision = Decision.parse(value) if isinstance(value, str) else Decision.BLOCK
+    if decision in (Decision.ASK, Decision.BLOCK) and accept_findings and gate.status in ("findings", "partial"):
+        return Decision.ALLOW, "findings-accepted", True
+    if decision == Decision.ASK:
+        question = f"the repository scan says {gate.status} ({gate.findings} finding(s)); launch {agent} anyway?"
+        allowed = actor == "human" and _confirm(question)
+        return (Decision.ALLOW if allowed else Decision.BLOCK), reason, allowed
+    return decision, reason, False
+
+
 def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
-           env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None,
-           fast: bool = True) -> int:
+           env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None) -> int:
     """Gate, wire and exec ``agent``. Returns only when the agent does not start (or on Windows)."""
     environ = dict(os.environ if env is None else env)
     here = os.fspath(cwd) if cwd is not None else os.getcwd()
-    if fast and not accept_findings:
-        done = fast_launch(agent, agent_args, environ, here)
-        if done is not None:
-            return done
-
-    from tcg.errors import PolicyError, TcgError
-    from tcg.events import new_session_id
-    from tcg.launcher import cache
-    from tcg.paths import get_paths
-    from tcg.policy.load import load_policy
-
     session = new_session_id()
-    actor = fastpath.actor(environ)
+    actor = actor_from_env(environ)
     base: dict[str, Any] = {"agent": agent}
     paths = get_paths(environ)
-    # Stamped before loading: a layer edited meanwhile then misses next time, never hits stale.
-    stamp = None if environ.get("TCG_POLICY") else cache.policy_stamp(here, paths.policy_path)
 
     try:
-        policy = load_policy(cwd=here, environ=environ)
+        policy = load_policy(cwd=here, paths=paths, environ=environ)
     except PolicyError as exc:
-        _emit(None, session, actor, "block", "policy-invalid", [], **base, exit_code=EXIT_REFUSED)
+        emit(None, session, actor, "block", "policy-invalid", [], **base, exit_code=ExitCode.BLOCKED)
         _refuse(f"launch of {agent} refused: the policy is invalid: {exc.message}",
                 exc.hint or "run `tcg policy check` and fix the file and line it names")
-        return EXIT_REFUSED
-
-    if stamp is not None:
-        from tcg.keyhash import load_or_create_key
-
-        try:
-            cache.store_stamp(paths.cache_dir, stamp, policy, load_or_create_key(paths))
-        except TcgError:
-            pass  # no key, no stamp: the next launch takes the full path again
+        return ExitCode.BLOCKED
 
     known = [str(a) for a in policy.get("agents.known", []) or []]
     if agent not in known:
-        _emit(policy, session, actor, "block", "unknown-agent", [], **base, exit_code=EXIT_REFUSED)
+        emit(policy, session, actor, "block", "unknown-agent", [], **base, exit_code=ExitCode.BLOCKED)
         _refuse(f"{agent!r} is not a known agent (known: {', '.join(sorted(known))})",
                 "add it to agents.known in your policy (`tcg policy path`), or run it directly")
-        return EXIT_REFUSED
+        return ExitCode.BLOCKED
 
-    path = fastpath.resolve_agent(agent, environ.get("PATH"))
+    path = resolve_agent(agent, environ.get("PATH"))
     if path is None:
-        _emit(policy, session, actor, "block", "agent-not-found", [], **base, exit_code=EXIT_NOT_FOUND)
+        emit(policy, session, actor, "block", "agent-not-found", [], **base, exit_code=ExitCode.NOT_FOUND)
         _refuse(f"{agent}: command not found on PATH", f"install {agent}, or fix PATH")
-        return EXIT_NOT_FOUND
+        return ExitCode.NOT_FOUND
 
     if accept_findings and actor == "agent":
-        _emit(policy, session, actor, "block", "findings-accepted", [], **base, exit_code=EXIT_REFUSED,
-              accepted=False)
-        _refuse("--accept-findings is a human decision; an agent cannot take it",
-                "ask the user to launch the agent")
-        return EXIT_REFUSED
+        emit(policy, session, actor, "block", "findings-accepted", [], **base, exit_code=ExitCode.BLOCKED,
+             accepted=False)
+        _refuse("--accept-findings is a human decision; an agent cannot take it", "ask the user to launch the agent")
+        return ExitCode.BLOCKED
 
     from tcg.launcher.gate import run_gate
 
     gate = run_gate(agent, here, policy, paths=paths, progress=sys.stderr.isatty())
     fields = {**base, **gate.fields()}
     rules = sorted(gate.counts_by_rule)
-
-    from tcg.policy.model import Decision
-
-    accepted = False
-    if gate.status == "none":
-        decision, reason = Decision.ALLOW, "no-repository"
-    elif gate.status == "clean":
-        decision, reason = Decision.ALLOW, "allowed"
-    else:
-        reason, key = STATUS_REASON.get(gate.status, STATUS_REASON["error"])
-        value = policy.get(key)
-        decision = Decision.parse(value) if isinstance(value, str) else Decision.BLOCK
-        if decision in (Decision.ASK, Decision.BLOCK) and accept_findings and gate.status in ("findings", "partial"):
-            decision, reason, accepted = Decision.ALLOW, "findings-accepted", True
-        elif decision == Decision.ASK:
-            question = f"the repository scan says {gate.status} ({gate.findings} finding(s)); launch {agent} anyway?"
-            decision = Decision.ALLOW if (actor == "human" and _confirm(question)) else Decision.BLOCK
-            accepted = decision == Decision.ALLOW
+    decision, reason, accepted = _decide(gate, policy, actor, agent, accept_findings)
 
     root_display = gate.root or here
     if decision == Decision.BLOCK:
-        _emit(policy, session, actor, "block", reason, rules, **fields, accepted=False, exit_code=EXIT_REFUSED)
+        emit(policy, session, actor, "block", reason, rules, **fields, accepted=False, exit_code=ExitCode.BLOCKED)
         if gate.status == "findings":
             sys.stderr.write(_findings_summary(agent, gate, root_display))
         elif gate.status == "partial":
@@ -175,20 +196,40 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
         else:
             _refuse(f"launch of {agent} refused: the repository scan failed ({gate.error or 'unknown error'})",
                     f"see why with `tcg scan --history {root_display}`; launch.on-error in your policy decides this")
-        return EXIT_REFUSED
+        return ExitCode.BLOCKED
 
-    from tcg.launcher.wiring import WiringError, agent_env
+    from tcg.launcher.wiring import (
+        SANDBOXED_AGENTS,
+        UnmediatedError,
+        WiringError,
+        warm_station_caches,
+        wire,
+    )
 
     try:
-        child_env, wired = agent_env(agent, session, environ, fastpath.interpreter(), paths)
+        try:
+            wiring = wire(agent, session, environ, agent_args, interpreter(), paths, cwd=here)
+        except UnmediatedError as exc:
+            value = policy.get("launch.on-unmediated")
+            allowed = Decision.parse(value) if isinstance(value, str) else Decision.BLOCK
+            if allowed == Decision.ASK:
+                allowed = Decision.ALLOW if actor == "human" and _confirm(f"{exc.message}; launch anyway?") \
+                    else Decision.BLOCK
+            if allowed == Decision.BLOCK:
+                emit(policy, session, actor, "block", "agent-unmediated", rules, **fields, exit_code=ExitCode.BLOCKED)
+                _refuse(f"launch of {agent} refused: {exc.message}", exc.hint)
+                return ExitCode.BLOCKED
+            sys.stderr.write(f"tcg: warning: {exc.message} (launch.on-unmediated allows it)\n")
+            wiring = wire(agent, session, environ, agent_args, interpreter(), paths, cwd=here, unmediated_ok=True)
     except WiringError as exc:
-        _emit(policy, session, actor, "block", "internal-error", rules, **fields, exit_code=EXIT_REFUSED)
+        emit(policy, session, actor, "block", "internal-error", rules, **fields, exit_code=ExitCode.BLOCKED)
         _refuse(f"launch of {agent} refused: {exc.message}", exc.hint)
-        return EXIT_REFUSED
+        return ExitCode.BLOCKED
 
-    _emit(policy, session, actor, decision.value, reason, rules, **fields, accepted=accepted, wired=wired,
-          exit_code=None)
+    if agent in SANDBOXED_AGENTS:
+        warm_station_caches(policy, paths)
+    emit(policy, session, actor, decision.value, reason, rules, **fields, accepted=accepted, wired=wiring.wired,
+         exit_code=None)
     if accepted:
         sys.stderr.write(f"tcg: launching {agent} despite {gate.findings} finding(s) (recorded)\n")
-
-    return fastpath.exec_agent(path, [agent, *agent_args], child_env)
+    return exec_agent(path, [agent, *wiring.args], wiring.env)

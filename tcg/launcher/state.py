@@ -7,32 +7,25 @@ Material (docs/agents.md "Cache"):
   each staged entry with its index object id);
 - the working tree: every modified tracked and untracked-not-ignored path, with
   the bytes of each such file hashed — content, not mtime, so an edit that adds
-  a secret changes the key even within the same clock tick;
-- the scanner itself (tcg version and the rule files), since new rules can
-  find what old ones did not.
-The git commands run concurrently and read-only (``--no-optional-locks``: the
-gate never rewrites the index). The digest is keyed (HMAC, per-install key):
-it covers file contents, so it must not be a plain hash of them.
-
-A cache-hit launch usually runs none of this: tcg.launcher.witness remembers
-the stat data of everything the key depends on and reuses the key while all of
-it is unchanged. ``repo_state`` also returns what the witness needs (the
-tracked files, the ignored directories, the git dir).
+  a secret changes the key even within the same clock tick.
+The scanner's own identity is part of the cache key, not of this material
+(tcg.launcher.cache.scanner_id). The git commands run concurrently and
+read-only (``--no-optional-locks``: the gate never rewrites the index). The
+digest is keyed by the caller (HMAC, per-install key): it covers file
+contents, so it must not be stored as a plain hash of them.
 """
 
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Iterator
 
+from tcg.digest import sha256
 from tcg.errors import TcgError
-from tcg.launcher.fastpath import scanner_id
+from tcg.gitenv import git_env as scanner_git_env
 
-TYPE_CHECKING = False  # typing costs ~3 ms of import on the cache-hit path
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-__all__ = ["HASH_LIMIT", "RepoState", "StateError", "find_repo", "git_env", "repo_state", "scanner_id",
-           "split_ignored", "state_material"]
+__all__ = ["HASH_LIMIT", "RepoState", "StateError", "find_repo", "git_env", "repo_state", "state_material"]
 
 # Files larger than this are keyed by (size, mtime_ns) instead of content: the
 # scanner skips them anyway (scan.max-blob-bytes), so their bytes cannot
@@ -46,19 +39,9 @@ class StateError(TcgError):
 
 
 def git_env() -> dict[str, str]:
-    """Read-only, program-free git, as the scanner runs it (tcg.scan.gitobjects.git_env):
-    no inherited repo overrides, no fsmonitor hook (a repository's config could name
-    a program), C locale, no prompt — plus no optional locks (never rewrite the index).
-    Kept here without importing the scanner: the cache-hit path must stay light."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
-           and not k.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["LC_ALL"] = "C"
-    env.setdefault("GIT_CONFIG_NOSYSTEM", "1")
-    env["GIT_CONFIG_COUNT"] = "1"
-    env["GIT_CONFIG_KEY_0"] = "core.fsmonitor"
-    env["GIT_CONFIG_VALUE_0"] = "false"
+    """The scanner's read-only, program-free git environment (tcg.gitenv), plus no
+    optional locks: the gate never rewrites the index."""
+    env = scanner_git_env()
     env["GIT_OPTIONAL_LOCKS"] = "0"
     return env
 
@@ -98,19 +81,15 @@ def find_repo(cwd: str | os.PathLike[str]) -> str | None:
 
 
 def _hash_file(h, path: str) -> None:  # noqa: ANN001 - a sha256 object
-    from tcg.digest import sha256
-
     try:
         st = os.lstat(path)
     except OSError:
         h.update(b"missing\0")
         return
-    import stat as _stat
-
-    if _stat.S_ISLNK(st.st_mode):
+    if stat.S_ISLNK(st.st_mode):
         h.update(b"link\0" + os.fsencode(os.readlink(path)) + b"\0")
         return
-    if not _stat.S_ISREG(st.st_mode):
+    if not stat.S_ISREG(st.st_mode):
         h.update(b"other\0")
         return
     if st.st_size > HASH_LIMIT:
@@ -127,24 +106,15 @@ def _hash_file(h, path: str) -> None:  # noqa: ANN001 - a sha256 object
     h.update(b"file\0" + fh.digest())
 
 
-def _records(out: bytes) -> Iterable[tuple[bytes, list[bytes]]]:
-    """(record, extra records) from ``status --porcelain=v2 -z`` (a rename's origin is an extra record)."""
-    records = out.split(b"\0")
-    i = 0
-    while i < len(records):
-        rec = records[i]
-        i += 1
-        if rec[:1] == b"2":
-            yield rec, records[i:i + 1]
-            i += 1
-        elif rec:
-            yield rec, []
-
-
 def _status_paths(out: bytes) -> list[bytes]:
-    """Work-tree paths whose bytes the key must cover, from ``status --porcelain=v2 -z``."""
+    """Work-tree paths whose bytes the key must cover, from ``status --porcelain=v2 -z``.
+
+    A rename's origin is an extra NUL-separated record after a ``2`` record (not
+    produced with ``--no-renames``, skipped all the same).
+    """
     paths = []
-    for rec, _ in _records(out):
+    records: Iterator[bytes] = iter(out.split(b"\0"))
+    for rec in records:
         kind = rec[:1]
         if kind == b"?":
             paths.append(rec[2:])
@@ -157,6 +127,7 @@ def _status_paths(out: bytes) -> list[bytes]:
             fields = rec.split(b" ", 9)
             if len(fields) == 10 and fields[1][1:2] != b".":
                 paths.append(fields[9])
+            next(records, None)
         elif kind == b"u":
             fields = rec.split(b" ", 10)
             if len(fields) == 11:
@@ -164,38 +135,13 @@ def _status_paths(out: bytes) -> list[bytes]:
     return paths
 
 
-def split_ignored(out: bytes) -> tuple[bytes, list[bytes], list[bytes]]:
-    """(status without ``!`` records, untracked paths, ignored paths) of ``status --ignored=matching``.
-
-    Ignored files never count for the key (the scanner does not read them), so
-    the key is computed from the output without them, byte for byte what plain
-    ``git status`` prints.
-    """
-    kept: list[bytes] = []
-    untracked: list[bytes] = []
-    ignored: list[bytes] = []
-    for rec, extra in _records(out):
-        if rec[:2] == b"! ":
-            ignored.append(rec[2:])
-            continue
-        if rec[:2] == b"? ":
-            untracked.append(rec[2:])
-        kept.append(rec)
-        kept.extend(extra)
-    return b"".join(r + b"\0" for r in kept), untracked, ignored
-
-
 _REFS = ("for-each-ref", "--format=%(objectname) %(refname)")
 _STATUS = ("--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
            "--no-renames", "--ignore-submodules=none")
-_TOP = ("rev-parse", "--show-toplevel", "--absolute-git-dir")
-_LS_FILES = ("ls-files", "-z", "--stage")
-_EXCLUDES = ("config", "-z", "--path", "--get", "core.excludesFile")
+_TOP = ("rev-parse", "--show-toplevel")
 
 
 def _digest(root: str, refs_out: bytes, status_out: bytes) -> bytes:
-    from tcg.digest import sha256
-
     h = sha256()
     h.update(b"refs\0" + refs_out + b"\0status\0" + status_out + b"\0files\0")
     for rel in sorted(_status_paths(status_out)):
@@ -207,10 +153,10 @@ def _digest(root: str, refs_out: bytes, status_out: bytes) -> bytes:
 def _run_all(where: str, commands: list[tuple[str, ...]], env: dict[str, str]) -> list[tuple[int, bytes]]:
     """Run git commands concurrently: [(exit status, stdout)], stdin/stderr on /dev/null.
 
-    posix_spawn and raw pipes instead of subprocess: subprocess (with selectors,
-    threading, signal) costs more to import than the git commands cost to run.
-    Reading the pipes one after the other cannot deadlock: the commands do not
-    depend on each other, so each one finishes.
+    os.posix_spawnp and pipes where the platform has them (subprocess costs
+    ~10 ms of imports, more than the git commands take to run); subprocess
+    elsewhere. Reading the pipes one after the other cannot deadlock: the
+    commands do not depend on each other, so each one finishes.
     """
     if not hasattr(os, "posix_spawnp"):  # pragma: no cover - Windows
         import subprocess
@@ -266,53 +212,37 @@ def state_material(root: str | os.PathLike[str]) -> bytes:
 
 
 class RepoState:
-    """What one pass of git said about a repository: the key material and what a witness needs."""
+    """What git said about a repository: its work-tree root and the key material."""
 
-    __slots__ = ("excludes_file", "git_dir", "ignored", "material", "root", "started_ns", "tracked", "untracked")
+    __slots__ = ("material", "root")
 
-    def __init__(self, root: str, material: bytes, *, git_dir: str, started_ns: int, tracked: bytes,
-                 untracked: list[bytes], ignored: list[bytes], excludes_file: str | None):
+    def __init__(self, root: str, material: bytes):
         self.root = root
         self.material = material
-        self.git_dir = git_dir
-        self.started_ns = started_ns  # wall clock before git ran: later changes count as racy
-        self.tracked = tracked  # `ls-files -z --stage` output
-        self.untracked = untracked
-        self.ignored = ignored
-        self.excludes_file = excludes_file
 
 
 def repo_state(cwd: str | os.PathLike[str]) -> RepoState | None:
     """The state of the repository holding ``cwd``, or None outside one.
 
-    The git commands run concurrently (porcelain paths are relative to the
-    root, so the root is only needed for hashing, after all of them finish).
+    The three git commands run concurrently (porcelain paths are relative to
+    the root, so the root is only needed for hashing, after all of them finish).
+    A repository git cannot read (broken HEAD, dubious ownership) raises
+    StateError: it must not pass as "nothing to scan" (fail closed).
     """
-    import time
-
     cwd = os.fspath(cwd)
-    started = time.time_ns()
-    status_cmd = (*_STATUS, "--ignored=matching")
     try:
-        results = _run_all(cwd, [_TOP, _REFS, status_cmd, _LS_FILES, _EXCLUDES], git_env())
+        results = _run_all(cwd, [_TOP, _REFS, _STATUS], git_env())
     except FileNotFoundError:
         find_repo(cwd)  # no git: raises StateError when a repository is there after all
         return None
-    (rc0, top_out), (rc1, refs_out), (rc2, status_out), (rc3, ls_out), (_, excludes_out) = results
+    (rc0, top_out), (rc1, refs_out), (rc2, status_out) = results
     if rc0 != 0:
-        # Not a repository — or one git cannot read (broken HEAD, dubious ownership):
-        # that must not pass as "nothing to scan" (fail closed).
         d = _dot_git_above(os.path.realpath(cwd))
         if d is not None:
             raise StateError(f"git cannot read the repository at {d}", hint=f"check it with `git -C {d} status`")
         return None
-    lines = top_out.rstrip(b"\n").split(b"\n")
-    root = os.fsdecode(lines[0])
-    if rc1 != 0 or rc2 != 0 or rc3 != 0 or not root or len(lines) != 2:
+    root = os.fsdecode(top_out.rstrip(b"\n"))
+    if rc1 != 0 or rc2 != 0 or not root or "\n" in root:
         raise StateError(f"git cannot read the repository state of {root}",
                          hint=f"check it with `git -C {root} status`")
-    status_out, untracked, ignored = split_ignored(status_out)
-    excludes = os.fsdecode(excludes_out.rstrip(b"\0\n")) or None
-    return RepoState(root, _digest(root, refs_out, status_out), git_dir=os.fsdecode(lines[1]),
-                     started_ns=started, tracked=ls_out, untracked=untracked, ignored=ignored,
-                     excludes_file=excludes)
+    return RepoState(root, _digest(root, refs_out, status_out))

@@ -8,14 +8,18 @@ is left alone. Object keys are masked too.
 
 Per string (as UTF-8 bytes):
 1. a string that *is* base64 (``blob``/``data`` fields: images, resources) is
-   decoded whole — any length, binary too — and scanned (with the engine's own
-   nested base64 pass); a hit replaces it with the base64 of the placeholder,
-   so the field stays decodable;
+   decoded whole, any length. Decoded text is scanned for secrets and personal data
+   (with the engine's own nested base64 pass); decoded binary, and the content of a
+   media item (``mimeType`` ``image/*``, ``audio/*``, ``video/*``), only for secrets:
+   an e-mail-shaped run of random bytes in a PNG is not personal data, and replacing
+   the image would break it. A hit replaces the field with the base64 of the
+   placeholder, so it stays decodable; otherwise the field is returned untouched;
 2. every maximal base64/base64url run of >= MIN_RUN characters inside text is
    decoded (short runs must decode to mostly printable text, as in the
    engine's tcg.detect.encoded; runs longer than the engine's MAX_RUN are
-   decoded whatever they hold) and a run hiding a secret/PII is replaced as a
-   whole by the placeholder;
+   decoded whatever they hold, with the same text/binary rule as 1) and a run
+   hiding a secret (or, in text, personal data) is replaced as a whole by the
+   placeholder;
 3. the engine's findings on the rest are replaced by the masker's placeholders
    (``<SECRET:rule-id:h8>``, h8 of the same value bytes), identical to every
    other surface. Strings with ANSI/backspace/CR rewrites or a private-key
@@ -29,10 +33,11 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tcg.detect.encoded import MAX_RUN, MIN_RUN, decode_base64, decode_run
+from tcg.detect.encoded import MAX_RUN, MIN_RUN, decode_base64, decode_run, printable
 from tcg.mask.masker import MASKED_CATEGORIES, Masker, placeholder
 from tcg.mcp.check_request import iter_strings
 
@@ -42,6 +47,9 @@ if TYPE_CHECKING:
     from tcg.mcp.framing import RawFacts
 
 ENVELOPE = frozenset({"jsonrpc", "id", "method"})
+MEDIA_TYPES = ("image/", "audio/", "video/")
+_MEDIA_FIELDS = frozenset({"data", "blob"})
+_SECRETS_ONLY: Container[str] = frozenset({"secret"})
 _ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
 _RUN_MAP = bytes(0x61 if i in _ALPHABET else 0x20 for i in range(256))  # alphabet → "a", rest → " "
 _RUN_NEEDLE = b"a" * MIN_RUN
@@ -99,38 +107,55 @@ class ResponseMasker:
 
     # ------------------------------------------------------------ strings
 
-    def _hit(self, raw: bytes, nested: bool) -> tuple[str, str] | None:
+    def _hit(self, raw: bytes, nested: bool, categories: Container[str] = MASKED_CATEGORIES
+             ) -> tuple[str, str] | None:
         """(rule_id, category) of the secret (preferred) or PII in decoded bytes."""
-        found = [f for f in self.detector.find_bytes(raw, decode=nested) if f.category in MASKED_CATEGORIES]
+        found = [f for f in self.detector.find_bytes(raw, decode=nested) if f.category in categories]
         if not found:
             return None
         best = min(found, key=lambda f: (f.category != "secret", f.start))
         return best.rule_id, best.category
 
+    def _decoded_hit(self, raw: bytes, media: bool) -> tuple[str, str] | None:
+        """What a decoded base64 payload hides: text is scanned like any text (nested base64
+        included); binary, and any media payload, only for secrets."""
+        if media or not printable(raw):
+            return self._hit(raw, nested=False, categories=_SECRETS_ONLY)
+        return self._hit(raw, nested=True)
+
     def _placeholder(self, hit: tuple[str, str], value: bytes, stats: MaskStats) -> bytes:
         stats.add(hit[0])
         return placeholder(hit[1], hit[0], self.hasher.h8(value))
 
-    def _whole_blob(self, data: bytes, stats: MaskStats) -> bytes | None:
+    def _whole_blob(self, data: bytes, stats: MaskStats, media: bool
+                    ) -> tuple[bytes | None, Container[str]]:
+        """(the field with its decoded content masked, or None; the categories the rest
+        of the passes look for). A field that decodes to binary, or is a media payload,
+        is an encoding of bytes, not text: personal data cannot be read off its base64
+        characters, so the other passes then look for secrets only (the field itself may
+        be a token, ghp_…)."""
         raw = decode_blob(data)
-        hit = self._hit(raw, nested=True) if raw else None
+        if raw is None:
+            return None, MASKED_CATEGORIES
+        hit = self._decoded_hit(raw, media) if raw else None
         if hit is None:
-            return None
+            return None, _SECRETS_ONLY if media or not printable(raw) else MASKED_CATEGORIES
         ph = self._placeholder(hit, data, stats)
         url = b"-" in data or b"_" in data
-        return base64.urlsafe_b64encode(ph) if url else base64.b64encode(ph)
+        return (base64.urlsafe_b64encode(ph) if url else base64.b64encode(ph)), MASKED_CATEGORIES
 
-    def _mask_runs(self, data: bytes, stats: MaskStats) -> bytes:
+    def _mask_runs(self, data: bytes, stats: MaskStats,
+                   categories: Container[str] = MASKED_CATEGORIES) -> bytes:
         out = bytearray()
         pos = 0
         for s, e in base64_runs(data):
             run = data[s:e]
             if e - s > MAX_RUN:
                 raw = decode_blob(run)
-                hit = self._hit(raw, nested=True) if raw else None
+                hit = self._decoded_hit(raw, media=categories is _SECRETS_ONLY) if raw else None
             else:
                 raw = decode_run(run)
-                hit = self._hit(raw, nested=False) if raw else None
+                hit = self._hit(raw, nested=False, categories=categories) if raw else None
             if hit is None:
                 continue
             out += data[pos:s]
@@ -141,21 +166,24 @@ class ResponseMasker:
         out += data[pos:]
         return bytes(out)
 
-    def mask_bytes(self, data: bytes, stats: MaskStats) -> bytes:
-        """Mask one string's UTF-8 bytes (see the module doc for the passes)."""
+    def mask_bytes(self, data: bytes, stats: MaskStats, *, media: bool = False) -> bytes:
+        """Mask one string's UTF-8 bytes (see the module doc for the passes). ``media``:
+        the ``data``/``blob`` field of an image, audio or video item."""
+        categories: Container[str] = MASKED_CATEGORIES
         if len(data) >= MIN_RUN and _WHOLE_BLOB.fullmatch(data):
-            whole = self._whole_blob(data, stats)
+            whole, categories = self._whole_blob(data, stats, media)
             if whole is not None:
                 return whole
-        data = self._mask_runs(data, stats)
-        if any(t in data for t in _MASKER_TRIGGERS):
+        data = self._mask_runs(data, stats, categories)
+        if categories is MASKED_CATEGORIES and any(t in data for t in _MASKER_TRIGGERS):
             # the masker matches what a terminal would show (a backspace erases, ANSI is
             # skipped), but a model reads the raw string: mask what the raw bytes hold too
             return self._replace_findings(self._masker(data, stats), stats)
-        return self._replace_findings(data, stats)
+        return self._replace_findings(data, stats, categories)
 
-    def _replace_findings(self, data: bytes, stats: MaskStats) -> bytes:
-        found = [f for f in self.detector.find_bytes(data) if f.category in MASKED_CATEGORIES]
+    def _replace_findings(self, data: bytes, stats: MaskStats,
+                          categories: Container[str] = MASKED_CATEGORIES) -> bytes:
+        found = [f for f in self.detector.find_bytes(data) if f.category in categories]
         if not found:
             return data
         if any(f.rule_id in self._block_rules for f in found):
@@ -172,9 +200,9 @@ class ResponseMasker:
         out += data[pos:]
         return bytes(out)
 
-    def mask_string(self, s: str, stats: MaskStats) -> str:
+    def mask_string(self, s: str, stats: MaskStats, *, media: bool = False) -> str:
         data = s.encode("utf-8", "surrogatepass")
-        out = self.mask_bytes(data, stats)
+        out = self.mask_bytes(data, stats, media=media)
         return s if out is data else out.decode("utf-8", "surrogatepass")
 
     def _masker(self, data: bytes, stats: MaskStats) -> bytes:
@@ -194,12 +222,17 @@ class ResponseMasker:
         if isinstance(node, list):
             return [self._walk(v, stats) for v in node]
         if isinstance(node, dict):
+            mime = node.get("mimeType")
+            media = isinstance(mime, str) and mime.lower().startswith(MEDIA_TYPES)
             out: dict[str, Any] = {}
             for k, v in node.items():
                 nk = self.mask_string(k, stats)
                 if nk in out:  # two keys masked to the same placeholder: keep both apart
                     nk = f"{nk}#{len(out)}"
-                out[nk] = self._walk(v, stats)
+                if media and k in _MEDIA_FIELDS and isinstance(v, str):
+                    out[nk] = self.mask_string(v, stats, media=True)
+                else:
+                    out[nk] = self._walk(v, stats)
             return out
         return node
 

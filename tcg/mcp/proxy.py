@@ -69,9 +69,10 @@ class McpSession:
     """Handler for one proxied MCP session (thread-safe counters)."""
 
     def __init__(self, checker: RequestChecker, masker: ResponseMasker, *, emit: Any = None,
-                 note: Any = None, fast_path: bool = True):
+                 note: Any = None, fast_path: bool = True, inbound: Any = None):
         self.checker = checker
         self.masker = masker
+        self.inbound = inbound  # tcg.inbound.mcp.McpInboundGate: results checked after masking
         screen = framing.RawScreen() if fast_path else None
         self._screen = screen if screen is not None and screen.available else None
         self._emit = emit or (lambda event, **kw: None)
@@ -80,8 +81,11 @@ class McpSession:
         self._roots_requests: set[tuple[str, Any]] = set()
         self.counts = {"client_requests": 0, "client_notifications": 0, "blocked": 0,
                        "server_messages": 0, "masked_messages": 0, "masked_spans": 0,
-                       "withheld": 0, "invalid_client": 0, "invalid_server": 0, "internal_errors": 0}
+                       "withheld": 0, "invalid_client": 0, "invalid_server": 0, "internal_errors": 0,
+                       "entity_spans": 0}
         self._notes = 0
+        #: business-entity aliasing of server lines (tcg.entities.objects), when registered
+        self.entity_filter: Any = None
 
     # ------------------------------------------------------------ helpers
 
@@ -182,7 +186,8 @@ class McpSession:
         if not line.strip():
             return []
         try:
-            return self._from_server(line)
+            out = self._from_server(line)
+            return self.inbound.gate(out) if self.inbound is not None else out
         except Exception as exc:  # noqa: BLE001 - fail closed: withhold, answer the id
             self._count("internal_errors")
             self.note(f"internal error on a server line: {type(exc).__name__}")
@@ -223,6 +228,10 @@ class McpSession:
                 self._roots_requests.add(_id_key(real_id))
 
     def _from_server(self, line: bytes) -> Output:
+        if self.entity_filter is not None:
+            line, n = self.entity_filter(line)
+            if n:
+                self._count("entity_spans", n)
         fast = self._fast_path(line)
         if fast is True:
             return [(CLIENT, line + b"\n")]  # nothing to mask: the original bytes
@@ -315,7 +324,18 @@ def run_proxy(argv: list[str], name: str | None = None, *, client_in: int = 0,
                 warned[0] = True
                 _stderr_note(f"cannot write the event log ({type(exc).__name__}); continuing")
 
-    handler = McpSession(checker, masker, emit=emit, note=_stderr_note)
+    from tcg.inbound.engine import load_engine
+    from tcg.inbound.mcp import McpInboundGate
+
+    inbound = McpInboundGate(policy, engine=load_engine(), emit=emit)
+    handler = McpSession(checker, masker, emit=emit, note=_stderr_note, inbound=inbound)
+    from tcg.entities.stream import entities_for
+
+    ents = entities_for()  # RegistryError propagates: the server is never started unmasked
+    if ents is not None and ents.matcher:
+        from tcg.entities.objects import mcp_line_filter
+
+        handler.entity_filter = mcp_line_filter(ents.matcher)
     relay = StdioRelay(argv, handler, client_in=client_in, client_out=client_out,
                        on_note=_stderr_note)
     started = time.monotonic()

@@ -267,7 +267,8 @@ def parse_line(
 
 
 # Parts of a word under construction: (text, kind) with kind "lit" (unquoted
-# literal: globs, braces and ~ are active), "q" (quoted literal) or "dyn".
+# literal: globs, braces and ~ are active), "q" (quoted literal), "x" (the value of an
+# unquoted expansion, still to be split on IFS) or "dyn".
 _Part = tuple[str, str]
 
 
@@ -462,9 +463,9 @@ class _Walker:
                 redirs.extend(self.redirect(child))
             elif t == "command_name":
                 for sub in child.named_children:
-                    argv.extend(self.words(sub))
+                    argv.extend(self.words(sub, split=True))
             else:
-                argv.extend(self.words(child))
+                argv.extend(self.words(child, split=True))
         redirs.extend(extra_redirects or [])
         if not argv:
             for a in assigns:
@@ -540,11 +541,48 @@ class _Walker:
 
     # ------------------------------------------------------------------ words
 
-    def words(self, node: Any) -> list[Word]:
-        """Evaluate a word-like node (brace expansion may yield several words)."""
+    def words(self, node: Any, *, split: bool = False) -> list[Word]:
+        """Evaluate a word-like node (brace expansion may yield several words).
+
+        ``split``: a command's words undergo word splitting — an unquoted expansion
+        is cut into several words at the characters of ``IFS``
+        (``IFS=_; x=cat_.env; $x`` runs ``cat .env``)."""
         names: list[str] = []
         parts = self.parts(node, names, in_quotes=False)
-        return _assemble(parts, names, self.text(node), self.home)
+        if not any(k == "x" for _, k in parts):
+            return _assemble(parts, names, self.text(node), self.home)
+        if not split:
+            return _assemble([(t, "q" if k == "x" else k) for t, k in parts], names, self.text(node), self.home)
+        out: list[Word] = []
+        for field in self._split_fields(parts):
+            out.extend(_assemble(field, names, self.text(node), self.home))
+        return out
+
+    def _split_fields(self, parts: list[_Part]) -> list[list[_Part]]:
+        """Word splitting of the unquoted expansions ("x" parts) on the current IFS."""
+        ifs = self.vars.get("IFS", _UNSET)
+        if ifs is _UNSET:
+            ifs = " \t\n"
+        if not isinstance(ifs, str):  # IFS set from something only known at run time
+            return [[(DYN, "dyn") if k == "x" else (t, k) for t, k in parts]]
+        if ifs == "":
+            return [[(t, "q" if k == "x" else k) for t, k in parts]]
+        fields: list[list[_Part]] = [[]]
+        for text, kind in parts:
+            if kind != "x":
+                fields[-1].append((text, kind))
+                continue
+            start = 0
+            for i, ch in enumerate(text):
+                if ch in ifs:
+                    if text[start:i]:
+                        fields[-1].append((text[start:i], "q"))
+                    if fields[-1]:
+                        fields.append([])
+                    start = i + 1
+            if text[start:]:
+                fields[-1].append((text[start:], "q"))
+        return [f for f in fields if f]
 
     def parts(self, node: Any, names: list[str], in_quotes: bool) -> list[_Part]:
         t = node.type
@@ -564,7 +602,9 @@ class _Walker:
                 out.extend(self.parts(child, names, in_quotes))
             return out
         if t in ("simple_expansion", "expansion"):
-            return [self.expansion(node, names)]
+            part = self.expansion(node, names)
+            # "x": expanded unquoted, subject to word splitting (see words)
+            return [part if in_quotes or part[1] != "q" else (part[0], "x")]
         if t == "command_substitution":
             self.substitution(node)
             return [(DYN, "dyn")]
@@ -687,8 +727,49 @@ class _Walker:
             SimpleCommand(tuple(argv), tuple(redirs), (), wrappers, self.depth, why, "")
         )
 
+    def _git_aliases(self, argv: list[Word], redirs: list[Redirect], wrappers: tuple[str, ...]) -> None:
+        """A git alias body is code: ``git -c alias.x='!cat .env' x`` runs it now,
+        ``git config alias.x '!cat .env'`` stores it for a later ``git x``. Either way
+        the body is judged here: ``!CMD`` as a shell line, anything else as ``git BODY``."""
+        args = argv[1:]
+        bodies: list[Word] = []
+        i = 0
+        while i < len(args):
+            v = args[i].value
+            if v == "-c" and i + 1 < len(args):
+                key, eq, _ = args[i + 1].value.partition("=")
+                if eq and key.lower().startswith("alias."):
+                    w = args[i + 1]
+                    bodies.append(Word(w.value.split("=", 1)[1], w.static, w.glob, w.pattern, w.vars, w.source))
+                i += 2
+                continue
+            if v in ("-C", "--git-dir", "--work-tree", "--namespace", "--config-env"):
+                i += 2
+                continue
+            if v.startswith("-"):
+                i += 1
+                continue
+            if v == "config":
+                rest = [w for w in args[i + 1:] if not w.value.startswith("-")]
+                if rest and rest[0].value in ("set", "--add"):
+                    rest = rest[1:]
+                if len(rest) >= 2 and rest[0].value.lower().startswith("alias."):
+                    bodies.append(rest[1])
+            break
+        for body in bodies:
+            where = wrappers + ("git alias",)
+            if not body.is_literal:
+                self._opaque(argv, redirs, wrappers, "a git alias whose body is only known at run time")
+            elif body.value.startswith("!"):
+                self.parse_script(body.value[1:], self.depth + 1, where)
+            else:
+                self.parse_script("git " + body.value, self.depth + 1, where)
+
     def _nested(self, name: str, argv: list[Word], wrappers: tuple[str, ...], redirs: list[Redirect]) -> bool:
         """Handle commands whose arguments are themselves shell code."""
+        if name == "git":
+            self._git_aliases(argv, redirs, wrappers)
+            return False
         if name == "eval":
             code = argv[1:]
             if not code:

@@ -26,6 +26,7 @@ import os
 import posixpath
 
 from tcg.errors import PolicyError
+from tcg.guard import wanted as guard_wanted
 from tcg.policy.cmdline import DYN, ParsedLine, Redirect, SimpleCommand, Word, parse_line
 from tcg.policy.glob import fnmatchcase
 from tcg.policy.model import Decision, Reason, Verdict
@@ -73,7 +74,7 @@ FILE_READERS = frozenset(
         "bzip2", "xz", "zstd", "openssl", "gpg", "source", ".", "diff", "cmp", "comm", "paste",
         "join", "jq", "yq", "iconv", "dd", "tee", "split", "fold", "fmt", "pr", "column", "look",
         "xclip", "xsel", "wl-copy", "pbcopy", "nc", "ncat", "socat", "install", "code", "open",
-        "xdg-open", "python", "python3", "node", "perl", "ruby", "php", "bash", "sh", "zsh",
+        "xdg-open", "python", "python3", "node", "perl", "ruby", "php", "bash", "sh", "zsh", "sqlite3",
     }
 )
 PATTERN_FIRST = frozenset(
@@ -118,6 +119,9 @@ USE_OPTIONS: dict[str, frozenset[str]] = {
     "mysql": frozenset({"--defaults-file", "--defaults-extra-file"}),
 }
 USE_COMMANDS = frozenset({"ssh-add", "ssh-keygen", "ssh-copy-id", "ssh-keyscan"})
+# Commands whose reads hide in URLs, SQL, object ids or directories (tcg.policy.readers).
+_HIDDEN_READERS = frozenset({"curl", "sqlite3", "sqlite", "git", "grep", "egrep", "fgrep", "rgrep", "tar", "bsdtar",
+                             "zip", "rsync", "cp", "scp", "rg"})
 PRINTING = frozenset({"echo", "printf", "print"})
 SHELL_RC = (
     "~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.profile", "~/.zshrc", "~/.zshenv",
@@ -226,8 +230,8 @@ class _Rules:
         self.allow_basenames = _lower(get("secret_stores.allow_basenames", []))
         self.paths = tuple(_expand_home(str(p), home) for p in get("secret_stores.paths", []) or [])
         self.listing_is_read = bool(get("secret_stores.listing_is_read", False))
-        self.dumps = compile_dump_rules(get("credential_dumps", []) or [])
-        self.dump_commands = {c for r in self.dumps for c in r.commands}
+        self._policy = policy
+        self._dumps: tuple[DumpRule, ...] | None = None
         self.secret_vars = tuple(str(v).upper() for v in get("secret_vars.names", []) or [])
         self.secret_vars_allow = tuple(str(v).upper() for v in get("secret_vars.allow_names", []) or [])
         self.guard_env = tuple(str(v).upper() for v in get("guard.env", []) or [])
@@ -238,17 +242,30 @@ class _Rules:
         self._tcg: tuple[tuple[str, ...], str, tuple[str, ...]] | None = None
         self.representatives = tuple(_representative(p) for p in self.basenames) + self.segments
 
+    @property
+    def dumps(self) -> tuple[DumpRule, ...]:
+        """``[[credential_dumps]]``, compiled on first use (the sandbox view never needs them)."""
+        if self._dumps is None:
+            self._dumps = compile_dump_rules(self._policy.get("credential_dumps", []) or [])
+            self._dump_commands = frozenset(c for r in self._dumps for c in r.commands)
+        return self._dumps
+
+    @property
+    def dump_commands(self) -> frozenset[str]:
+        self.dumps  # noqa: B018 - compiles them
+        return self._dump_commands
+
     def tcg_files(self) -> tuple[tuple[str, ...], str, tuple[str, ...]]:
         """(tcg roots, key file, policy files) — computed on first need (platformdirs is slow)."""
         if self._tcg is None:
             from tcg.paths import get_paths
 
             p = get_paths(dict(self.env))
-            roots = tuple(_norm(str(r)) for r in p.all_roots())
-            policies = [_norm(str(p.policy_file))]
+            roots = tuple(_norm(r) for r in (p.config_dir, p.state_dir, p.cache_dir))
+            policies = [_norm(p.policy_path)]
             if self.env.get("TCG_POLICY"):
                 policies.append(_norm(os.path.expanduser(self.env["TCG_POLICY"])))
-            self._tcg = (roots, _norm(str(p.key_file)), tuple(policies))
+            self._tcg = (roots, _norm(p.key_path), tuple(policies))
         return self._tcg
 
     # ------------------------------------------------------------- matching
@@ -300,6 +317,13 @@ class _Rules:
         if any(fnmatchcase(up, p) for p in self.guard_env_allow):
             return False
         return any(fnmatchcase(up, p) for p in self.guard_env)
+
+
+def secret_store_rules(policy: Any, env: Mapping[str, str]) -> _Rules:
+    """The policy's secret stores and secret variable names, compiled for matching
+    outside a command line (the sandbox view, environment scrubbing):
+    ``store_match(path)``, ``secret_var(name)``, ``segments``."""
+    return _Rules(policy, env, env.get("HOME") or None)
 
 
 def _representative(pattern: str) -> str:
@@ -359,6 +383,44 @@ def evaluate_line(
 
 evaluate_line_safe = evaluate_line  # the name other surfaces were told to expect
 
+# File accesses a caller can name directly (an agent's own file tools: Read is READ, Write is WRITE, …).
+ACCESSES = (READ, WRITE, RW, MODIFY, LIST)
+
+
+def evaluate_access(
+    policy: Any,
+    accesses: Iterable[tuple[str, str, str]],
+    actor: str,
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Verdict:
+    """Decide file accesses made without a command line: ``(who, path, access)``
+    triples, ``access`` one of ACCESSES; a path with glob characters is a
+    pattern that may match at any depth (a search tool's file filter), judged
+    by what it could match. The same checks as a command's file arguments
+    (secret stores, tcg's own files, guard files). Never raises: an internal
+    failure is BLOCK ``internal-error``."""
+    try:
+        environ = os.environ if env is None else env
+        home = environ.get("HOME") or None
+        where = os.fspath(cwd) if cwd is not None else None
+        ev = _Evaluator(policy, actor, _Rules(policy, environ, home), where, home)
+        for who, path, access in accesses:
+            if access not in ACCESSES:
+                raise ValueError(f"unknown access {access!r}")
+            word = Word(_expand_home(path, home), static=True)
+            if any(c in path for c in "*?["):
+                word = Word(word.value, static=True, glob=True, pattern=word.value, recursive=True)
+            ev.check_path(who, word, access, reader=access in (READ, RW))
+        return Verdict.combine(ev.reasons)
+    except PolicyError as exc:
+        return Verdict.combine([Reason("policy-invalid", Decision.BLOCK, _clip(exc.message))])
+    except Exception as exc:  # noqa: BLE001 - fail closed: an error must never become ALLOW
+        return Verdict.combine(
+            [Reason("internal-error", Decision.BLOCK, f"tcg failed while deciding ({type(exc).__name__})")]
+        )
+
 
 # The environment _Rules reads (tcg's own directories, the policy file).
 _RULES_ENV = ("TCG_HOME", "TCG_POLICY", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
@@ -386,6 +448,10 @@ def _evaluate(policy: Any, line: str, actor: str, *, cwd: str | None, env: Mappi
     parsed = parse_line(line, home=home, env=env)
     ev = _Evaluator(policy, actor, rules, cwd, home)
     ev.run(parsed)
+    if guard_wanted(parsed):  # deletes, overwrites, git, outbound: docs/guard.md
+        from tcg.guard.rules import review
+
+        review(ev, parsed, line)
     return Verdict.combine(ev.reasons)
 
 
@@ -448,6 +514,73 @@ class _Evaluator:
             self.file_access(cmd, name, word, access)
         if name in INTERPRETERS:
             self.interpreter_code(cmd, name)
+        if name in _HIDDEN_READERS:
+            self.hidden_reads(cmd, name)
+
+    def hidden_reads(self, cmd: SimpleCommand, name: str) -> None:
+        """Reads not visible as file arguments (tcg.policy.readers): file:// URLs, SQL
+        readfile(), git object ids, directories read recursively."""
+        from tcg.policy import readers
+
+        args = list(cmd.args)
+        values = [w.value for w in args]
+        if name == "curl":
+            for w, path in readers.file_urls(args):
+                self.check_path(name, Word(path, w.static, False, None, w.vars, w.source), READ, reader=True,
+                                via="file://")
+        elif name in readers.SQLITE:
+            for path in readers.sqlite_paths(args):
+                word = Word(path) if path is not None else Word(DYN + "readfile", static=False)
+                self.check_path(name, word, READ, reader=True, via="readfile ")
+        elif name == "git":
+            self.git_objects(values)
+        if name in readers.RECURSIVE and self.cwd is not None:
+            found = readers.recursive_sources(name, values)
+            if found is None:
+                return
+            paths, excludes = found
+            for p in paths:
+                if not p or DYN in p:
+                    continue
+                root = self.resolve(_expand_home(p, self.home))
+                if not os.path.isdir(root):
+                    continue
+                store = readers.store_inside(root, lambda f: self.rules.store_match(f) is not None, excludes)
+                if store is not None:
+                    shown = posixpath.relpath(store, root) if _is_under(store, root) else store
+                    self.add("secret-store-read",
+                             f"{name} reads {_show(p)} recursively, which holds {_show(shown)} "
+                             f"(protected {self.rules.store_match(store)})", "recursive-read")
+
+    def git_objects(self, values: list[str]) -> None:
+        """``git cat-file``/``git show`` of a bare object id: the blob of a secret store?"""
+        from tcg.policy import readers
+
+        i = 0
+        while i < len(values) and values[i].startswith("-"):
+            i += 2 if values[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
+        if i >= len(values) or values[i] not in ("cat-file", "show"):
+            return
+        sub, rest = values[i], values[i + 1:]
+        if sub == "cat-file" and any(v.startswith(("--batch", "--batch-command")) for v in rest):
+            self.add("unresolved-path", "git cat-file --batch prints the objects named on its stdin", "git-object")
+            return
+        if sub == "cat-file" and not any(v in ("-p", "blob", "--textconv", "--filters") for v in rest):
+            return  # -t, -s, -e print type, size, existence
+        for oid in readers.object_ids(sub, rest):
+            if self.cwd is None:
+                self.add("unresolved-path", f"git {sub} {oid}: which file this object holds is unknown",
+                         "git-object")
+                continue
+            kind, path = readers.blob_path(self.cwd, oid)
+            if kind != "blob":
+                continue  # a commit, tree or tag (shows history, masked), or no such object
+            if path is None:
+                self.add("unresolved-path", f"git {sub} {oid} prints a blob that is in neither the index nor HEAD",
+                         "git-object")
+            elif self.rules.store_match(path) is not None:
+                self.add("secret-store-read", f"git {sub} {oid} prints the blob of {_show(path)} "
+                         f"(protected {self.rules.store_match(path)})", "git-object")
 
     def track_cd(self, cmd: SimpleCommand) -> None:
         args = [w for w in cmd.args if not (w.is_literal and w.value.startswith("-") and w.value != "-")]
@@ -723,6 +856,9 @@ def classify(cmd: SimpleCommand, name: str) -> list[tuple[Word, str]]:
                 if not eq:
                     i += 1
                 i += 1
+                continue
+            if eq and opt in ("--exclude", "--include", "--exclude-dir", "--include-dir"):
+                i += 1  # a glob of names to skip or keep, not a file that is read
                 continue
             if eq:  # --file=PATH: the value may be a path
                 out.append((Word(val, w.static, w.glob, w.pattern, w.vars, w.source), READ))

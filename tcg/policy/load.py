@@ -63,6 +63,13 @@ ALLOW_LIST = "allow-list"
 SETTING = "setting"
 TABLE_LIST = "table-list"
 NAME = "name"
+INBOUND_ACTION = "inbound-action"  # allow < warn < block (tcg.inbound.gate)
+# The inbound gate's surfaces, kinds of finding and actions (weakest first). Defined here,
+# where every command's policy load validates them, so that validation imports nothing;
+# tcg.inbound.policy re-exports them.
+INBOUND_SURFACES = ("web", "mcp-result", "file-read", "user-prompt", "clipboard")
+INBOUND_KINDS = ("injection", "invisible", "drain")
+INBOUND_ACTIONS = ("allow", "warn", "block")
 
 SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "policy.name": (NAME, str),
@@ -83,6 +90,7 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "launch.on-findings": (DECISION, str),
     "launch.on-partial": (DECISION, str),
     "launch.on-error": (DECISION, str),
+    "launch.on-unmediated": (DECISION, str),
     "mcp.protected_resources": (PROTECT_LIST, str),
     "clipboard.interval": (SETTING, (int, float)),
     "clipboard.inspect-cap": (SETTING, int),
@@ -94,6 +102,27 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "scan.allow_paths": (ALLOW_LIST, str),
     "scan.categories": (PROTECT_LIST, str),
     "detect.disabled_rules": (ALLOW_LIST, str),
+    "sandbox.mechanism": (SETTING, str),
+    "sandbox.on-unavailable": (SETTING, str),
+    "sandbox.bwrap": (SETTING, str),
+    "sandbox.allow_twins": (ALLOW_LIST, str),
+    "sandbox.allow_env": (ALLOW_LIST, str),
+    "sandbox.skip_dirs": (ALLOW_LIST, str),
+    "sandbox.roots": (PROTECT_LIST, str),
+    "sandbox.max-dirs": (SETTING, int),
+    "entities.placeholder-write": (SETTING, str),
+    "inbound.surfaces.*.*": (INBOUND_ACTION, str),
+    "inbound.ml.model": (SETTING, str),
+    "inbound.ml.threshold": (SETTING, (int, float)),
+    "trash.copy-budget": (SETTING, int),
+    "trash.max-entries": (SETTING, int),
+    "channels.decisions.*": (DECISION, str),
+    "channels.categories": (PROTECT_LIST, str),
+}
+# Settings that take one of a few words: a typo must be an error, not a silent default.
+SETTING_CHOICES: dict[str, tuple[str, ...]] = {
+    "sandbox.mechanism": ("auto", "namespaces", "bwrap"),
+    "sandbox.on-unavailable": ("block", "warn"),
 }
 
 # Fields an entry of an array of tables may have: "str" (a string) or "strs"
@@ -115,8 +144,10 @@ TABLE_FIELDS: dict[str, dict[str, str]] = {
 TABLE_REQUIRED: dict[str, tuple[str, ...]] = {"credential_dumps": ("command",)}
 
 _ACTORS = ("human", "agent")
-# Decisions a policy file may name. RELOCATE/SNAPSHOT are reserved for the delete guard.
+# Decisions a policy file may name. relocate/snapshot only for the codes that carry
+# what to move or save (ACTION_DECISIONS).
 POLICY_DECISIONS = ("allow", "sanitize", "ask", "block")
+ACTION_DECISIONS = {"delete-relocate": "relocate", "overwrite-snapshot": "snapshot", "git-snapshot": "snapshot"}
 
 
 class Layer(Record, fields="kind path data"):
@@ -347,15 +378,25 @@ def validate(data: dict[str, Any], path: str, text: str = "") -> None:
                             f"unknown reason code {code!r} in {dotted!r}",
                             "the codes are listed in docs/reason-codes.md",
                         )
-                if not isinstance(value, str) or value.lower() not in POLICY_DECISIONS:
+                code = dotted.rsplit(".", 1)[-1] if dotted.startswith("decisions.") else ""
+                allowed = POLICY_DECISIONS + ((ACTION_DECISIONS[code],) if code in ACTION_DECISIONS else ())
+                if not isinstance(value, str) or value.lower() not in allowed:
                     fail(
                         dotted,
                         f"{dotted} = {value!r} is not a decision",
-                        "use one of: " + ", ".join(POLICY_DECISIONS),
+                        "use one of: " + ", ".join(allowed),
                     )
             elif k in (PROTECT_LIST, ALLOW_LIST):
                 if not isinstance(value, list) or not all(isinstance(v, typ) for v in value):
                     fail(dotted, f"{dotted} must be a list of strings", 'write it as ["a", "b"]')
+            elif k == INBOUND_ACTION:
+                _, _, surface, kind = dotted.split(".")
+                if surface not in INBOUND_SURFACES or kind not in INBOUND_KINDS:
+                    fail(dotted, f"unknown inbound surface or kind in {dotted!r}",
+                         f"surfaces: {', '.join(INBOUND_SURFACES)}; kinds: {', '.join(INBOUND_KINDS)}")
+                if not isinstance(value, str) or value.lower() not in INBOUND_ACTIONS:
+                    fail(dotted, f"{dotted} = {value!r} is not an inbound action",
+                         "use one of: " + ", ".join(INBOUND_ACTIONS))
             elif k == TABLE_LIST:
                 if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                     fail(dotted, f"{dotted} must be an array of tables", f"write entries as [[{dotted}]]")
@@ -365,6 +406,10 @@ def validate(data: dict[str, Any], path: str, text: str = "") -> None:
                     fail(dotted, f"{dotted} has the wrong type", "see docs/policy.md")
                 if not isinstance(value, typ):
                     fail(dotted, f"{dotted} has the wrong type ({type(value).__name__})", "see docs/policy.md")
+                choices = SETTING_CHOICES.get(dotted)
+                if choices and value not in choices:
+                    fail(dotted, f"{dotted} = {value!r} is not one of: {', '.join(choices)}",
+                         f'write it as {dotted.rsplit(".", 1)[1]} = "{choices[0]}"')
 
     walk(data, "")
 
@@ -434,6 +479,15 @@ def _merge(base: dict[str, Any], layer: Layer, notices: list[str], prefix: str =
                 base[key] = new
             else:
                 base[key] = Decision.parse(value).value
+        elif k == INBOUND_ACTION:
+            new = value.lower()
+            if repo:  # a repository may only make a surface stricter
+                kept = max(base.get(key, "allow"), new, key=INBOUND_ACTIONS.index)
+                if kept != new:
+                    notices.append(f"{layer.path}: {dotted} = {value!r} ignored: a repository policy "
+                                   f"may only tighten (effective: {kept!r})")
+                new = kept
+            base[key] = new
         elif k == PROTECT_LIST:
             existing = list(base.get(key, []))
             existing += [v for v in value if v not in existing]

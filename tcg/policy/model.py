@@ -37,9 +37,10 @@ class Decision(metaclass=_DecisionType):
     """Ordered from most to least permissive; combine with :func:`worst`.
 
     One instance per value (compare with ``is``), with ``name``, ``value`` and
-    ``rank``, like an Enum member. RELOCATE and SNAPSHOT are reserved for the
-    delete guard (a later issue) and rank between ASK and BLOCK: they let the
-    action happen in a changed form.
+    ``rank``, like an Enum member. RELOCATE (move the targets into the trash)
+    and SNAPSHOT (save the state first) let the action run, made reversible
+    (docs/guard.md): they rank above SANITIZE, which changes nothing on disk,
+    and below ASK, which needs a human before anything runs.
     """
 
     __slots__ = ("name", "value", "rank")
@@ -49,9 +50,9 @@ class Decision(metaclass=_DecisionType):
 
     ALLOW: Decision
     SANITIZE: Decision
-    ASK: Decision
     RELOCATE: Decision
     SNAPSHOT: Decision
+    ASK: Decision
     BLOCK: Decision
 
     def __setattr__(self, key: str, value: object) -> None:
@@ -100,7 +101,7 @@ class Decision(metaclass=_DecisionType):
 
 def _make_members() -> None:
     members = []
-    for rank, name in enumerate(("ALLOW", "SANITIZE", "ASK", "RELOCATE", "SNAPSHOT", "BLOCK")):
+    for rank, name in enumerate(("ALLOW", "SANITIZE", "RELOCATE", "SNAPSHOT", "ASK", "BLOCK")):
         member = object.__new__(Decision)
         for attr, value in (("name", name), ("value", name.lower()), ("rank", rank)):
             object.__setattr__(member, attr, value)
@@ -126,9 +127,11 @@ ACTORS = ("human", "agent")
 SURFACES = ("shell", "mcp", "clipboard", "launch")
 
 
-class Reason(Record, fields="code decision detail rule", defaults=(None,)):
+class Reason(Record, fields="code decision detail rule action", defaults=(None, None)):
     """One reason contributing to a verdict. ``code`` is a stable kebab-case id;
     ``detail`` is one line and never contains a secret value; ``rule`` is optional.
+    ``action`` is what a RELOCATE or SNAPSHOT reason needs done before the command
+    runs (a tuple of tcg.guard.plan records), None for every other reason.
 
     Records here are tcg.record.Record tuples, not dataclasses: importing
     dataclasses costs ~7 ms, paid by every mediated command.
@@ -139,6 +142,7 @@ class Reason(Record, fields="code decision detail rule", defaults=(None,)):
     decision: Decision
     detail: str
     rule: str | None
+    action: tuple[Any, ...] | None
 
 
 class Verdict(Record, fields="decision reasons", defaults=((),)):
@@ -166,6 +170,17 @@ class Verdict(Record, fields="decision reasons", defaults=((),)):
             if r.decision == self.decision:
                 return r
         return None
+
+    @property
+    def actions(self) -> tuple[Any, ...]:
+        """What must be done before the command runs: the actions of every reason
+        decided RELOCATE or SNAPSHOT (under a worse decision too: an ASK the user
+        approves still runs the line, and its deletes must still be reversible)."""
+        out: list[Any] = []
+        for r in self.reasons:
+            if r.action and (r.decision is Decision.RELOCATE or r.decision is Decision.SNAPSHOT):
+                out.extend(r.action)
+        return tuple(out)
 
     @classmethod
     def combine(cls, reasons: Iterable[Reason]) -> Verdict:

@@ -105,6 +105,150 @@ REASONS: dict[str, ReasonInfo] = {
         "`tcg launch`: the working directory is not inside a git repository, so there was nothing to scan",
         "none needed",
     ),
+    "secret-in-request": ReasonInfo(
+        "an agent's outbound request (web fetch or search, MCP tool call, sub-agent prompt) carries a secret",
+        "do not send credentials out of the session; refer to the secret by name, or ask the user",
+    ),
+    "secret-in-prompt": ReasonInfo(
+        "the prompt typed or pasted into the agent holds a secret; it was not sent to the model",
+        "remove the secret from the prompt and refer to it by name (e.g. `the token in $GITHUB_TOKEN`)",
+    ),
+    "secret-in-output": ReasonInfo(
+        "a tool's output held a secret; tcg masked it before the agent's model saw it",
+        "none needed; the placeholder stands for the value (to use it, let a program read it directly)",
+    ),
+    "agent-unmediated": ReasonInfo(
+        "`tcg launch`: the agent would run with tcg's hooks switched off (an option, a variable or "
+        "managed settings), so its own file, web and MCP tools would not be mediated",
+        "drop the option or variable named in the message; launch.on-unmediated in your policy decides this",
+    ),
+    "sandbox-unavailable": ReasonInfo(
+        "an agent's command was not run: the sandbox view (secret stores hidden, secret variables "
+        "removed) could not be built on this machine, and sandbox.on-unavailable is block",
+        "enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
+        "user.max_user_namespaces > 0), or install bubblewrap and set sandbox.mechanism = \"bwrap\"; "
+        "`tcg doctor` shows which layer is active",
+    ),
+    "inbound-injection": ReasonInfo(
+        "the inbound gate found text aimed at the agent (instruction override, role markers, persona "
+        "swap, exfiltration…) in what it reads; by default the text is delivered with a warning",
+        "treat the content as data; to refuse such content instead, set the surface's `injection` "
+        "to \"block\" under [inbound.surfaces.*] in your policy",
+    ),
+    "inbound-invisible": ReasonInfo(
+        "the inbound gate found invisible characters: a flood, or text hidden in tag characters, "
+        "variation selectors or bidi controls",
+        "look at the source with `tcg inbound check --json`; a prompt with hidden characters is "
+        "blocked: retype it or paste it as plain text",
+    ),
+    "inbound-drain": ReasonInfo(
+        "the inbound gate found more than 50 characters of scripts that are expensive to tokenize "
+        "(Tibetan, Yi, Braille, mathematical letters, Linear B); past 2000 they are cut",
+        "none needed for web/MCP/file content (it arrives cut, with a note); a prompt like that is "
+        "blocked: send the text without those characters",
+    ),
+    "inbound-error": ReasonInfo(
+        "the inbound gate failed while checking a text; the text was withheld, not passed on unchecked",
+        "rerun with TCG_DEBUG=1 to see the traceback and report it",
+    ),
+    "delete-relocate": ReasonInfo(
+        "the command deletes files; they are moved into the trash before it runs, and it runs unchanged",
+        "none needed; `tcg trash list` shows them and `tcg restore TXID` puts them back",
+    ),
+    "overwrite-snapshot": ReasonInfo(
+        "the command overwrites or truncates an existing file; a copy is kept in the trash before it runs",
+        "none needed; `tcg restore TXID --to DIR` gives the old bytes back",
+    ),
+    "git-snapshot": ReasonInfo(
+        "the git command discards work (index, working tree, a branch, stash entries or tags); it is saved "
+        "under refs/tcg/ before it runs",
+        "none needed; `tcg restore TXID` puts it back (`tcg trash list` shows the refs)",
+    ),
+    "nothing-to-snapshot": ReasonInfo(
+        "a git command that discards changes, on a tree with none to discard: nothing needed saving",
+        "none needed",
+    ),
+    "delete-dynamic-target": ReasonInfo(
+        "a delete's target is only known at run time ($VAR, $(…), another command's output), so it cannot "
+        "be saved first",
+        "spell the path out, or let the shell expand it for tcg: tcg trash -- \"$DIR\"",
+    ),
+    "delete-glob": ReasonInfo(
+        "a delete names a pattern (*, ?, […]) that the shell expands only when it runs",
+        "move the files with `tcg trash -- *.log` (the shell expands the pattern for tcg), or list them",
+    ),
+    "delete-protected-target": ReasonInfo(
+        "a delete aims at /, your home directory, the working directory or a directory above it, a "
+        "top-level system directory or a mount point",
+        "delete what is inside by name, from a directory above it",
+    ),
+    "delete-opaque": ReasonInfo(
+        "the command deletes in a way tcg cannot enumerate before it runs (a command name built at run "
+        "time, find with other actions, rsync --delete, an interpreter deleting a computed path)",
+        "list the files first, then move them with `tcg trash -- FILE…`",
+    ),
+    "delete-compound": ReasonInfo(
+        "a delete runs after other commands on the same line (or after a cd, or beside a background job); "
+        "saving its targets first would change what those commands see",
+        "run the delete as a line of its own: it is then moved to the trash",
+    ),
+    "snapshot-too-large": ReasonInfo(
+        "the files the command would overwrite are larger than the copy budget (trash.copy-budget)",
+        "copy them aside yourself, or raise trash.copy-budget in your policy",
+    ),
+    "unsaved-secret": ReasonInfo(
+        "the file the command would overwrite (or delete across filesystems) holds a secret; tcg keeps no "
+        "copy of a secret, so this cannot be undone",
+        "make sure the secret is stored elsewhere (or rotate it), then approve the command",
+    ),
+    "trash-cross-device": ReasonInfo(
+        "the files to delete are on another filesystem than the trash and larger than the copy budget; "
+        "they cannot be kept",
+        "delete them yourself outside the agent, or raise trash.copy-budget in your policy",
+    ),
+    "trash-full": ReasonInfo(
+        "the trash has no room for what the command would delete; nothing was deleted",
+        "free space (`tcg gc --older-than 7d --apply`) and run the command again",
+    ),
+    "trash-failed": ReasonInfo(
+        "the trash could not take the files (permissions, a special file, git failing); nothing was deleted",
+        "fix what the message names, or delete the files yourself outside the agent",
+    ),
+    "overwrite-device": ReasonInfo(
+        "the command writes onto a device (dd of=/dev/…, mv … /dev/null); that cannot be undone",
+        "write to a regular file instead",
+    ),
+    "git-push-rewrite": ReasonInfo(
+        "git push rewrites or deletes history on the remote (--force, +ref, :ref, --delete, --mirror, "
+        "--prune); nothing local can undo that",
+        "push without rewriting (merge or rebase onto the remote first), or do it yourself outside the agent",
+    ),
+    "git-push-lease": ReasonInfo(
+        "git push --force-with-lease overwrites the remote branch if it is where you last fetched it",
+        "confirm it (a person approves: `tcg approve CODE`), or push without force",
+    ),
+    "git-history-destroy": ReasonInfo(
+        "the git command destroys what git recovers lost work from (reflog expire, gc --prune=now, prune, "
+        "update-ref -d, filter-branch/filter-repo, worktree remove --force)",
+        "do it yourself outside the agent, after checking nothing unpushed is lost",
+    ),
+    "push-unscannable": ReasonInfo(
+        "git push would send more than tcg can check for secrets beforehand",
+        "run `tcg scan --history` on the repository, then push in smaller steps or approve it",
+    ),
+    "outbound-secret": ReasonInfo(
+        "the bytes hold a secret and are bound for an outbound channel (a commit message, a push, a file, a "
+        "request to the model); the channel decides: mask, ask or block",
+        "remove the secret (or replace it with a reference to where it is stored) and try again",
+    ),
+    "output-unscannable": ReasonInfo(
+        "`tcg check-span`: the channel is unknown, so where the bytes go cannot be judged",
+        "use one of the channels listed in docs/guard.md, or add it under [channels.decisions]",
+    ),
+    "self-approval": ReasonInfo(
+        "an agent tried to approve its own request, or to empty the trash (tcg approve, tcg gc --apply)",
+        "ask the user to run it in their own terminal",
+    ),
     "internal-error": ReasonInfo(
         "tcg failed while deciding; the action was refused rather than run unchecked",
         "rerun with TCG_DEBUG=1 to see the traceback and report it",

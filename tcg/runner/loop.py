@@ -29,7 +29,7 @@ from tcg.runner.signals import (  # noqa: F401 - re-exported
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Protocol
 else:
     Protocol = object
@@ -504,8 +504,12 @@ def run_pty(
     stdin_fd: int = 0,
     stdout_fd: int = 1,
     channel_var: str | None = None,
+    child_exec: Callable[[str, list[str], dict[str, str], int], None] | None = None,
 ) -> int:
     """Run ``argv`` on a new PTY sized and configured like our terminal.
+
+    ``child_exec`` (see tcg.runner.posix.spawn_pty) starts the command in the
+    agent's sandbox view instead of a plain exec.
 
     Raises SpawnError when it cannot be started. With ``channel_var``, the
     child's environment names the new PTY there (the station's nesting check).
@@ -520,7 +524,7 @@ def run_pty(
         attrs = None
     size = get_winsize(stdout_fd) or get_winsize(stdin_fd)
     with pty_signals() as sigs:
-        child = spawn_pty(argv, env, size=size, attrs=attrs, channel_var=channel_var)
+        child = spawn_pty(argv, env, size=size, attrs=attrs, channel_var=channel_var, child_exec=child_exec)
         try:
             if attrs is None:
                 return copy_loop(child, stdin_fd, stdout_fd, out_filter, sigs, size_fd=None)

@@ -22,6 +22,11 @@ from tcg.runner.signals import (
     signal,
 )
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
 # Bytes collected per masker call (see base.read_burst). 256 KiB: per-call costs are
 # amortised, and buffers stay below the size where every allocation is a fresh mmap
 # whose page faults cost more than masking (1 MiB measured slower: bench/throughput.py).
@@ -65,15 +70,19 @@ def run_pipes(
     stdout_fd: int = 1,
     stderr_fd: int = 2,
     channel_var: str | None = None,
+    spawn: Callable[..., tuple[int, int, int]] | None = None,
 ) -> int:
     """Run ``argv`` with masked stdout/stderr; return its exit code (128+N on a signal).
 
-    Raises SpawnError when it cannot be started.
+    ``spawn`` replaces tcg.runner.posix.spawn_pipes (same signature and result):
+    the agent's sandbox view starts the command its own way. Raises SpawnError
+    when it cannot be started (and whatever ``spawn`` raises before anything ran).
     """
-    from tcg.runner.posix import spawn_pipes
+    if spawn is None:
+        from tcg.runner.posix import spawn_pipes as spawn
 
     with SignalPipe(("SIGCHLD", *FORWARDED)) as sigs:
-        pid, out_r, err_r = spawn_pipes(argv, env, channel_var=channel_var)
+        pid, out_r, err_r = spawn(argv, env, channel_var=channel_var)
         os.set_blocking(out_r, False)
         os.set_blocking(err_r, False)
         streams = [_Stream(out_r, stdout_fd, out_filter), _Stream(err_r, stderr_fd, err_filter)]

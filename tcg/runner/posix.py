@@ -21,6 +21,10 @@ import os
 from tcg.runner.base import SpawnError, exit_code_from_status, fd_identity, grow_pipe, which
 from tcg.runner.signals import signal
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _RESET_SIGNALS = tuple(
     s for s in (getattr(signal, "SIGPIPE", None), getattr(signal, "SIGXFSZ", None)) if s is not None
 )
@@ -137,10 +141,15 @@ def spawn_pty(
     attrs: list | None = None,
     channel_var: str | None = None,
     executable: str | None = None,
+    child_exec: Callable[[str, list[str], dict[str, str], int], None] | None = None,
 ) -> PosixPty:
     """Start ``argv`` on a new PTY whose size (and termios, when given) are set
     before exec — the child never sees a 0x0 window (cpython#85666).
-    ``executable`` runs instead of ``argv[0]`` (a login shell's ``-bash``)."""
+    ``executable`` runs instead of ``argv[0]`` (a login shell's ``-bash``).
+
+    ``child_exec(path, argv, env, err_fd)``, when given, runs in the child after
+    it took the terminal, instead of the exec (the agent's sandbox view): it must
+    exec or exit, and write failures to ``err_fd`` as the exec does."""
     import termios
 
     path = _resolve([executable] if executable else argv, env)
@@ -165,6 +174,8 @@ def spawn_pty(
                 for s in _RESET_SIGNALS:
                     signal.signal(s, signal.SIG_DFL)
                 _login_tty(slave)
+                if child_exec is not None:
+                    child_exec(path, argv, env, err_w)
                 os.execve(path, argv, env)
             except OSError as exc:
                 os.write(err_w, f"{exc.errno}:{exc.strerror}".encode())
@@ -180,6 +191,10 @@ def spawn_pty(
     if report:
         os.close(master)
         os.waitpid(pid, 0)
+        if child_exec is not None:
+            from tcg.sandbox.linux import report_error
+
+            raise report_error(argv[0], report, _spawn_error)
         num, _, msg = report.decode(errors="replace").partition(":")
         raise _spawn_error(argv[0], int(num) if num.isdigit() else 0, msg)
     return PosixPty(pid, master, rdev)

@@ -124,6 +124,9 @@ class RawStderr:
     def flush(self) -> None:
         pass
 
+    def isatty(self) -> bool:
+        return os.isatty(self.fd)
+
 
 class SessionOutput:
     """The session's OutputFilter: a masking process (tcg.runner.maskproc) that
@@ -359,6 +362,7 @@ class Session:
             output.flush()
             raise StartFailure(f"no pipes for the verdict channel ({exc.strerror})", shell) from exc
         recorder: EventRecorder | None = None
+        decider: SessionDecider | None = None
         try:
             with pty_signals() as sigs:
                 try:
@@ -396,6 +400,8 @@ class Session:
                     child.close()
         finally:
             pipes.close()
+            if decider is not None:
+                decider.close()  # the shell is gone: its last line has finished
             if recorder is not None and not recorder.close():
                 sys.stderr.write("tcg: warning: some session events were still being written "
                                  "when the session ended\n")

@@ -8,11 +8,17 @@ is written afterwards on a background thread (tcg.runner.session_events), so
 recording never delays the command.
 
 ASK is the one decision that needs a person: the station asks it on the
-terminal it owns (docs/shells.md, "ASK decisions"). Features that want a
-confirmation — the delete guard, for one — return a Verdict whose decision is
-ASK and whose deciding reason's ``detail`` is the question's subject; nothing
-else is needed from them. For an agent actor, ASK is refused (an agent can
-type into a terminal it drives, so the question would not reach a person).
+terminal it owns (docs/shells.md, "ASK decisions"), with the same facts a
+person approving an agent's line sees (tcg.guard.approval.AskRequest). For an
+agent actor the question is not asked (an agent can type into a terminal it
+drives): the line is refused with an approval code for `tcg approve`, as
+`tcg_shell run-line` does.
+
+The delete guard's RELOCATE/SNAPSHOT verdicts are carried out here, before the
+verdict goes back (Station.prepare): the line then runs in the shell, so the
+transaction is deferred to the shell's pid (the first part of every request's
+sequence number) and settled when that shell sends its next line, or when the
+session ends (tcg.guard.prepare.settle_deferred).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import os
 import sys
 
 from tcg.runner import session_channel as ch
-from tcg.runner.station import Station
+from tcg.runner.station import Station, refusal_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -87,10 +93,37 @@ class TerminalAsker:
         return answer
 
 
-def question_for(verdict: Any) -> str:
+def question_for(st: Station, verdict: Any) -> str:
+    """The question for a person's ASK: the masked line, where, and why."""
+    from tcg.guard.approval import AskRequest
+
     deciding = verdict.deciding
-    detail = deciding.detail if deciding is not None else verdict.reason
-    return f"tcg: {' '.join(str(detail).split())} ({verdict.reason}) - run it anyway?"
+    detail = " ".join(str(deciding.detail if deciding is not None else verdict.reason).split())
+    ask = AskRequest(command=st.masked_line(st._line), cwd=st._cwd, reason=verdict.reason, detail=detail,
+                     line_hash="")
+    text = ask.prompt().replace("the agent asks to run", "this line needs your yes", 1)
+    return text.rstrip("\n").replace("\n", "\r\n") + "\r\ntcg: run it anyway?"
+
+
+def shell_pid(seq: str) -> int | None:
+    """The pid of the shell that sent a request (its sequence number begins with
+    it: ``$$.N.RANDOM``), when that is a live process of this session: on Linux
+    a descendant of this station; elsewhere any live process."""
+    head = seq.split(".", 1)[0]
+    if not head.isdigit() or int(head) <= 1:
+        return None
+    pid = int(head)
+    if os.path.isdir("/proc"):
+        from tcg.guard.approval import ancestors
+
+        return pid if os.getpid() in ancestors(pid) else None
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return pid
+    except OSError:
+        return None
+    return pid
 
 
 class SessionStation(Station):
@@ -127,7 +160,7 @@ class SessionStation(Station):
             return False
         if self.before_ask is not None:
             self.before_ask()
-        yes = self.asker.ask(question_for(verdict))
+        yes = self.asker.ask(question_for(self, verdict))
         self.answer = "yes" if yes else "no"
         return yes
 
@@ -141,6 +174,8 @@ class SessionDecider:
         self.base_actor = self.station.actor
         self.record = record
         self.failmode = failmode_text(DEFAULT_FAILMODE[self.base_actor], DEFAULT_TIMEOUT_MS)
+        self._pending: set[int] = set()  # shells with a deferred delete-guard transaction
+        self._line_saved: set[int] = set()  # shells whose current line was saved as a whole
 
     def actor_for(self, req: ch.Request) -> str:
         # A request can make the actor stricter, never looser.
@@ -160,26 +195,69 @@ class SessionDecider:
         if not req.line.strip():
             send(ch.response(req.seq, ch.OK, self.failmode))
             return
+        owner = shell_pid(req.seq)
+        if req.kind != "C" and owner is not None:  # a new line: the shell's previous one has finished
+            self._line_saved.discard(owner)
+            self.settle(owner)
         st = self.station
         st.actor = self.actor_for(req)
         st.answer = None
+        st.guard_fields, st.approval_code, st.prepared = {}, None, None
         st.before_ask = lambda: send(ch.response(req.seq, ch.WAIT, self.failmode))
         cwd = req.pwd if req.pwd.startswith("/") else None
         verdict = st.decide(req.line, cwd=cwd)
         self.failmode = self._failmode(st)
         allowed = st.allowed(verdict)
+        if allowed and req.kind != "D" and verdict.actions:
+            verdict = self._prepare(req, verdict, owner)
+            allowed = verdict.decision.value != "block"
         if allowed:
             send(ch.response(req.seq, ch.OK, self.failmode))
         else:
-            message, hint = refusal_text(verdict)
+            message, hint = refusal_lines(verdict, st.approval_code)
             send(ch.response(req.seq, ch.REFUSE, self.failmode, message, hint))
         fields: dict[str, Any] = {"mode": "session", "nested": False, "exit_code": None,
-                                  "session_request": req.kind}
+                                  "session_request": req.kind, **st.guard_fields}
         if st.answer is not None:
             fields["answer"] = st.answer
         if not allowed and req.kind != "D":  # a "D" line has already run
             fields["exit_code"] = 126
         self.record(req.line, verdict, st.policy, st.actor, fields)
+
+    def _prepare(self, req: ch.Request, verdict: Any, owner: int | None) -> Any:
+        """Save what the line destroys before the shell runs it (the delete guard).
+        A command of a line already saved as a whole is not saved again."""
+        from tcg.policy.model import Decision, Reason, Verdict
+
+        if owner is None:
+            return Verdict(Decision.BLOCK, (Reason("trash-failed", Decision.BLOCK,
+                                                   "the shell that sent the line is not in this session; "
+                                                   "nothing was deleted"),) + tuple(verdict.reasons))
+        if req.kind == "C" and owner in self._line_saved:
+            return verdict
+        verdict = self.station.prepare(req.line, verdict, defer_to=owner)
+        if "txid" in self.station.guard_fields:
+            self._pending.add(owner)
+            if req.kind == "L":
+                self._line_saved.add(owner)
+        return verdict
+
+    def settle(self, owner: int) -> None:
+        """Give back what ``owner``'s finished line did not delete (never raises)."""
+        if owner not in self._pending:
+            return
+        self._pending.discard(owner)
+        try:
+            from tcg.guard.prepare import settle_deferred
+
+            settle_deferred(owner, self.station.env)
+        except Exception:  # noqa: BLE001 - the trash keeps everything; a later start settles it
+            self.station._debug()
+
+    def close(self) -> None:
+        """The session ended: settle every shell's last line."""
+        for owner in list(self._pending):
+            self.settle(owner)
 
     def _failmode(self, st: Station) -> str:
         policy = st.policy
@@ -194,18 +272,6 @@ class SessionDecider:
         mode = "warn" if value in ("allow", "sanitize") else ("block" if value else
                                                            DEFAULT_FAILMODE[actor])
         return failmode_text(mode, timeout)
-
-
-def refusal_text(verdict: Any) -> tuple[str, str]:
-    """The refusal the hook prints: the same two lines as `tcg_shell run-line`."""
-    from tcg.policy.reasons import REASONS
-
-    code = verdict.reason
-    deciding = verdict.deciding
-    detail = " ".join((deciding.detail if deciding is not None else "").split())
-    info = REASONS.get(code)
-    fix = info.fix if info else "run `tcg check LINE` to see why"
-    return f"tcg: blocked ({code}): {detail}", f"hint: {fix}"
 
 
 class ChannelService:

@@ -314,7 +314,10 @@ def run_windows_session(shell: str, args: list[str], env: dict[str, str], sessio
             return d
 
         loop = WindowsSessionLoop(child, console, pipe, LazyFilter(masker), decider)
-        return loop.run()
+        try:
+            return loop.run()
+        finally:
+            loop.decider.close()  # the shell is gone: settle its last line's delete-guard saves
     finally:
         console.restore()
         recorder.close()

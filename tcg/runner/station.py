@@ -41,6 +41,7 @@ KNOWN_SHELLS = frozenset(
 )
 MEDIATED = "TCG_MEDIATED"
 MEDIATED_FDS = "TCG_MEDIATED_FDS"
+SANDBOXED = "TCG_SANDBOXED"  # set inside an agent's view: a nested tcg is already in it (tcg.sandbox.agent)
 EXIT_BLOCKED = 126
 EXIT_USAGE = 2
 # TCG_MASK_WORKER=0: PTY mode masks in the station's own process (slower bulk output)
@@ -181,6 +182,11 @@ class Station:
         self._warned = False
         self._filters: list[Any] = []
         self._keyed: Any = None
+        self._line = ""
+        self._cwd = ""
+        self.prepared: Any = None  # the delete-guard's transaction for this line (tcg.guard.prepare)
+        self.approval_code: str | None = None
+        self.guard_fields: dict[str, Any] = {}  # added to the command_decision event
 
     # ------------------------------------------------------------ decide
 
@@ -198,6 +204,7 @@ class Station:
             return refuse("internal-error", "tcg could not import its own modules")
         try:
             cwd = cwd or os.getcwd()
+            self._line, self._cwd = line, cwd
             self.policy = self.load_policy(cwd)
         except PolicyError as exc:
             detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
@@ -228,13 +235,88 @@ class Station:
             traceback.print_exc()
 
     def allowed(self, verdict: Any) -> bool:
+        """May the line run? RELOCATE/SNAPSHOT may, once :meth:`prepare` did its
+        part (every caller runs it next). ASK: a human answers on the terminal;
+        an agent's line runs only with a person's `tcg approve` (tcg.guard.approval)."""
         from tcg.policy.model import Decision
 
-        if verdict.decision in (Decision.ALLOW, Decision.SANITIZE):
+        if verdict.decision in (Decision.ALLOW, Decision.SANITIZE, Decision.RELOCATE, Decision.SNAPSHOT):
             return True
         if verdict.decision == Decision.ASK and self.actor == "human":
             return self.confirm(verdict)
-        return False  # ASK for an agent, BLOCK, and anything newer: refuse
+        if verdict.decision == Decision.ASK:
+            return self._approved(verdict)
+        return False  # BLOCK, and anything newer: refuse
+
+    def _approved(self, verdict: Any) -> bool:
+        """An agent's ASK: use up a person's approval of this exact line, or file a
+        request whose code the refusal names."""
+        try:
+            from tcg.guard import approval
+
+            if approval.consume(self._line, self._cwd, self.env) is not None:
+                self.guard_fields["approval"] = "used"
+                return True
+            deciding = verdict.deciding
+            ask = approval.AskRequest(
+                command=self.masked_line(self._line), cwd=self._cwd, reason=verdict.reason,
+                detail=deciding.detail if deciding is not None else "",
+                line_hash=approval.line_hash(self._line, self._cwd, self._hasher().key))
+            self.approval_code = approval.request(ask, self.env)
+            self.guard_fields["approval"] = "requested"
+        except Exception:  # noqa: BLE001 - no approval channel: the ASK stays a refusal
+            self._debug()
+        return False
+
+    # ------------------------------------------------------------ delete-guard
+
+    def prepare(self, line: str, verdict: Any, *, defer_to: int | None = None) -> Any:
+        """Carry out the verdict's RELOCATE/SNAPSHOT actions before the command runs
+        (tcg.guard.prepare). Returns the verdict to act on: BLOCK when the trash
+        could not take it all (nothing deleted). ``defer_to``: the pid whose end
+        (or next line) means the command has finished — the caller's shell, or
+        this process when it becomes the command by exec — instead of
+        :meth:`settle` in this process."""
+        if not verdict.actions:
+            return verdict
+        from tcg.policy.model import Decision, Reason, Verdict
+
+        try:
+            from tcg.guard.prepare import prepare
+
+            verdict, self.prepared = prepare(
+                verdict, actor=self.actor, cwd=self._cwd or os.getcwd(), command_hash=self._hasher().h16(line),
+                policy=self.policy, emit=self._emit_guard, env=self.env, deferred_owner=defer_to)
+        except Exception as exc:  # noqa: BLE001 - fail closed: never run a delete that was not saved
+            self._debug()
+            return Verdict(Decision.BLOCK, (Reason("trash-failed", Decision.BLOCK,
+                                                   f"preparing the trash failed ({type(exc).__name__})"),))
+        if self.prepared is not None:
+            self.guard_fields["txid"] = self.prepared.txid
+            if defer_to is not None:
+                self.prepared.detach()
+                self.prepared = None
+        return verdict
+
+    def settle(self) -> None:
+        """After the command: give back what it did not delete (never raises)."""
+        if self.prepared is None:
+            return
+        try:
+            self.prepared.settle()
+        except Exception:  # noqa: BLE001 - the trash keeps everything; a later start settles it
+            self._debug()
+
+    def _emit_guard(self, event: str, **fields: Any) -> None:
+        try:
+            from tcg.events import EventLog
+
+            EventLog().emit(event, surface="shell", actor=self.actor, decision=fields.pop("decision", None),
+                            reason=fields.pop("reason", None),
+                            policy=self.policy.ref() if self.policy is not None else None,
+                            session=self.session, **fields)
+        except Exception:  # noqa: BLE001 - logging must not change the outcome
+            self._debug()
 
     def confirm(self, verdict: Any) -> bool:
         """ASK for a human (the session station asks on the terminal it owns)."""
@@ -260,9 +342,17 @@ class Station:
             return proc
         from tcg.runner.base import LazyFilter
 
-        lazy = LazyFilter(lambda: _masker_factory()(policy, mode))
+        lazy = LazyFilter(lambda: self._entity_stage(_masker_factory()(policy, mode), mode))
         self._filters.append(lazy)
         return lazy
+
+    def _entity_stage(self, masker: Any, mode: str) -> Any:
+        """An agent's output also gets the project's business-entity aliases."""
+        if self.actor != "agent" or mode != "strict":
+            return masker
+        from tcg.entities.stream import with_entities
+
+        return with_entities(masker, self.env)
 
     def masked_line(self, line: str) -> str:
         """The command line as the strict masker prints it.
@@ -272,6 +362,9 @@ class Station:
         then never loads the detector. A hit is only used while the detector
         is not loaded anyway.
         """
+        from tcg.entities.stream import alias_text
+
+        line = alias_text(line, self.env)  # no registered entity's value in an event either
         loaded = any(f.built for f in self._filters)
         entry = None if loaded else self._line_cache_entry(line)
         if entry is not None:
@@ -322,6 +415,7 @@ class Station:
                 command = self.masked_line(line)
             except Exception:  # noqa: BLE001 - a masker failure must not put the raw line in the log
                 command = None
+            fields.update(self.guard_fields)
             EventLog().emit(
                 "command_decision",
                 surface="shell",
@@ -379,14 +473,19 @@ class Station:
     def mediate(self, line: str, make_argv: Callable[[], list[str]], *, via_shell: bool) -> int:
         """Decide on ``line``; if allowed, run ``make_argv()`` (built only then)."""
         verdict = self.decide(line)
-        if not self.allowed(verdict):
+        ok = self.allowed(verdict)
+        if ok:  # delete-guard (docs/guard.md): save what the line destroys; BLOCK if that fails
+            verdict = self.prepare(line, verdict, defer_to=os.getpid() if is_nested(self.env) else None)
+            ok = verdict.decision.value != "block"
+        if not ok:
             self.record(line, verdict, exit_code=EXIT_BLOCKED, mode=None, nested=False)
-            _print_refusal(verdict)
+            _print_refusal(verdict, self.approval_code)
             return EXIT_BLOCKED
 
         argv = make_argv()
         shell = argv[0] if via_shell else None
-        nested = is_nested(self.env)
+        # An agent's nested tcg passes through only inside the outer station's view.
+        nested = is_nested(self.env) and (self.actor != "agent" or bool(self.env.get(SANDBOXED)))
         if nested:
             # No exit code: we become the command; the outer station records it.
             mode = "pty" if os.isatty(1) else "pipe"
@@ -399,36 +498,46 @@ class Station:
                 filters = [self.make_filter("terminal")]
             else:
                 filters = [self.make_filter("strict"), self.make_filter("strict")]
+            if _reads_secret_store(verdict):
+                from tcg.sandbox.agent import store_value_filter
+
+                filters = [store_value_filter(f, mode, self.policy, self.env, self._hasher().h8) for f in filters]
         except Exception as exc:  # noqa: BLE001 - cannot mask: do not run unmasked
             self._debug()
-            from tcg.policy.model import Decision, Reason, Verdict
-
-            refusal = Verdict(
-                Decision.BLOCK,
-                (Reason("internal-error", Decision.BLOCK, f"the masker failed ({type(exc).__name__})"),),
-            )
-            self.record(line, refusal, exit_code=EXIT_BLOCKED, mode=mode, nested=False, shell=shell)
-            _print_refusal(refusal)
-            return EXIT_BLOCKED
+            self.settle()
+            return self.refuse(line, "internal-error", f"the masker failed ({type(exc).__name__})",
+                               mode=mode, shell=shell)
 
         child_env = dict(self.env)
         child_env["TCG_SESSION"] = self.session
         child_env[MEDIATED] = self.session
+        box: Any = None  # tcg.sandbox.Prepared for an agent
+        if self.actor == "agent":
+            from tcg.sandbox.agent import prepare_for_agent
+
+            prepared = prepare_for_agent(self.policy, child_env, self._debug)
+            if isinstance(prepared, str):
+                self.settle()  # nothing ran: every stand-in gets its original back
+                return self.refuse(line, "sandbox-unavailable", prepared, mode=mode, shell=shell)
+            box = prepared
+            child_env = box.env
         _collector_on()
         from tcg.runner.base import SpawnError
+        from tcg.sandbox.agent import Refused, run
 
         try:
-            if mode == "pty":
-                from tcg.runner.loop import run_pty
-
-                code = run_pty(argv, child_env, filters[0], channel_var=MEDIATED_FDS)
-            else:
-                from tcg.runner.pipes import run_pipes
-
-                code = run_pipes(argv, child_env, filters[0], filters[1], channel_var=MEDIATED_FDS)
+            code = run(argv, child_env, mode, filters, box, self.policy, MEDIATED_FDS)
         except SpawnError as exc:
             sys.stderr.write(f"tcg: {exc}\n")
             code = exc.exit_code
+        except Refused as exc:
+            return self.refuse(line, "sandbox-unavailable", str(exc), mode=mode, shell=shell)
+        finally:
+            if box is not None:
+                box.close()
+            # The command ran (or was refused before it started): the guard's stand-ins
+            # tell what it deleted; an untouched target gets its original back.
+            self.settle()
         failed = [f.error for f in self._filters if getattr(f, "error", None) is not None]
         if failed:
             # The command ran, but its output could not be masked: it was withheld.
@@ -437,9 +546,22 @@ class Station:
                 "hint: rerun with TCG_DEBUG=1 to see the traceback and report it\n"
             )
             code = EXIT_BLOCKED
+        extra = {"sandbox": box.event()} if box is not None else {}
         self.record(line, verdict, exit_code=code, mode=mode, nested=False, shell=shell,
-                    output_withheld=bool(failed))
+                    output_withheld=bool(failed), **extra)
         return code
+
+    def refuse(self, line: str, code: str, detail: str, *, mode: str | None, shell: str | None) -> int:
+        """Refuse ``line`` for a reason found after the policy allowed it (nothing ran)."""
+        from tcg.policy.model import Decision, Reason, Verdict
+
+        refusal = Verdict(Decision.BLOCK, (Reason(code, Decision.BLOCK, detail),))
+        self.record(line, refusal, exit_code=EXIT_BLOCKED, mode=mode, nested=False, shell=shell)
+        _print_refusal(refusal)
+        return EXIT_BLOCKED
+
+def _reads_secret_store(verdict: Any) -> bool:
+    return any(r.code == "secret-store-read" for r in getattr(verdict, "reasons", ()))
 
 
 def _collector_on() -> None:
@@ -504,16 +626,26 @@ def _prune(directory: str, keep: int) -> None:
         pass
 
 
-def _print_refusal(verdict: Any) -> None:
+def refusal_lines(verdict: Any, approval_code: str | None = None) -> tuple[str, str]:
+    """The two lines a refused line prints: what and why, then ``hint:`` (shared
+    with the session's hook, which prints them itself)."""
     from tcg.policy.reasons import REASONS
 
     code = verdict.reason
     deciding = verdict.deciding
-    detail = deciding.detail if deciding is not None else ""
+    detail = " ".join((deciding.detail if deciding is not None else "").split())  # one line
+    if approval_code is not None:
+        return (f"tcg: needs a person's approval ({code}): {detail}",
+                f"hint: ask the user to run `tcg approve {approval_code}` in their own terminal, then run the "
+                "same command again (the code works once, for 10 minutes)")
     info = REASONS.get(code)
     fix = info.fix if info else "run `tcg check LINE` to see why"
-    detail = " ".join(detail.split())  # one line, whatever the engine said
-    sys.stderr.write(f"tcg: blocked ({code}): {detail}\nhint: {fix}\n")
+    return f"tcg: blocked ({code}): {detail}", f"hint: {fix}"
+
+
+def _print_refusal(verdict: Any, approval_code: str | None = None) -> None:
+    message, hint = refusal_lines(verdict, approval_code)
+    sys.stderr.write(f"{message}\n{hint}\n")
     sys.stderr.flush()
 
 

@@ -14,19 +14,26 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import hmac
-import multiprocessing
 import os
 import sys
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
 
 from tcg.errors import TcgError
 from tcg.scan import gitobjects, worktree
+from tcg.scan.findings import STAT_FIELDS, ScanFinding, ScanResult, group_distinct
+
+TYPE_CHECKING = False  # typing costs ~8 ms on every scan's start-up
+if TYPE_CHECKING:
+    from typing import Any, Protocol
+
+    class _Detector(Protocol):
+        def find_bytes(self, data: bytes) -> list[Any]: ...
+
+__all__ = ["STAT_FIELDS", "ScanFinding", "ScanResult", "scan_paths", "scan_repo"]
 
 DEFAULT_MAX_BLOB_BYTES = 10 * 1024 * 1024
 DEFAULT_CATEGORIES = ("secret",)
@@ -34,92 +41,14 @@ BATCH_BYTES = 4 * 1024 * 1024  # per task: small enough to spread, large enough 
 BATCH_ITEMS = 1000
 BINARY_SNIFF = 8000  # git's own heuristic: a NUL in the first 8000 bytes means binary
 ALLOW_MARKER = b"tcg:allow"
+# Below this much content the keyword + re engine finishes before hyperscan would have
+# been imported and its database loaded (a commit, a pre-commit hook's staged files).
+RE_ENGINE_MAX_BYTES = 16 * 1024
 
 STATUS_CLEAN = "clean"
 STATUS_FINDINGS = "findings"
 STATUS_PARTIAL = "partial"
 STATUS_ERROR = "error"
-
-STAT_FIELDS = (
-    "files_scanned",
-    "files_skipped_binary",
-    "files_skipped_large",
-    "files_skipped_allowed",
-    "blobs_scanned",
-    "blobs_skipped_binary",
-    "blobs_skipped_large",
-    "blobs_skipped_allowed",
-    "blobs_missing",
-    "bytes_scanned",
-    "suppressed_inline",
-    "suppressed_baseline",
-)
-
-
-class _Detector(Protocol):
-    def find_bytes(self, data: bytes) -> list[Any]: ...
-
-
-@dataclass(frozen=True)
-class ScanFinding:
-    """One finding. Carries where and what kind — never the value (only its keyed hash)."""
-
-    rule_id: str
-    category: str
-    target: str  # the scanned PATH as given (absolute)
-    path: str  # file path relative to the target
-    line: int  # 1-based
-    column: int  # 1-based, in Unicode code points
-    commit: str | None  # commit that introduced the blob (history) or None (working tree)
-    blob: str | None  # object id for history/index findings
-    source: str  # "history" | "index" | "worktree" | "file"
-    hash: str  # KeyedHasher.h16 of the value bytes (per-install key)
-    length: int  # value length in bytes
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class ScanResult:
-    """Outcome of one scan. ``metadata()`` is the value-free summary the gate caches."""
-
-    status: str  # clean | findings | partial | error
-    complete: bool  # False when a budget stopped the scan or blobs were missing (partial clone)
-    history: bool
-    targets: list[str]
-    findings: list[ScanFinding]
-    counts_by_rule: dict[str, int]
-    stats: dict[str, int]  # STAT_FIELDS -> count
-    errors: list[str]
-    duration_s: float
-    policy: dict[str, str] | None
-    budget: dict[str, int | None]
-    budget_exceeded: bool = False
-
-    @property
-    def files_scanned(self) -> int:
-        return self.stats.get("files_scanned", 0)
-
-    @property
-    def blobs_scanned(self) -> int:
-        return self.stats.get("blobs_scanned", 0)
-
-    def metadata(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "complete": self.complete,
-            "history": self.history,
-            "targets": list(self.targets),
-            "findings": len(self.findings),
-            "counts_by_rule": dict(self.counts_by_rule),
-            **{k: self.stats.get(k, 0) for k in STAT_FIELDS},
-            "errors": list(self.errors),
-            "duration_s": round(self.duration_s, 3),
-            "policy": self.policy,
-            "budget": dict(self.budget),
-            "budget_exceeded": self.budget_exceeded,
-        }
 
 
 # ------------------------------------------------------------------ workers
@@ -191,7 +120,8 @@ def _scan_data(
 
 
 def _scan_task(task: tuple[Any, ...]) -> tuple[int, list[_Row], dict[str, int]]:
-    kind, root, tidx, items = task
+    """One batch: (its sequence number, finding rows in item order, stats)."""
+    kind, root, seq, items = task
     stats: Counter[str] = Counter()
     out: list[_Row] = []
     if kind == "blobs":
@@ -228,7 +158,7 @@ def _scan_task(task: tuple[Any, ...]) -> tuple[int, list[_Row], dict[str, int]]:
                 stats["files_scanned"] += 1
                 if data:
                     _scan_data(data, rel, None, None, source, stats, out)
-    return tidx, out, dict(stats)
+    return seq, out, dict(stats)
 
 
 def _pool_init() -> None:
@@ -247,6 +177,15 @@ class _Target:
     path: Path  # as given, absolute
     repo: Path | None  # work tree root / git dir when a repository
     bare: bool = False
+
+
+@dataclass
+class _Plan:
+    """One target's work: blob items, file items (each with its size) and pre-read stats."""
+
+    blobs: list[tuple[tuple[str, str, str | None, str], int]]
+    files: list[tuple[tuple[str, str], int]]
+    stats: Counter[str]
 
 
 def _allowed(path: str, patterns: tuple[str, ...]) -> bool:
@@ -278,33 +217,58 @@ class _Budget:
         return True
 
 
-def _batches(kind: str, root: str, tidx: int, items: Iterable[tuple[Any, int]]) -> Iterator[tuple[Any, ...]]:
+def _batches(kind: str, root: str, items: Iterable[tuple[Any, int]]) -> Iterator[tuple[str, str, list[Any]]]:
     batch: list[Any] = []
     size = 0
     for item, n in items:
         batch.append(item)
         size += n
         if size >= BATCH_BYTES or len(batch) >= BATCH_ITEMS:
-            yield (kind, root, tidx, batch)
+            yield (kind, root, batch)
             batch, size = [], 0
     if batch:
-        yield (kind, root, tidx, batch)
+        yield (kind, root, batch)
 
 
-def _enumerate(target: _Target, history: bool, max_blob: int, allow: tuple[str, ...]) -> tuple[list[Any], list[Any], Counter[str]]:
-    """(blob items, file items, pre-read stats) for one target. Runs in a thread."""
+def _index_items(repo: Path, pairs: list[tuple[str, str]], allow: tuple[str, ...],
+                 max_blob: int, stats: Counter[str]) -> list[tuple[tuple[str, str, str | None, str], int]]:
+    """Blob items for (oid, path) pairs of the index, with their sizes from git."""
+    sizes = gitobjects.blob_sizes(repo, [oid for oid, _ in pairs]) if pairs else {}
+    out: list[tuple[tuple[str, str, str | None, str], int]] = []
+    for oid, path in pairs:
+        size = sizes.get(oid, 0)
+        if _allowed(path, allow):
+            stats["blobs_skipped_allowed"] += 1
+        elif size > max_blob:
+            stats["blobs_skipped_large"] += 1
+        else:
+            out.append(((oid, path, None, "index"), size))
+    return out
+
+
+def _enumerate(target: _Target, history: bool, staged: bool, max_blob: int,
+               allow: tuple[str, ...]) -> _Plan:
+    """The work of one target. Runs in a thread when there are several targets."""
     stats: Counter[str] = Counter()
     blobs: list[tuple[tuple[str, str, str | None, str], int]] = []
     files: list[tuple[tuple[str, str], int]] = []
     if target.repo is None:
+        if staged:
+            raise TcgError(f"--staged needs a git repository: {target.path} is not the root of one")
         names = [target.path.name] if target.path.is_file() else worktree.dir_files(target.path)
+        root = target.path.parent if target.path.is_file() else target.path
         for rel in names:
             if _allowed(rel, allow):
                 stats["files_skipped_allowed"] += 1
             else:
-                files.append(((rel, "file"), 0))
-        return blobs, files, stats
+                files.append(((rel, "file"), _size_of(root, rel)))
+        return _Plan(blobs, files, stats)
     repo = target.repo
+    if staged:
+        # What the next commit would add: the index against HEAD (an unborn branch:
+        # against the empty tree). Nothing from history or the working tree.
+        blobs = _index_items(repo, gitobjects.staged_blobs(repo), allow, max_blob, stats)
+        return _Plan(blobs, files, stats)
     if history:
         seen: set[str] = set()
         for ref in gitobjects.iter_reachable_blobs(repo):
@@ -319,32 +283,26 @@ def _enumerate(target: _Target, history: bool, max_blob: int, allow: tuple[str, 
                 blobs.append(((ref.oid, ref.path, ref.commit, "history"), ref.size))
         if not target.bare:
             # Staged but never committed content is readable by anyone with the repo.
+            fresh = []
             for oid, path in gitobjects.index_blobs(repo):
-                if oid in seen:
-                    continue
-                seen.add(oid)
-                if _allowed(path, allow):
-                    stats["blobs_skipped_allowed"] += 1
-                else:
-                    blobs.append(((oid, path, None, "index"), 0))
+                if oid not in seen:
+                    seen.add(oid)
+                    fresh.append((oid, path))
+            blobs.extend(_index_items(repo, fresh, allow, max_blob, stats))
     if not target.bare:
         for rel in worktree.repo_files(repo, changed_only=history):
             if _allowed(rel, allow):
                 stats["files_skipped_allowed"] += 1
             else:
-                files.append(((rel, "worktree"), 0))
-    return blobs, files, stats
+                files.append(((rel, "worktree"), _size_of(repo, rel)))
+    return _Plan(blobs, files, stats)
 
 
-def _file_sizes(root: Path, files: list[Any]) -> list[Any]:
-    out = []
-    for (rel, source), _ in files:
-        try:
-            n = os.lstat(os.path.join(root, rel)).st_size
-        except OSError:
-            n = 0
-        out.append(((rel, source), n))
-    return out
+def _size_of(root: Path, rel: str) -> int:
+    try:
+        return os.lstat(os.path.join(root, rel)).st_size
+    except OSError:
+        return 0
 
 
 def _resolve_targets(paths: Iterable[str | os.PathLike[str]]) -> list[_Target]:
@@ -366,6 +324,39 @@ def _resolve_targets(paths: Iterable[str | os.PathLike[str]]) -> list[_Target]:
     return targets
 
 
+def _plan_all(targets: list[_Target], history: bool, staged: bool, max_blob: int,
+              allow: tuple[str, ...], errors: list[str]) -> list[tuple[_Target, _Plan]]:
+    """Every target's plan, in target order. Several targets list in threads (git does the
+    work in child processes); one target lists here, without starting a thread."""
+    live = []
+    for t in targets:
+        if t.path.exists():
+            live.append(t)
+        else:
+            errors.append(f"{t.path}: no such file or directory")
+
+    def one(t: _Target) -> _Plan | str:
+        try:
+            return _enumerate(t, history, staged, max_blob, allow)
+        except (TcgError, OSError) as exc:
+            return f"{t.path}: {getattr(exc, 'message', None) or exc}"
+
+    if len(live) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            plans = list(pool.map(one, live))
+    else:
+        plans = [one(t) for t in live]
+    out = []
+    for t, plan in zip(live, plans, strict=True):
+        if isinstance(plan, str):
+            errors.append(plan)
+        else:
+            out.append((t, plan))
+    return out
+
+
 # ------------------------------------------------------------------ running
 
 
@@ -378,35 +369,21 @@ def _jobs(jobs: int | None) -> int:
         return max(1, os.cpu_count() or 1)
 
 
-_DETECTORS: dict[tuple[frozenset[str], frozenset[str]], _Detector] = {}
-_RULES: list[Any] = []
+def _load_detector(policy: Any, disabled: frozenset[str], categories: frozenset[str],
+                   engine: str | None = None) -> _Detector:
+    """The packaged rules of the scanned categories, minus the policy's disabled ones
+    (``disabled`` is the policy's own ``detect.disabled_rules``, which load_detector
+    reads from the policy itself).
 
-
-def _packaged_rules(load: Callable[[], list[Any]]) -> list[Any]:
-    """The packaged rules, parsed once per process (parsing validates every regex)."""
-    if not _RULES:
-        _RULES.extend(load())
-    return _RULES
-
-
-def _load_detector(policy: Any, disabled: frozenset[str], categories: frozenset[str]) -> _Detector:
-    """The packaged rules of the scanned categories, minus disabled ones.
-
-    Rules of other categories are left out of the compiled database, so they
-    cost nothing (PII rules such as e-mail addresses are the slowest ones on
-    source code). Cached per process; the compiled hyperscan database is cached
-    on disk by the detection engine (same cache dir as load_detector).
+    Rules of other categories are left out of the compiled database, so they cost
+    nothing (PII rules such as e-mail addresses are the slowest ones on source code).
+    The station's loader: the compiled database comes from the signed start-up cache,
+    so a scan (and the launch gate's cache miss) does not compile anything after the
+    first run of an install.
     """
-    key = (disabled, categories)
-    det = _DETECTORS.get(key)
-    if det is None:
-        from tcg.detect.engine import Detector
-        from tcg.detect.rule import load_rules
-        from tcg.paths import get_paths
+    from tcg.detect.engine import load_detector
 
-        rules = [r for r in _packaged_rules(load_rules) if r.category in categories and r.id not in disabled]
-        det = _DETECTORS[key] = Detector.from_rules(rules, cache_dir=get_paths().cache / "detect")
-    return det
+    return load_detector(policy, categories=categories, engine=engine)
 
 
 def _load_key() -> bytes:
@@ -423,6 +400,7 @@ def scan_paths(
     policy: Any = None,
     *,
     history: bool = True,
+    staged: bool = False,
     max_objects: int | None = None,
     max_bytes: int | None = None,
     jobs: int | None = None,
@@ -430,9 +408,15 @@ def scan_paths(
     detector: _Detector | None = None,
     key: bytes | None = None,
     progress: ProgressFn | None = None,
+    keep_occurrences: bool = False,
 ) -> ScanResult:
     """Scan repositories and/or plain directories. Never raises for a bad target:
-    it is reported in ``errors`` and the status becomes ``error``."""
+    it is reported in ``errors`` and the status becomes ``error``.
+
+    ``staged``: only the blobs the next commit would add or change (the index against
+    HEAD), for pre-commit hooks. ``keep_occurrences``: keep every place each distinct
+    secret was seen in ``ScanResult.occurrences`` (``--all-occurrences``).
+    """
     t0 = time.perf_counter()
     if policy is None:
         from tcg.policy.load import load_policy
@@ -448,63 +432,46 @@ def scan_paths(
     errors: list[str] = []
     stats: Counter[str] = Counter()
     budget = _Budget(max_objects, max_bytes)
-    rows: list[tuple[int, _Row]] = []
 
-    # 1. List every target's work in threads (git does the work in child processes)
-    #    while this thread loads the detector; all threads are joined before the
-    #    pool forks, so no worker is forked from a multi-threaded parent.
+    # 1. List every target's work, then cut it into batches in target order, so a
+    #    budget always cuts the same objects.
     tasks: list[tuple[Any, ...]] = []
-    with ThreadPoolExecutor(max_workers=4) as enum_pool:
-        futures = []
-        for t in targets:
-            if not t.path.exists():
-                futures.append(None)
-                errors.append(f"{t.path}: no such file or directory")
-            else:
-                futures.append(enum_pool.submit(_enumerate, t, history, max_blob, allow))
-        try:
-            det = detector if detector is not None else _load_detector(policy, disabled, categories)
-            secret_key = key if key is not None else _load_key()
-        except BaseException:
-            for fut in futures:
-                if fut is not None:
-                    fut.cancel()
-            raise
-        # Targets in the order given, so a budget always cuts the same objects.
-        for t, fut in zip(targets, futures, strict=True):
-            if fut is None:
-                continue
-            try:
-                blobs, files, pre = fut.result()
-            except (TcgError, OSError) as exc:
-                errors.append(f"{t.path}: {getattr(exc, 'message', None) or exc}")
-                continue
-            stats.update(pre)
-            root = t.path.parent if t.path.is_file() else t.path  # a single file: its dir
-            if max_bytes is not None:
-                files = _file_sizes(root, files)
-            kept_b = [(item, n) for item, n in blobs if budget.take(n)]
-            kept_f = [(item, n) for item, n in files if budget.take(n)]
-            tasks.extend(_batches("blobs", str(t.repo), t.index, kept_b))
-            tasks.extend(_batches("files", str(root), t.index, kept_f))
+    planned = 0
+    for t, plan in _plan_all(targets, history, staged, max_blob, allow, errors):
+        stats.update(plan.stats)
+        root = t.path.parent if t.path.is_file() else t.path  # a single file: its dir
+        kept_b = [(item, n) for item, n in plan.blobs if budget.take(n)]
+        kept_f = [(item, n) for item, n in plan.files if budget.take(n)]
+        planned += sum(n for _, n in kept_b) + sum(n for _, n in kept_f)
+        for kind, where, items in (*_batches("blobs", str(t.repo), kept_b),
+                                   *_batches("files", str(root), kept_f)):
+            tasks.append((kind, where, len(tasks), (t.index, items)))
 
-    # 2. Scan: in this process when the work is small, else in a forked pool.
+    # 2. The detector (from the signed cache) and the install key. A small scan uses the
+    #    keyword + re engine: it is done before hyperscan would have been loaded.
+    engine = "re" if planned <= RE_ENGINE_MAX_BYTES else None
+    det = detector if detector is not None else _load_detector(policy, disabled, categories, engine)
+    secret_key = key if key is not None else _load_key()
+
+    # 3. Scan: in this process when the work is small, else in a forked pool.
     njobs = _jobs(jobs)
     if jobs is None and len(tasks) <= 1:
         njobs = 1  # one batch cannot be split: forking workers would only cost time
     _set_state(det, secret_key, max_blob, disabled, categories)
-    ctx = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-    pool = ctx.Pool(min(njobs, len(tasks)), initializer=_pool_init) if (ctx and njobs > 1 and len(tasks) > 1) else None
+    pool = None
+    if njobs > 1 and len(tasks) > 1 and sys.platform.startswith("linux"):
+        import multiprocessing
+
+        pool = multiprocessing.get_context("fork").Pool(min(njobs, len(tasks)), initializer=_pool_init)
+    batches: dict[int, tuple[int, list[_Row]]] = {}
+    work = [(kind, where, seq, items) for kind, where, seq, (_tidx, items) in tasks]
     try:
-        if pool is not None:
-            results: Iterable[tuple[int, list[_Row], dict[str, int]]] = pool.imap_unordered(
-                _scan_task, tasks
-            )
-        else:
-            results = map(_scan_task, tasks)
-        for tidx, out, st in results:
+        results: Iterable[tuple[int, list[_Row], dict[str, int]]] = (
+            pool.imap_unordered(_scan_task, work) if pool is not None else map(_scan_task, work)
+        )
+        for seq, out, st in results:
             stats.update(st)
-            rows.extend((tidx, r) for r in out)
+            batches[seq] = (tasks[seq][3][0], out)
             if progress is not None:
                 progress(dict(stats))
     except (TcgError, OSError) as exc:
@@ -521,14 +488,19 @@ def scan_paths(
             pool.join()
         _close_readers()
 
-    findings = []
-    for tidx, r in rows:
-        f = ScanFinding(r[0], r[1], str(targets[tidx].path), *r[2:])
-        if baseline and (f.rule_id, f.hash) in baseline:
-            stats["suppressed_baseline"] += 1
-            continue
-        findings.append(f)
-    findings.sort(key=lambda f: (f.target, f.path, f.line, f.column, f.rule_id, f.source, f.commit or ""))
+    # 4. One finding per distinct secret, at its first location in scan order.
+    def occurrences() -> Iterator[ScanFinding]:
+        for seq in sorted(batches):
+            tidx, rows = batches[seq]
+            for r in rows:
+                yield ScanFinding(r[0], r[1], str(targets[tidx].path), *r[2:])
+
+    findings, every = group_distinct(occurrences())
+    if baseline:
+        known = [f for f in findings if f.key in baseline]
+        stats["suppressed_baseline"] += len(known)
+        findings = [f for f in findings if f.key not in baseline]
+        every = [o for o in every if o.key not in baseline]
     counts = Counter(f.rule_id for f in findings)
     # Blobs absent from a partial clone were not scanned, yet an agent can fetch them.
     complete = not budget.exceeded and stats["blobs_missing"] == 0
@@ -543,7 +515,8 @@ def scan_paths(
     return ScanResult(
         status=status,
         complete=complete,
-        history=history,
+        history=history and not staged,
+        staged=staged,
         targets=[str(t.path) for t in targets],
         findings=findings,
         counts_by_rule=dict(sorted(counts.items())),
@@ -553,6 +526,7 @@ def scan_paths(
         policy=policy.ref() if hasattr(policy, "ref") else None,
         budget={"max_objects": max_objects, "max_bytes": max_bytes},
         budget_exceeded=budget.exceeded,
+        occurrences=every if keep_occurrences else [],
     )
 
 

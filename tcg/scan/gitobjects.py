@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcg.errors import TcgError
+from tcg.gitenv import GIT_ENV_DROP, git_env  # noqa: F401 - re-exported: the scanner's git environment
 from tcg.runner.base import grow_pipe
-
-GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY")
 
 
 class GitError(TcgError):
@@ -41,26 +40,6 @@ class BlobRef:
     size: int  # -1: absent from a partial clone (not fetched, not scanned)
     path: str
     commit: str | None  # None: only in the index (staged, never committed)
-
-
-def git_env() -> dict[str, str]:
-    """Environment for git children: no inherited repo overrides, no pager, C locale."""
-    env = {k: v for k, v in os.environ.items() if k not in GIT_ENV_DROP}
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    env["LC_ALL"] = "C"
-    env.setdefault("GIT_CONFIG_NOSYSTEM", "1")
-    # A scanned repository's own config must not run programs: core.fsmonitor
-    # names a command that `git ls-files` would execute. Command-line level
-    # config (GIT_CONFIG_COUNT) overrides the repository's.
-    for k in [k for k in env if k.startswith("GIT_CONFIG_KEY_") or k.startswith("GIT_CONFIG_VALUE_")]:
-        del env[k]
-    # Never the network: in a partial clone git would fetch missing objects from
-    # the promisor remote on demand. No transport allowed = the fetch fails fast.
-    env["GIT_ALLOW_PROTOCOL"] = ""
-    env["GIT_CONFIG_COUNT"] = "1"
-    env["GIT_CONFIG_KEY_0"] = "core.fsmonitor"
-    env["GIT_CONFIG_VALUE_0"] = "false"
-    return env
 
 
 def git(repo: Path | str, *args: str, check: bool = True) -> bytes:
@@ -180,6 +159,42 @@ def index_blobs(repo: Path) -> list[tuple[str, str]]:
             continue
         result.append((oid.decode("ascii"), path.decode("utf-8", "surrogateescape")))
     return result
+
+
+def staged_blobs(repo: Path) -> list[tuple[str, str]]:
+    """(oid, path) of every blob the next commit adds or changes: the index against HEAD,
+    or against the empty tree on a branch without commits. Deletions and submodules
+    carry no content and are left out."""
+    head = git(repo, "rev-parse", "--verify", "-q", "HEAD^{tree}", check=False).strip()
+    if not head:  # the empty tree in this repository's object format (SHA-1 or SHA-256)
+        head = git(repo, "hash-object", "-t", "tree", os.devnull).strip()
+    out = git(repo, "diff-index", "--cached", "-z", "--no-renames", "--diff-filter=ACMTU",
+              "--ignore-submodules=all", head.decode("ascii"))
+    fields = out.split(b"\0")
+    result = []
+    for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+        if not meta.startswith(b":"):
+            continue
+        _old_mode, new_mode, _old, new, _status = meta[1:].split(b" ")
+        if new_mode.startswith(b"160") or set(new) == {ord("0")}:  # gitlink, or no blob yet
+            continue
+        result.append((new.decode("ascii"), path.decode("utf-8", "surrogateescape")))
+    return result
+
+
+def blob_sizes(repo: Path, oids: list[str]) -> dict[str, int]:
+    """Size of each blob, from one ``git cat-file --batch-check`` (missing ones left out)."""
+    proc = subprocess.run(
+        ["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname) %(objectsize)"],
+        input="".join(f"{o}\n" for o in oids).encode("ascii"),
+        capture_output=True, env=git_env(), check=False,
+    )
+    sizes = {}
+    for line in proc.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            sizes[parts[0].decode("ascii")] = int(parts[1])
+    return sizes
 
 
 class BlobReader:

@@ -1,22 +1,29 @@
 """Render a ScanResult as text, JSON, JSON Lines or SARIF 2.1.0.
 
-Every format is built only from ScanFinding fields (rule id, category, path,
-line, commit, keyed hash) and counts: there is no code path from a matched
-value to the output.
+One entry per distinct secret (rule id + keyed hash) at its first location, with how
+many places hold it; ``all_occurrences`` lists every place. SARIF always carries the
+other places as related locations (up to SARIF_RELATED_MAX). Every format is built only
+from ScanFinding fields (rule id, category, path, line, commit, keyed hash) and counts:
+there is no code path from a matched value to the output.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from tcg import __version__
-from tcg.scan.engine import STATUS_PARTIAL, ScanFinding, ScanResult
+from tcg.scan.findings import ScanFinding, ScanResult
+
+TYPE_CHECKING = False  # typing costs ~7 ms of every scan's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMATS = ("text", "json", "jsonl", "sarif")
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+# GitHub code scanning keeps at most 1,000 related locations per result
+SARIF_RELATED_MAX = 1000
 
 
 def _where(f: ScanFinding) -> str:
@@ -37,9 +44,11 @@ def _human_bytes(n: int) -> str:
 
 def summary_line(result: ScanResult) -> str:
     s = result.stats
+    n, places = len(result.findings), result.occurrence_count
+    found = f"{n} secret(s)" + (f" in {places} place(s)" if places != n else "")
     parts = [
         f"tcg scan: {result.status}",
-        f"{len(result.findings)} finding(s)",
+        found,
         f"{s['blobs_scanned']} blob(s) + {s['files_scanned']} file(s), {_human_bytes(s['bytes_scanned'])}"
         f" in {result.duration_s:.2f} s",
     ]
@@ -72,17 +81,44 @@ def partial_note(result: ScanResult) -> str | None:
     return "tcg scan: PARTIAL — " + "; ".join(notes)
 
 
-def render_text(result: ScanResult) -> str:
+def _counts(f: ScanFinding) -> str:
+    if f.occurrences == 1:
+        return ""
+    return (f" — {f.occurrences} occurrence(s) in {f.blobs} "
+            f"{'blob(s)/file(s)' if f.source in ('history', 'index') else 'file(s)'}, "
+            f"{f.paths} path(s)")
+
+
+def _place(f: ScanFinding, multi: bool) -> str:
+    where = f"{f.target}/{f.path}" if multi else f.path
+    return f"{where}:{f.line}:{f.column}"
+
+
+def render_text(result: ScanResult, all_occurrences: bool = False) -> str:
     lines = []
     multi = len(result.targets) > 1
+    places = result.occurrences_by_key() if all_occurrences else {}
     for f in result.findings:
-        where = f"{f.target}/{f.path}" if multi else f.path
         lines.append(
-            f"{where}:{f.line}:{f.column}: {f.rule_id} ({f.category}) in {_where(f)}, "
-            f"{f.length} bytes, hash {f.hash}"
+            f"{_place(f, multi)}: {f.rule_id} ({f.category}) in {_where(f)}, "
+            f"{f.length} bytes, hash {f.hash}{_counts(f)}"
         )
+        for occ in places.get(f.key, [])[1:]:
+            lines.append(f"    also {_place(occ, multi)} in {_where(occ)}")
+    if result.findings:
+        lines.append("by rule:")
+        by_places = result.occurrences_by_rule()
+        width = max(len(r) for r in result.counts_by_rule)
+        for rule, n in result.counts_by_rule.items():
+            lines.append(f"  {rule.ljust(width)}  {n} secret(s) in {by_places.get(rule, n)} place(s)")
     for err in result.errors:
         lines.append(f"tcg scan: error: {err}")
+    if result.staged and result.findings:
+        lines.append(f"tcg scan: the staged changes add {len(result.findings)} secret(s): do not "
+                     "commit them")
+        lines.append("hint: take the value out (git restore --staged FILE, or edit and `git add` "
+                     "again); a false positive: add `tcg:allow` to its line, or record it with "
+                     "`tcg scan --staged --write-baseline FILE` and pass `--baseline FILE` in the hook's args")
     note = partial_note(result)
     if note:
         lines.append(note)
@@ -90,22 +126,32 @@ def render_text(result: ScanResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def result_dict(result: ScanResult) -> dict[str, Any]:
+def _finding_dict(f: ScanFinding, places: dict[tuple[str, str], list[ScanFinding]] | None) -> dict[str, Any]:
+    d = f.to_dict()
+    if places is not None:
+        d["locations"] = [o.location() for o in places.get(f.key, [])]
+    return d
+
+
+def result_dict(result: ScanResult, all_occurrences: bool = False) -> dict[str, Any]:
+    places = result.occurrences_by_key() if all_occurrences else None
     return {
         "tool": "tcg",
         "version": __version__,
         **result.metadata(),
-        "findings": [f.to_dict() for f in result.findings],
+        "findings": [_finding_dict(f, places) for f in result.findings],
         "finding_count": len(result.findings),
     }
 
 
-def render_json(result: ScanResult) -> str:
-    return json.dumps(result_dict(result), indent=2, sort_keys=False) + "\n"
+def render_json(result: ScanResult, all_occurrences: bool = False) -> str:
+    return json.dumps(result_dict(result, all_occurrences), indent=2, sort_keys=False) + "\n"
 
 
-def render_jsonl(result: ScanResult) -> str:
-    out = [json.dumps({"type": "finding", **f.to_dict()}, separators=(",", ":")) for f in result.findings]
+def render_jsonl(result: ScanResult, all_occurrences: bool = False) -> str:
+    places = result.occurrences_by_key() if all_occurrences else None
+    out = [json.dumps({"type": "finding", **_finding_dict(f, places)}, separators=(",", ":"))
+           for f in result.findings]
     out.append(json.dumps({"type": "summary", "tool": "tcg", "version": __version__, **result.metadata()}, separators=(",", ":")))
     return "\n".join(out) + "\n"
 
@@ -131,13 +177,28 @@ def sarif_dict(result: ScanResult, rule_info: dict[str, str] | None = None) -> d
         }
         for r in rule_ids
     ]
+    places = result.occurrences_by_key()
+
+    def physical(o: ScanFinding) -> dict[str, Any]:
+        return {
+            "artifactLocation": {"uri": quote(o.path), "uriBaseId": bases.get(o.target, "TARGET0")},
+            "region": {"startLine": o.line, "startColumn": o.column},
+        }
+
     results = []
     for f in result.findings:
-        props: dict[str, Any] = {"category": f.category, "source": f.source, "valueLength": f.length}
+        props: dict[str, Any] = {"category": f.category, "source": f.source, "valueLength": f.length,
+                                 "occurrences": f.occurrences, "blobs": f.blobs, "paths": f.paths}
         if f.commit:
             props["commit"] = f.commit
         if f.blob:
             props["blob"] = f.blob
+        others = places.get(f.key, [])[1:]
+        related = [
+            {"id": i + 1, "physicalLocation": physical(o),
+             "message": {"text": f"also in {_where(o)}"}}
+            for i, o in enumerate(others[:SARIF_RELATED_MAX])
+        ]
         results.append(
             {
                 "ruleId": f.rule_id,
@@ -146,15 +207,11 @@ def sarif_dict(result: ScanResult, rule_info: dict[str, str] | None = None) -> d
                 "kind": "fail",
                 "message": {
                     "text": f"{f.category} found by rule {f.rule_id} in {_where(f)} (value not shown; keyed hash {f.hash})"
+                    + (f"; {f.occurrences} occurrences in {f.paths} path(s)" if f.occurrences > 1 else "")
                 },
-                "locations": [
-                    {
-                        "physicalLocation": {
-                            "artifactLocation": {"uri": quote(f.path), "uriBaseId": bases.get(f.target, "TARGET0")},
-                            "region": {"startLine": f.line, "startColumn": f.column},
-                        }
-                    }
-                ],
+                "locations": [{"physicalLocation": physical(f)}],
+                "occurrenceCount": f.occurrences,
+                **({"relatedLocations": related} if related else {}),
                 "partialFingerprints": {"tcgValueHash/v1": f.hash},
                 "properties": props,
             }
@@ -181,7 +238,7 @@ def sarif_dict(result: ScanResult, rule_info: dict[str, str] | None = None) -> d
                         ]
                         + (
                             [{"level": "warning", "message": {"text": partial_note(result) or ""}}]
-                            if result.status == STATUS_PARTIAL or not result.complete
+                            if result.status == "partial" or not result.complete
                             else []
                         ),
                     }
@@ -198,13 +255,13 @@ def render_sarif(result: ScanResult) -> str:
     return json.dumps(sarif_dict(result), indent=2) + "\n"
 
 
-def render(result: ScanResult, fmt: str) -> str:
+def render(result: ScanResult, fmt: str, *, all_occurrences: bool = False) -> str:
     if fmt == "text":
-        return render_text(result)
+        return render_text(result, all_occurrences)
     if fmt == "json":
-        return render_json(result)
+        return render_json(result, all_occurrences)
     if fmt == "jsonl":
-        return render_jsonl(result)
+        return render_jsonl(result, all_occurrences)
     if fmt == "sarif":
         return render_sarif(result)
     raise ValueError(f"unknown format {fmt!r}")

@@ -1,7 +1,7 @@
 """The labelled quality corpus (bench/corpus.py) is deterministic, and tcg meets the acceptance
 bar on it: secrets recall >= 0.97 and precision >= 0.95. A rule change that loses a family or
 starts firing on the near-miss negatives (hashes, UUIDs, lockfiles, placeholders, sk_test_ keys)
-fails here; bench/detect_quality.py --misses lists which lines."""
+fails here; bench/detect_regression.py --misses lists which lines."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 sys.path.insert(0, str(BENCH))
 
 import corpus  # noqa: E402
-import detect_quality  # noqa: E402
+import detect_regression  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +49,8 @@ def test_labels_point_at_existing_lines(generated: tuple[Path, list[dict]]) -> N
 
 def test_tcg_meets_the_quality_bar(generated: tuple[Path, list[dict]]) -> None:
     root, labels = generated
-    findings, _ = detect_quality.run_tcg(decode=True, files=root / "files")
-    res = detect_quality.score(findings, labels, match_category=True)
+    findings, _ = detect_regression.run_tcg(decode=True, files=root / "files")
+    res = detect_regression.score(findings, labels, match_category=True)
     secret = res["secret"]
     missed = sorted({str(lab["family"]) for lab in secret["missed"]})
     assert secret["recall"] >= 0.97, f"secret recall {secret['recall']:.3f}; missed families {missed}"

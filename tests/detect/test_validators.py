@@ -190,3 +190,60 @@ def test_registry_names_are_kebab_case():
     for name, fn in v.VALIDATORS.items():
         assert name == name.lower() and "_" not in name
         assert fn(b"") is False
+
+
+PLACEHOLDERS = [
+    b"abcd1234abcd1234abcd1234",  # a unit repeated
+    b"a1B2c3D4e5F6g7H8i9J0k1L2m3N4",  # two interleaved sequences
+    b"zyxwvutsrqponmlkji9876543210abcd",  # descending
+    b"1234567890abcdef1234567890abcdef",
+    b"12345678-1234-1234-1234-123456789abc",
+    b"OOzkR1+hF+1ABCsIFDJMEUtqmtnZ1234567890",  # a run of ten
+    b"AP6xxxxxxxxxx",  # padded with one character
+    b"sk-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+]
+GENERATED = [
+    b"zoaw0c0m50m0hz2h1fm21y4tqfyl7ifi",
+    b"2afddb813193eb9d3b5bd99bf5d834cd",
+    b"f59dffd2-83ea-47c7-ba8f-95e053a6d0ae",
+    b"qYaZm3m8+Z2aYAiSDzzvStkTUgZXl29U76lDJ0qiob7bbV4g7kjtwO+FI2QoptGdZgEdtsAYzG8T0hl5TeftWA==",
+]
+
+
+@pytest.mark.parametrize("value", PLACEHOLDERS)
+def test_typed_placeholders_are_rejected(value: bytes) -> None:
+    assert not v.not_placeholder(value)
+    assert not v.token_like(value)
+
+
+@pytest.mark.parametrize("value", GENERATED)
+def test_generated_tokens_pass(value: bytes) -> None:
+    assert v.not_placeholder(value) and v.token_like(value)
+
+
+def test_short_values() -> None:
+    assert v.not_placeholder(b"admin123")  # a weak password is still a password
+    assert not v.token_like(b"x7Qp2a")  # too short to be a generated token
+    assert not v.not_placeholder(b"")
+
+
+@pytest.mark.parametrize(("alphabet", "length"), [
+    ("0123456789abcdef", 12), ("0123456789abcdef", 32),
+    ("abcdefghijklmnopqrstuvwxyz0123456789", 20),
+    ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40),
+])
+def test_random_tokens_are_almost_never_rejected(alphabet: str, length: int) -> None:
+    """The placeholder tests sit 5 standard deviations out: on random tokens drawn from the
+    value's own alphabet fewer than 0.5 % are rejected (hex has the most sequence steps)."""
+    rng = random.Random(f"{alphabet}{length}")
+    n = 4000
+    rejected = sum(not v.token_like("".join(rng.choice(alphabet) for _ in range(length)).encode())
+                   for _ in range(n))
+    assert rejected < n * 0.005
+
+
+def test_discord_token_first_segment_is_a_numeric_id():
+    first = base64.b64encode(b"198622483471925248").decode().rstrip("=")
+    assert v.discord_token(f"{first}.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs".encode())
+    assert not v.discord_token(b"MZ1yGvKTjE0rY0cV8i47CjAa.uRHQPq.Xb1Mk2nEhe-4iUcrGOuegj57zMC")
+    assert not v.discord_token(base64.b64encode(b"12345").rstrip(b"=") + b".abcdef.x")

@@ -1,4 +1,4 @@
-"""Gate cache, policy stamp, the cache-hit fast path and failure paths (issue 6 items 2-4)."""
+"""Gate cache, the cache-hit launch and failure paths."""
 
 from __future__ import annotations
 
@@ -11,30 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tcg.launcher import cache, fastpath
+from tcg.launcher import cache
 from tcg.launcher import exec as lexec
 from tcg.launcher import launch as llaunch
-from tcg.launcher.gate import PROGRESS_LABEL, SCAN_RUNS, Progress
+from tcg.launcher.gate import PROGRESS_LABEL, SCAN_RUNS
 from tcg.paths import get_paths
 from tests.launcher.conftest import TCG, commit, make_repo
-
-
-def test_policy_stamp_follows_every_layer(tmp_path):
-    repo = make_repo(tmp_path / "repo")
-    sub = repo / "src"
-    sub.mkdir()
-    user = tmp_path / "user-policy.toml"
-    s0 = cache.policy_stamp(str(sub), str(user))
-    assert cache.policy_stamp(str(sub), str(user)) == s0
-    user.write_text("[scan]\n")
-    s1 = cache.policy_stamp(str(sub), str(user))
-    user.write_text("[scan]\ncategories = ['secret', 'pii']\n")
-    s2 = cache.policy_stamp(str(sub), str(user))
-    (repo / ".tcg").mkdir()
-    (repo / ".tcg" / "policy.toml").write_text("[launch]\n")
-    s3 = cache.policy_stamp(str(sub), str(user))
-    assert len({s0, s1, s2, s3}) == 4
-
 
 KEY = b"k" * 32
 
@@ -51,7 +33,6 @@ def test_load_cached_rejects_mismatches_and_tampering(tmp_path):
     assert cache.load_cached(path, "s", "p2", "x", KEY) is None
     assert cache.load_cached(path, "s", "p", "x2", KEY) is None
     assert cache.load_cached(path, "s", "p", "x", b"o" * 32) is None  # another install's key
-    assert cache.load_cached(path, "s", "p", "x", None) is None  # no key yet: nothing is trusted
     for bad in ({"status": "error"}, {"counts_by_rule": {"r": "1"}}, {"v": 1}, {"files": "3"}):
         cache.store_cached(path, {**entry, **bad}, KEY)
         assert cache.load_cached(path, "s", "p", "x", KEY) is None
@@ -76,8 +57,9 @@ def test_a_forged_clean_entry_is_not_trusted(tmp_path):
     assert cache.load_cached(path, "s", "p", "x", KEY) is None
 
 
-def test_cache_hit_takes_the_fast_path_without_policy_or_scan(tmp_path, monkeypatch, tcg_home):
-    """In-process: the second launch neither loads the policy nor scans."""
+def test_cache_hit_reads_the_policy_snapshot_and_does_not_scan(tmp_path, monkeypatch, tcg_home):
+    """In-process: the second launch takes the policy from its signed snapshot (no TOML
+    is parsed) and the gate result from the cache (no scan); git computes the key."""
     repo = make_repo(tmp_path / "repo")
     commit(repo, "a.py", "x = 1\n")
     bindir = tmp_path / "bin"
@@ -85,22 +67,35 @@ def test_cache_hit_takes_the_fast_path_without_policy_or_scan(tmp_path, monkeypa
     (bindir / "claude").symlink_to("/bin/true")
     env = dict(os.environ, PATH=f"{bindir}:/usr/bin:/bin")
     calls = []
-    monkeypatch.setattr(fastpath, "exec_agent", lambda path, argv, child_env: calls.append(argv) or 0)
+    monkeypatch.setattr(llaunch, "exec_agent", lambda path, argv, child_env: calls.append(argv) or 0)
     assert llaunch.launch("claude", ["-x"], env=env, cwd=repo) == 0
     scans = SCAN_RUNS[0]
 
     import tcg.policy.load
 
-    def no_policy(*a, **k):
-        raise AssertionError("the cache-hit path loaded the policy")
+    def no_toml(*a, **k):
+        raise AssertionError("the cache-hit launch parsed policy TOML")
 
-    monkeypatch.setattr(tcg.policy.load, "load_policy", no_policy)
+    monkeypatch.setattr(tcg.policy.load, "parse_toml", no_toml)
     assert llaunch.launch("claude", ["-y"], env=env, cwd=repo) == 0
     assert SCAN_RUNS[0] == scans
-    assert calls == [["claude", "-x"], ["claude", "-y"]]
+    assert [argv[-1] for argv in calls] == ["-x", "-y"]
     events = [json.loads(x) for x in get_paths().events_file.read_text().splitlines()]
     assert [e["cache"] for e in events] == ["miss", "hit"]
     assert events[1]["policy"] == events[0]["policy"]
+
+
+def test_an_unexpected_error_refuses_the_launch(tmp_path, monkeypatch, capsys):
+    """An internal error exits 126 (refused), never a code that reads as the agent's own."""
+    import tcg.launcher.launch as mod
+
+    def boom(*a, **k):
+        raise RuntimeError("surprise")
+
+    monkeypatch.setattr(mod, "launch", boom)
+    assert mod.main(["claude"]) == 126
+    err = capsys.readouterr().err
+    assert "launch of claude refused: internal error (RuntimeError)" in err and "hint:" in err
 
 
 def test_unreadable_repository_fails_closed(tmp_path, launch_env, tcg_home):
@@ -117,6 +112,8 @@ def test_unreadable_repository_fails_closed(tmp_path, launch_env, tcg_home):
 
 
 def test_progress_shows_only_when_enabled(capsys):
+    from tcg.scan.progress import Progress
+
     quiet = Progress(False, delay=0, label=PROGRESS_LABEL)
     quiet({"blobs_scanned": 3})
     quiet.done()

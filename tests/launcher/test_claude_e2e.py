@@ -1,10 +1,12 @@
-"""End to end with the REAL Claude Code CLI (issue 6 item 6), offline.
+"""End to end with the REAL Claude Code CLI, offline: the Bash tool's shell prefix.
 
 `tcg launch claude -p …` against a local stand-in for the Messages API: the
 scripted Bash tool calls run through CLAUDE_CODE_SHELL_PREFIX → the station,
 and the NEXT request body (what a provider would receive) is checked: `cat
-.env` arrives as the policy refusal, `cat notes.txt` masked, `echo hello`
-unchanged. Skipped when the CLI is not installed; install it with
+.env` arrives as the policy refusal (from tcg's PreToolUse hook, before the
+shell), `cat notes.txt` masked, `echo hello` unchanged; the user's own hook
+commands run through the prefix too. tests/agents/test_claude_hooks_e2e.py
+covers the other tools. Skipped when the CLI is not installed; install it with
 
     npm install --prefix tests/.npm --no-audit --no-fund --ignore-scripts @anthropic-ai/claude-code@2.1.328
 
@@ -111,7 +113,7 @@ def test_real_claude_code_tool_calls_are_mediated(claude_bin, tmp_path, hermetic
             return json.dumps(blocks[-1]["content"])
 
         env_result = result_text("toolu_env")
-        assert "126" in env_result and "blocked (secret-store-read)" in env_result, env_result
+        assert "blocked (secret-store-read)" in env_result and ENV_VALUE not in env_result, env_result
         notes_result = result_text("toolu_notes")
         assert "<SECRET:github-pat" in notes_result, notes_result
         echo_result = result_text("toolu_echo")
@@ -125,9 +127,11 @@ def test_real_claude_code_tool_calls_are_mediated(claude_bin, tmp_path, hermetic
     events = [json.loads(x) for x in (tcg_home / "state" / "events.jsonl").read_text().splitlines()]
     gate = [e for e in events if e["event"] == "launch_gate"]
     assert gate[-1]["reason"] == "findings-accepted" and "claude-shell-prefix" in gate[-1]["wired"]
+    hooks = [e for e in events if e["event"] == "hook_decision" and e["hook_event"] == "PreToolUse"]
+    assert [e["decision"] for e in hooks if e["tool"] == "Bash"] == ["block", "allow", "allow"]
     agent_cmds = [e for e in events if e["event"] == "command_decision" and e["actor"] == "agent"]
-    assert any(e["decision"] == "block" for e in agent_cmds)
-    assert all(e["session"] == gate[-1]["session"] for e in agent_cmds)
+    assert sum("notes.txt" in (e.get("command") or "") for e in agent_cmds) == 1  # ran through the station
+    assert all(e["session"] == gate[-1]["session"] for e in agent_cmds + hooks)
     # The hook commands reached the station too (through the prefix), and ran.
     assert sum("hook-input.json" in (e.get("command") or "") for e in agent_cmds) == 3
     assert_no_secret_written(tcg_home, [ENV_VALUE, token])

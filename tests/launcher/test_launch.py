@@ -1,5 +1,5 @@
-"""`tcg launch` end to end with a fake agent (issue 6 items 1-4, 6): real git repos,
-the real `tcg` entry point in a subprocess or under a real PTY (pexpect)."""
+"""`tcg launch` end to end with a fake agent: real git repos, the real `tcg`
+entry point in a subprocess or under a real PTY (pexpect)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,12 @@ def gate_events(tcg_home: Path) -> list[dict]:
         return []
     recs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return [r for r in recs if r["event"] == "launch_gate"]
+
+
+def user_args(rec: dict) -> list[str]:
+    """The agent's arguments without what tcg adds in front (claude: `--settings FILE`)."""
+    args = rec["argv"][1:]
+    return args[2:] if args[:1] == ["--settings"] else args
 
 
 def agent_record(env: dict[str, str]) -> dict | None:
@@ -76,7 +82,7 @@ def test_accept_findings_launches_and_is_recorded(secret_history_repo, launch_en
     proc = launch(["--accept-findings", "claude", "--model", "x"], repo, launch_env)
     assert proc.returncode == 0, proc.stderr
     rec = agent_record(launch_env)
-    assert rec is not None and rec["argv"][1:] == ["--model", "x"]
+    assert rec is not None and user_args(rec) == ["--model", "x"]
     ev = gate_events(tcg_home)[-1]
     assert (ev["decision"], ev["reason"], ev["accepted"]) == ("allow", "findings-accepted", True)
     assert_no_secret_written(tcg_home, [token])
@@ -105,7 +111,10 @@ def test_clean_repo_execs_on_the_untouched_tty(tmp_path, launch_env, tcg_home):
     assert rec["pid"] == launcher_pid  # os.execve: same process, no wrapper
     assert rec["isatty"] == [True, True, True]
     assert len(set(rec["ttyname"])) == 1  # the very terminal pexpect gave tcg, no PTY in between
-    assert rec["argv"] == [rec["argv"][0], "-p", "--verbose", "--", "x y"]
+    assert user_args(rec) == ["-p", "--verbose", "--", "x y"]
+    settings = rec["argv"][2]  # tcg's hooks, for this session only
+    assert rec["argv"][1] == "--settings" and Path(settings).is_relative_to(tcg_home)
+    assert "tcg.agents.claude" in Path(settings).read_text()
     assert os.path.basename(rec["argv"][0]) == "claude"
     env = rec["env"]
     assert env["TCG_ACTOR"] == "agent" and env["TCG_AGENT"] == "claude"
@@ -116,7 +125,7 @@ def test_clean_repo_execs_on_the_untouched_tty(tmp_path, launch_env, tcg_home):
     assert (ev["decision"], ev["reason"], ev["status"], ev["cache"]) == ("allow", "allowed", "clean", "miss")
     assert ev["session"] == env["TCG_SESSION"]  # the agent's commands correlate to the launch
 
-    # Again: the cache-hit fast path execs the same way.
+    # Again: the cache-hit launch execs the same way.
     Path(launch_env["FAKE_AGENT_OUT"]).unlink()
     child = pexpect.spawn(TCG, ["launch", "claude"], cwd=str(repo), env=launch_env, timeout=120, encoding="utf-8")
     launcher_pid = child.pid
@@ -148,7 +157,7 @@ def test_cache_hit_on_relaunch_does_not_rescan(tmp_path, launch_env, tcg_home):
     entry = marshal.loads(entry_file.read_bytes().partition(b"\n")[2])  # MAC line, body
     assert set(entry) <= CACHE_FIELDS
     assert entry["agent"] == "claude" and entry["status"] == "clean"
-    for f in (tcg_home / "cache").rglob("*"):  # the entry, the stamp and the witness (names encrypted)
+    for f in (tcg_home / "cache").rglob("*"):  # the gate entry and the policy snapshots
         if f.is_file() and "detect" not in f.parts:
             data = f.read_bytes()
             assert os.fsencode(str(repo)) not in data and b"main.py" not in data, f
@@ -177,6 +186,18 @@ def test_edit_and_policy_change_invalidate_the_cache(tmp_path, launch_env, tcg_h
     assert launch(["claude"], repo, launch_env).returncode == 0
     assert gate_events(tcg_home)[-1]["cache"] == "hit"
     assert_no_secret_written(tcg_home, [token])
+
+
+def test_without_git_a_repository_is_refused(tmp_path, launch_env, agent_bin, tcg_home):
+    """The state key needs git: inside a repository without git on PATH the launch fails closed."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, "a.py", "x = 1\n")
+    env = dict(launch_env, PATH=str(agent_bin))  # the fake agents, no git
+    proc = launch(["claude"], repo, env)
+    assert proc.returncode == 126, proc.stderr
+    assert "git is not installed" in proc.stderr and "hint:" in proc.stderr
+    assert agent_record(launch_env) is None
+    assert gate_events(tcg_home)[-1]["reason"] == "repo-scan-error"
 
 
 def test_policy_can_allow_findings(secret_history_repo, launch_env, tcg_home):
@@ -236,7 +257,7 @@ def test_usage_errors():
 
 @pytest.mark.shell
 def test_hook_function_routes_the_agent_through_the_gate(tmp_path, launch_env, tcg_home):
-    """The bash hook's `claude` function (issue 5) runs `tcg launch claude`: wired, on the TTY."""
+    """The bash hook's `claude` function runs `tcg launch claude`: wired, on the TTY."""
     import shutil
 
     if shutil.which("bash") is None:
@@ -255,7 +276,7 @@ def test_hook_function_routes_the_agent_through_the_gate(tmp_path, launch_env, t
     child.close()
     assert child.exitstatus == 0, child.before
     rec = agent_record(launch_env)
-    assert rec["argv"][1:] == ["-p", "a b"] and rec["env"]["TCG_AGENT"] == "claude"
+    assert user_args(rec) == ["-p", "a b"] and rec["env"]["TCG_AGENT"] == "claude"
     assert rec["ppid"] == bash_pid  # bash ran `tcg launch`, which became the agent
     assert rec["isatty"] == [True, True, True]
     assert gate_events(tcg_home)[-1]["reason"] == "allowed"

@@ -1,5 +1,5 @@
-"""Per-agent wiring (issue 6 item 5): the generated helpers really route an agent's
-shell lines through the station agent. Real bash and zsh, real station, no agent binary."""
+"""Per-agent wiring: the generated helpers really route an agent's shell lines
+through the station. Real bash and zsh, real station, no agent binary."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def test_claude_prefix_is_materialised_verified_and_repaired(tcg_home):
 
 def test_prefix_text_without_a_shebang_safe_interpreter_uses_sh(tmp_path):
     text = wiring.claude_prefix_text("/opt/my python/bin/python3")
-    assert text.startswith("#!/bin/sh\n") and "'/opt/my python/bin/python3'" in text
+    assert text.startswith("#!/bin/sh\n") and "_tcg_py='/opt/my python/bin/python3'" in text
 
 
 def test_claude_prefix_routes_the_line_through_the_station(workdir, tmp_path, tcg_home):
@@ -133,7 +133,7 @@ def test_users_own_bash_env_and_zdotdir_still_load(tmp_path, workdir):
     (zdot / ".zshenv").write_text("export USER_ZSHENV_RAN=yes\n")
     base = dict(os.environ, BASH_ENV=str(user_env), ZDOTDIR=str(zdot))
     env, wired = wiring.agent_env("qwen", "sess0002", base, interpreter())
-    assert wired == ["env", "bash-env", "zdotdir"]
+    assert wired == ["env", "bash-env", "zdotdir", "qwen-hooks"]
     assert env["TCG_USER_BASH_ENV"] == str(user_env) and env["BASH_ENV"] != str(user_env)
     out = run(["bash", "-c", "greet"], d, env)
     assert out.stdout == "hi from the user's BASH_ENV\n", out.stderr
@@ -148,23 +148,62 @@ def test_agent_env_marks_the_actor_and_drops_a_mediated_marker():
     assert (env["TCG_ACTOR"], env["TCG_AGENT"], env["TCG_SESSION"]) == ("agent", "claude", "sess0003")
     assert "TCG_MEDIATED" not in env and "TCG_MEDIATED_FDS" not in env
     assert "BASH_ENV" not in env  # Claude Code's own snapshot shell must not be re-routed
-    assert wired == ["env", "claude-shell-prefix"]
+    assert wired == ["env", "claude-shell-prefix", "claude-hooks"]
 
 
-def test_generated_shell_files_are_clean(tmp_path):
-    """The rendered helper files pass shellcheck (bash, sh) and `zsh -n`."""
-    py = "/opt/py thon/bin/python3"  # a path that needs quoting
-    bash_env = tmp_path / "env.sh"
-    bash_env.write_text(wiring.bash_env_text(py))
-    prefix_sh = tmp_path / "prefix"
-    prefix_sh.write_text(wiring.claude_prefix_text(py))
-    zshenv = tmp_path / ".zshenv"
-    zshenv.write_text(wiring.zshenv_text(py))
-    assert subprocess.run(["bash", "-n", str(bash_env)]).returncode == 0
-    assert subprocess.run(["sh", "-n", str(prefix_sh)]).returncode == 0
-    if shutil.which("zsh"):
-        assert subprocess.run(["zsh", "-n", str(zshenv)]).returncode == 0
-    if shutil.which("shellcheck"):
-        for path, shell in ((bash_env, "bash"), (prefix_sh, "sh")):
-            out = subprocess.run(["shellcheck", "-s", shell, str(path)], capture_output=True, text=True)
-            assert out.returncode == 0, out.stdout
+SHIMS = Path(wiring.__file__).parent / "shims"
+SHELL_SHIMS = {"bash-env.bash": "bash", "claude-prefix.sh": "sh", "zshenv.zsh": "zsh"}
+
+
+def _shellcheck(path: Path, shell: str) -> None:
+    out = subprocess.run(["shellcheck", "-s", "bash" if shell == "zsh" else shell, str(path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout
+
+
+def _syntax(path: Path, shell: str) -> None:
+    out = subprocess.run([shell, "-n", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+@pytest.mark.parametrize("name", sorted(SHELL_SHIMS))
+def test_shim_files_are_clean_at_rest(name):
+    """The templates are real files: valid shell, shellcheck-clean, one placeholder."""
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck not installed")
+    shell = SHELL_SHIMS[name]
+    if shutil.which(shell) is None:
+        pytest.skip(f"{shell} not installed")
+    path = SHIMS / name
+    _syntax(path, shell)
+    _shellcheck(path, shell)
+    assert path.read_text().count(f"'{wiring.PY_PLACEHOLDER}'") == 1
+
+
+@pytest.mark.parametrize("py", ["/usr/bin/python3", "/opt/py thon/it's/python3", "/tmp/$(touch x)/py"])
+def test_rendered_shims_are_clean_and_carry_the_interpreter(py, tmp_path):
+    """Rendered with a path that needs quoting: still valid, and the shell reads the path back exactly."""
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck not installed")
+    texts = {"bash-env.bash": wiring.bash_env_text(py), "zshenv.zsh": wiring.zshenv_text(py),
+             "claude-prefix.sh": wiring.render_shell("claude-prefix.sh", py)}
+    for name, text in texts.items():
+        shell = SHELL_SHIMS[name]
+        if shutil.which(shell) is None:
+            continue
+        path = tmp_path / name
+        path.write_text(text)
+        _syntax(path, shell)
+        _shellcheck(path, shell)
+        assert wiring.PY_PLACEHOLDER not in text
+        # The TEMPLATE block alone, evaluated: the variable holds exactly the path.
+        block = text.split("# --- TEMPLATE (begin) ---\n")[1].split("# --- TEMPLATE (end) ---")[0]
+        got = subprocess.run([shell, "-c", block + 'printf %s "$_tcg_py"'], capture_output=True, text=True)
+        assert got.stdout == py, (name, got.stderr)
+
+
+def test_prefix_text_is_python_when_the_shebang_can_hold_the_path():
+    text = wiring.claude_prefix_text(interpreter()) if wiring.shebang_ok(interpreter()) else ""
+    if text:
+        assert text.startswith(f"#!{interpreter()} -I\n") and "tcg-launch-shim" in text
+        compile(text, "prefix", "exec")

@@ -145,3 +145,53 @@ def test_terminal_rewrites_cannot_hide_a_secret_the_raw_string_holds(masker, sec
     out = masker.mask_string(text.format(s=a), stats)
     assert stats.spans >= 1
     assert_no_leak(out.encode(), [a])
+
+
+def _random(n: int, seed: int) -> bytes:
+    import random
+
+    return random.Random(seed).randbytes(n)
+
+
+@pytest.mark.parametrize(("size", "mime"), [(1_000_000, "image/png"), (3_000_000, "audio/wav"),
+                                            (5_000_000, "application/octet-stream")])
+def test_random_binary_blobs_come_back_byte_identical(masker, size, mime):
+    data = _random(size, size)
+    b64 = base64.b64encode(data).decode()
+    msg = {"jsonrpc": "2.0", "id": 7, "result": {"content": [
+        {"type": "image", "data": b64, "mimeType": mime},
+        {"type": "resource", "resource": {"uri": "file:///x", "blob": b64, "mimeType": mime}}]}}
+    out, stats = masker.mask_message(msg)
+    assert out == msg and stats.spans == 0
+
+
+def test_personal_data_in_binary_is_not_masked_a_secret_is(masker, secrets):
+    a = secrets["TEST_SECRET_A"]
+    png = b"\x89PNG\r\n\x1a\n" + _random(4000, 1) + b"\x00\x00tEXtAuthor\x00ivan.petrov@yandex.ru\x00" \
+        + _random(4000, 2)
+    b64 = base64.b64encode(png).decode()
+    for mime in ("image/png", "application/octet-stream"):
+        item = {"type": "resource", "resource": {"uri": "file:///a.png", "blob": b64, "mimeType": mime}}
+        out, stats = masker.mask_message({"jsonrpc": "2.0", "id": 1, "result": {"contents": [item]}})
+        assert out["result"]["contents"][0] == item and stats.spans == 0
+    with_token = base64.b64encode(png + f"\x00tEXtComment\x00TOKEN={a}\x00".encode()).decode()
+    out = masker.mask_string(with_token, MaskStats(), media=True)
+    assert base64.b64decode(out).startswith(b"<SECRET:")
+
+
+def test_media_items_keep_personal_data_text_fields_do_not(masker):
+    svg = base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg"><desc>by ivan.petrov@yandex.ru'
+                           b'</desc></svg>').decode()
+    image = {"type": "image", "data": svg, "mimeType": "image/svg+xml"}
+    out, _ = masker.mask_message({"jsonrpc": "2.0", "id": 1, "result": {"content": [image]}})
+    assert out["result"]["content"][0] == image  # a media payload: secrets only
+    text = {"type": "resource", "resource": {"uri": "file:///n.txt", "blob": svg, "mimeType": "text/plain"}}
+    out, stats = masker.mask_message({"jsonrpc": "2.0", "id": 1, "result": {"contents": [text]}})
+    assert base64.b64decode(out["result"]["contents"][0]["resource"]["blob"]).startswith(b"<PII:email:")
+    assert stats.spans == 1
+
+
+def test_a_token_that_merely_looks_like_base64_is_still_masked(masker, secrets):
+    token = secrets["TEST_SECRET_A"]
+    out = masker.mask_string(token, MaskStats(), media=True)
+    assert token not in out and "<SECRET:" in out

@@ -8,7 +8,7 @@ from tcg.policy.model import Decision, Reason, Verdict, worst
 
 
 def test_order():
-    order = [Decision.ALLOW, Decision.SANITIZE, Decision.ASK, Decision.RELOCATE, Decision.SNAPSHOT,
+    order = [Decision.ALLOW, Decision.SANITIZE, Decision.RELOCATE, Decision.SNAPSHOT, Decision.ASK,
              Decision.BLOCK]
     assert sorted(reversed(order)) == order
     assert Decision.ALLOW < Decision.SANITIZE < Decision.ASK < Decision.BLOCK
@@ -53,7 +53,7 @@ def test_decision_behaves_like_an_enum_without_importing_enum():
     import subprocess
     import sys
 
-    assert [d.value for d in Decision] == ["allow", "sanitize", "ask", "relocate", "snapshot", "block"]
+    assert [d.value for d in Decision] == ["allow", "sanitize", "relocate", "snapshot", "ask", "block"]
     assert len(Decision) == 6 and Decision("ask") is Decision.ASK and Decision(Decision.ASK) is Decision.ASK
     assert Decision.BLOCK.name == "BLOCK" and Decision.BLOCK.value == "block"
     assert repr(Decision.ASK) == "<Decision.ASK: 'ask'>" and str(Decision.ASK) == "Decision.ASK"

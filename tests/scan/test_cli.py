@@ -50,33 +50,46 @@ def test_every_format_reports_findings_without_values(leaky, fmt, capsys, tcg_ho
     assert_no_value(out + err)
     if fmt == "text":
         assert err == ""  # stderr is not a terminal here: no progress line
-        assert "conf/app.env:1:4: " in out and "github-pat-classic" in out
-        assert "dirty.txt:1:7: github-pat-classic (secret) in working tree" in out
-        assert out.strip().splitlines()[-1].startswith("tcg scan: findings — 4 finding(s)")
+        # the token committed in conf/app.env and left in dirty.txt is ONE secret, at its
+        # first location (the commit that introduced it), with where else it is
+        assert "conf/app.env:1:4: github-pat-classic (secret) in commit " in out
+        assert "— 2 occurrence(s) in 2 blob(s)/file(s), 2 path(s)" in out
+        assert "dirty.txt:1:7" not in out
+        assert "by rule:" in out and "github-pat-classic  1 secret(s) in 2 place(s)" in out
+        assert out.strip().splitlines()[-1].startswith("tcg scan: findings — 3 secret(s) in 4 place(s)")
     elif fmt == "json":
         doc = json.loads(out)
-        assert doc["status"] == "findings" and doc["finding_count"] == 4
+        assert doc["status"] == "findings" and doc["finding_count"] == 3 and doc["occurrences"] == 4
         assert {f["rule_id"] for f in doc["findings"]} == set(SECRETS)
-        f = next(f for f in doc["findings"] if f["path"] == "conf/app.env")
-        assert f["commit"] and f["source"] == "history" and len(f["hash"]) == 16
+        f = next(f for f in doc["findings"] if f["rule_id"] == "github-pat-classic")
+        assert f["path"] == "conf/app.env" and f["commit"] and f["source"] == "history"
+        assert len(f["hash"]) == 16 and (f["occurrences"], f["blobs"], f["paths"]) == (2, 2, 2)
+        assert "locations" not in f
     elif fmt == "jsonl":
         lines = [json.loads(x) for x in out.splitlines()]
-        assert [x["type"] for x in lines] == ["finding"] * 4 + ["summary"]
-        assert lines[-1]["counts_by_rule"]["github-pat-classic"] == 2
+        assert [x["type"] for x in lines] == ["finding"] * 3 + ["summary"]
+        assert lines[-1]["counts_by_rule"]["github-pat-classic"] == 1
+        assert lines[-1]["occurrences_by_rule"]["github-pat-classic"] == 2
     else:
         doc = json.loads(out)
         jsonschema.Draft7Validator(SCHEMA).validate(doc)
         results = doc["runs"][0]["results"]
-        assert len(results) == 4
+        assert len(results) == 3  # one result per distinct secret
         rules = [r["id"] for r in doc["runs"][0]["tool"]["driver"]["rules"]]
         assert all(rules[r["ruleIndex"]] == r["ruleId"] for r in results)
         loc = results[0]["locations"][0]["physicalLocation"]
         assert loc["region"]["startLine"] >= 1 and loc["artifactLocation"]["uriBaseId"] == "TARGET0"
+        gh = next(r for r in results if r["ruleId"] == "github-pat-classic")
+        assert gh["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "conf/app.env"
+        related = gh["relatedLocations"]
+        assert [x["physicalLocation"]["artifactLocation"]["uri"] for x in related] == ["dirty.txt"]
+        assert gh["properties"]["occurrences"] == 2
     # the event log and everything else tcg wrote
     assert_no_secret_written(tcg_home, VALUES)
     recs = [r for r in iter_records(get_paths().events_file) if r["event"] == "scan_completed"]
     assert len(recs) == 1
-    assert recs[0]["status"] == "findings" and recs[0]["findings"] == 4
+    assert recs[0]["status"] == "findings" and recs[0]["findings"] == 3
+    assert recs[0]["occurrences"] == 4
     assert recs[0]["policy"]["fingerprint"]
 
 
@@ -105,7 +118,7 @@ def test_baseline_round_trip(leaky, tmp_path, capsys):
     assert rc == 1
     assert_no_value(base.read_text())
     rc, out, _ = run([str(leaky), "--baseline", str(base)], capsys)
-    assert rc == 0 and "suppressed 0 inline + 4 baseline" in out
+    assert rc == 0 and "suppressed 0 inline + 3 baseline" in out
     # a new secret is still reported
     (leaky / "new.txt").write_text(f"{SECRETS['aws-access-key-id'][:-2]}ZZ\n")
     rc, out, _ = run([str(leaky), "--baseline", str(base)], capsys)
@@ -137,3 +150,36 @@ def test_broken_policy_is_an_error_not_findings(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TCG_POLICY", str(bad))
     rc, _, err = run([str(tmp_path)], capsys)
     assert rc == 2 and "policy.toml" in err
+
+
+def test_all_occurrences_lists_every_place(leaky, capsys):
+    rc, out, _ = run([str(leaky), "--all-occurrences"], capsys)
+    assert rc == 1
+    lines = out.splitlines()
+    first = next(i for i, x in enumerate(lines) if x.startswith("conf/app.env:1:4: github-pat-classic"))
+    assert lines[first + 1] == "    also dirty.txt:1:7 in working tree"
+    rc, out, _ = run([str(leaky), "--all-occurrences", "--format", "json"], capsys)
+    doc = json.loads(out)
+    for f in doc["findings"]:
+        assert len(f["locations"]) == f["occurrences"]
+        assert f["locations"][0]["path"] == f["path"] and f["locations"][0]["line"] == f["line"]
+    gh = next(f for f in doc["findings"] if f["rule_id"] == "github-pat-classic")
+    assert [loc["source"] for loc in gh["locations"]] == ["history", "worktree"]
+    assert_no_value(out)
+
+
+def test_plain_forms_skip_click_and_match_the_click_command(leaky, capsys, monkeypatch):
+    """`tcg scan` parses its plain forms without click (start-up); anything else goes to
+    click. Both paths give the same report."""
+    import sys
+
+    fast = run([str(leaky), "--format", "json", "--jobs", "1"], capsys)
+    assert "click" not in sys.modules or True  # the test process may have click already
+    from tcg.scan.command import parse_args
+
+    assert parse_args([str(leaky), "--format", "json", "--jobs", "1"]) is not None
+    assert parse_args([str(leaky), "-j1"]) is None  # combined short option: click's job
+    assert parse_args(["--help"]) is None and parse_args(["--format", "xml"]) is None
+    slow = run([str(leaky), "--format", "json", "-j1"], capsys)
+    strip = lambda d: {k: v for k, v in json.loads(d).items() if k != "duration_s"}  # noqa: E731
+    assert fast[0] == slow[0] == 1 and strip(fast[1]) == strip(slow[1])

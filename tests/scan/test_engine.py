@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -150,9 +151,10 @@ def test_plain_directory_and_missing_path(tmp_path):
     res = scan_paths([d, tmp_path / "nope", d / "sub" / "cfg.ini"], load_policy(), jobs=2)
     assert res.status == "error"
     assert any("nope" in e for e in res.errors)
-    assert [(f.target, f.path, f.source) for f in res.findings] == [
-        (str(d), "sub/cfg.ini", "file"),
-        (str(d / "sub" / "cfg.ini"), "cfg.ini", "file"),  # a single file as PATH
+    # the same secret reached through the directory and through the file itself (a single
+    # file as PATH) is one secret, first seen under the first PATH, twice in all
+    assert [(f.target, f.path, f.source, f.occurrences) for f in res.findings] == [
+        (str(d), "sub/cfg.ini", "file", 2),
     ]
     assert res.stats["files_scanned"] == 2  # the symlink is not followed
 
@@ -166,7 +168,9 @@ def test_same_results_with_pool_and_inline(tmp_path):
         repos.append(r)
     a = scan_paths(repos, load_policy(), jobs=1)
     b = scan_paths(repos, load_policy(), jobs=2)
-    assert a.findings == b.findings and len(a.findings) == 3
+    assert a.findings == b.findings and len(a.findings) == 2  # GH in two repositories is one secret
+    gh = next(f for f in a.findings if f.rule_id == "github-pat-classic")
+    assert (gh.target, gh.occurrences, gh.paths) == (str(repos[0]), 2, 2)
     assert a.stats == b.stats
 
 
@@ -230,3 +234,88 @@ def test_bare_repository_and_git_dir_scan_history(repo, tmp_path):
             ("github-pat-classic", "app/settings.py", added)
         ], target
         assert res.stats["files_scanned"] == 0
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_fixture_secret_in_many_blob_versions_is_one_finding_with_a_count(tmp_path, jobs):
+    """A fake key in a test fixture edited in N commits is N blobs: one finding at the commit
+    that introduced it, with the count of occurrences, blobs and paths (gate counts too)."""
+    r = init_repo(tmp_path / "fixture")
+    versions = 12
+    first = commit_file(r, "tests/fixtures/keys.py", f"KEY = '{GH}'\n# v0\n", "add fixture")
+    for v in range(1, versions):
+        commit_file(r, "tests/fixtures/keys.py", f"KEY = '{GH}'\n# v{v}\n", f"edit {v}")
+    git(r, "mv", "tests/fixtures/keys.py", "tests/fixtures/old_keys.py")
+    git(r, "commit", "-q", "-m", "rename")  # same blob: read once, counted once
+    commit_file(r, "tests/fixtures/old_keys.py", f"KEY = '{GH}'\n# renamed\n", "edit renamed")
+    res = scan_repo(r, load_policy(), jobs=jobs)
+    assert len(res.findings) == 1
+    f = res.findings[0]
+    assert (f.rule_id, f.path, f.commit, f.line) == ("github-pat-classic", "tests/fixtures/keys.py", first, 1)
+    assert (f.occurrences, f.blobs, f.paths) == (versions + 1, versions + 1, 2)
+    assert res.counts_by_rule == {"github-pat-classic": 1}  # what the launch gate counts
+    assert res.metadata()["findings"] == 1 and res.metadata()["occurrences"] == versions + 1
+    assert res.occurrences == []  # kept only when asked
+    kept = scan_paths([r], load_policy(), jobs=jobs, keep_occurrences=True)
+    locs = kept.occurrences_by_key()[f.key]
+    assert len(locs) == versions + 1 and locs[0].commit == first
+
+
+def test_staged_scans_only_what_the_next_commit_adds(repo):
+    r, _, _ = repo
+    (r / "notes.txt").write_text(f"slack: {SLACK}\n")  # untracked: not staged
+    (r / "new.cfg").write_text(f"key={AWS}\n")
+    git(r, "add", "new.cfg")
+    res = scan_paths([r], load_policy(), staged=True, jobs=1)
+    # the history's GH token (committed and removed) is not the next commit's business
+    assert [(f.rule_id, f.path, f.source, f.commit) for f in res.findings] == [
+        ("aws-access-key-id", "new.cfg", "index", None)
+    ]
+    assert res.staged and not res.history and res.stats["blobs_scanned"] == 1
+    git(r, "commit", "-q", "-m", "add cfg")
+    assert scan_paths([r], load_policy(), staged=True, jobs=1).status == "clean"
+    git(r, "rm", "-q", "new.cfg")  # a staged deletion adds nothing
+    assert scan_paths([r], load_policy(), staged=True, jobs=1).status == "clean"
+
+
+def test_staged_on_a_branch_without_commits(tmp_path):
+    r = init_repo(tmp_path / "unborn")
+    (r / "a.env").write_text(f"TOKEN={GH}\n")
+    (r / "b.txt").write_text("nothing\n")
+    git(r, "add", ".")
+    res = scan_paths([r], load_policy(), staged=True, jobs=1)
+    assert [(f.path, f.source) for f in res.findings] == [("a.env", "index")]
+
+
+def test_both_engines_report_the_same_scan(repo):
+    """A small scan runs the keyword + re engine (no hyperscan start-up), a big one
+    hyperscan: the findings must not depend on which."""
+    from tcg.detect.engine import hyperscan_available, load_detector
+
+    if not hyperscan_available():
+        pytest.skip("hyperscan wheel not installed on this platform")
+    r, _, _ = repo
+    (r / "notes.txt").write_text(f"slack: {SLACK}\naws {AWS}\n")
+    pol = load_policy()
+    got = [scan_paths([r], pol, jobs=1, detector=load_detector(pol, engine=e, categories=["secret"]))
+           for e in ("re", "hyperscan")]
+    assert got[0].findings == got[1].findings and len(got[0].findings) == 3
+
+
+def test_a_tiny_scan_does_not_start_hyperscan(repo):
+    r, _, _ = repo
+    code = ("import sys\nfrom tcg.cli import main\nrc = main(['scan', sys.argv[1]])\n"
+            "print('HS' if 'hyperscan' in sys.modules else 'NOHS', 'CLICK' if 'click' in sys.modules else 'NOCLICK')\n"
+            "sys.exit(rc)")
+    proc = subprocess.run([sys.executable, "-c", code, str(r)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "NOHS NOCLICK"
+
+
+def test_staged_outside_a_repository_is_an_error(tmp_path):
+    d = tmp_path / "plain"
+    d.mkdir()
+    (d / "a.env").write_text(f"TOKEN={GH}\n")
+    res = scan_paths([d], load_policy(), staged=True, jobs=1)
+    assert res.status == "error" and "--staged needs a git repository" in res.errors[0]
+    assert not res.findings

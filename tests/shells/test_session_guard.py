@@ -213,3 +213,88 @@ def test_station_killed_with_sigkill_leaves_a_sane_working_terminal(panes, shell
     assert "-isig" not in after and "-icanon" not in after
     outer.line("echo alive > alive.txt")
     assert outer.file("alive.txt") == "alive\n"
+
+
+def _tcg(*args: str, cwd) -> subprocess.CompletedProcess:
+    tcg = str(__import__("pathlib").Path(sys.executable).with_name("tcg"))
+    return subprocess.run([tcg, *args], cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                          timeout=120)
+
+
+def _tree(root) -> dict[str, str]:
+    return {str(p.relative_to(root)): (p.read_text() if p.is_file() else "/")
+            for p in sorted(root.rglob("*"))}
+
+
+def _tx_states() -> dict[str, str]:
+    from tcg.guard.trash import Trash
+
+    trash = Trash.for_install()
+    return {os.path.basename(d): trash.state(d) for d in trash.txdirs()}
+
+
+def test_a_delete_goes_to_the_trash_before_the_shell_runs_it(panes, shell_name, tcg_home):
+    """`rm -rf build` typed in a session: the delete guard moves the tree to the
+    trash before the shell's own rm runs (it then removes a stand-in); the next
+    line settles it, and `tcg restore` brings it back. Control: the plain shell
+    loses the tree for good."""
+    plain, sess = both(panes, shell_name)
+    for p in (plain, sess):
+        (p.workdir / "build" / "sub").mkdir(parents=True)
+        (p.workdir / "build" / "sub" / "a.txt").write_text("keep me\n")
+        (p.workdir / "build" / "b.txt").write_text("and me\n")
+    original = _tree(sess.workdir)
+    for p in (plain, sess):
+        p.line("rm -rf build; echo $? > rc.txt")
+        assert p.file("rc.txt") == "0\n"
+        assert not (p.workdir / "build").exists()
+    screen = sess.wait_screen("moved to the trash (tcg restore ")
+    decided = wait_for(lambda: [e for e in events(tcg_home) if e["event"] == "command_decision" and e.get("txid")],
+                       60, "the line's event (written just after its verdict)")
+    assert decided and decided[-1]["decision"] == "relocate" and decided[-1]["mode"] == "session", decided
+    txid = decided[-1]["txid"]
+    assert f"tcg restore {txid}" in screen
+    sess.line("true")  # the shell's next line: the station settles the last one
+    assert _tx_states() == {txid: "settled"}
+    restored = _tcg("restore", txid, cwd=sess.workdir)
+    assert restored.returncode == 0, restored.stderr
+    (sess.workdir / "rc.txt").unlink()
+    assert _tree(sess.workdir) == original
+
+
+def test_a_delete_the_command_did_not_do_is_given_back(panes, shell_name, tcg_home):
+    """The line is saved as a whole but stops before its rm: the stand-in is
+    still there at the next line, so the original goes back in place, and the
+    same happens for the last line of a session that ends."""
+    p = panes(shell_name, session=True)
+    (p.workdir / "build").mkdir()
+    (p.workdir / "build" / "a.txt").write_text("still here\n")
+    p.line("false && rm -rf build")
+    assert list(_tx_states().values()) == ["committed"]
+    assert not (p.workdir / "build" / "a.txt").exists(), "the stand-in is in place until the line is over"
+    p.line("true")
+    assert _tx_states() == {}, "everything went back: nothing is left in the trash"
+    assert (p.workdir / "build" / "a.txt").read_text() == "still here\n"
+    p.line("false && rm -rf build", wait=False)
+    p.wait_prompt()
+    p.keys("C-d")  # the shell ends without another line: the session's end settles it
+    assert list(_tx_states().values()) == ["committed"]
+    wait_for(lambda: _tx_states() == {} and p.dead(), 60, "the session's end to settle its last line")
+    assert (p.workdir / "build" / "a.txt").read_text() == "still here\n"
+
+
+def test_ask_for_a_delete_guard_verdict_shows_the_masked_line(panes, shell_name, tcg_home):
+    """Overwriting a file that holds a secret is ASK (tcg would otherwise copy the
+    secret into its trash): the station asks on its terminal, showing the line
+    masked and where it runs; "n" leaves the file alone."""
+    p = panes(shell_name, session=True)
+    (p.workdir / "deploy.cfg").write_text(f"token = {TOKEN}\n")
+    p.line(f"echo {TOKEN} > deploy.cfg", wait=False)
+    screen = p.wait_screen("run it anyway? [y/N]")
+    assert "this line needs your yes" in screen and f"in {p.workdir}" in screen
+    assert TOKEN not in screen and "<SECRET:" in screen
+    p.text("n")
+    screen = p.wait_prompt()
+    assert "tcg: blocked (unsaved-secret)" in screen
+    assert (p.workdir / "deploy.cfg").read_text() == f"token = {TOKEN}\n"
+    assert_no_secret_written(tcg_home, [TOKEN])

@@ -1,0 +1,163 @@
+"""PreToolUse decision steps: the same policy the shell applies, for an agent's own tools.
+
+- FileAccess: paths a tool reads, writes or lists (tcg.agents.tools) go through
+  tcg.policy.engine.evaluate_access — the checks a command's file arguments get
+  (secret stores, tcg's own files, guard files such as rc files and agent
+  settings) with the policy's lists, never a copy of them.
+- ShellLine: a shell tool's command line goes through evaluate_line, as
+  `tcg_shell run-line` would decide it (the station still decides again when
+  the command runs: this makes a refusal reach the model as a clean reason).
+- ProtectedResources: MCP tool and sub-agent arguments, checked like an MCP
+  request (tcg.mcp.check_request: the built-in minimum plus
+  ``mcp.protected_resources``).
+- OutboundSecrets: text leaving through a channel (web fetch/search, MCP,
+  sub-agents) that holds a secret the detector finds → ``secret-in-request``.
+
+Each step imports its heavy parts when it first has work (a Read of an
+ordinary file loads no detector and no command-line parser).
+"""
+
+from __future__ import annotations
+
+import os
+
+from tcg.agents import tools
+from tcg.agents.base import DecisionStep, HookContext, ToolCall
+from tcg.policy.model import Reason
+
+
+class FileAccess(DecisionStep):
+    name = "file-access"
+
+    def accesses(self, call: ToolCall) -> list[tuple[str, str, str]]:
+        """(tool name, path or pattern, access) for everything ``call`` names."""
+        out = []
+        for field, access in tools.FILE_FIELDS.get(call.tool, ()):
+            path = call.path(field)
+            if path:
+                out.append((call.tool, path, access))
+        base = call.path("path") or call.cwd
+        for field, access in tools.PATTERN_FIELDS.get(call.tool, ()):
+            pattern = call.text(field)
+            for one in _brace_alternatives(pattern) if pattern else ():
+                target = _filter_target(base, one)
+                if target is not None:
+                    out.append((call.tool, target, access))
+        for field, access in tools.LIST_FIELDS.get(call.tool, ()):
+            items = call.input.get(field)
+            for item in items if isinstance(items, list) else ():
+                if isinstance(item, str) and item and not tools.is_trivial_pattern(item):
+                    out.append((call.tool, item if os.path.isabs(item) else os.path.join(call.cwd, item), access))
+        return out
+
+    def decide(self, ctx: HookContext, call: ToolCall) -> list[Reason]:
+        accesses = self.accesses(call)
+        if not accesses:
+            return []
+        from tcg.policy.engine import evaluate_access
+
+        verdict = evaluate_access(ctx.policy, accesses, "agent", cwd=call.cwd, env=ctx.env)
+        return list(verdict.reasons)
+
+
+def _filter_target(base: str, pattern: str) -> str | None:
+    """What a search filter stands for, as a path pattern the policy can judge: its
+    literal directory parts (a protected segment such as ``.ssh`` counts wherever it
+    is) and its file-name part; None for a filter that matches every file (``*``,
+    ``**/*``, ``src/*``: the same files the search reads without one, whose output
+    is masked)."""
+    parts = [p for p in pattern.split("/") if p and p != "."]
+    if not parts:
+        return None
+    literal_dirs = [p for p in parts[:-1] if not any(c in p for c in "*?[")]
+    name = parts[-1]
+    if tools.is_trivial_pattern(name):
+        if not literal_dirs:
+            return None
+        name = "x"  # only the directories matter
+    root = "" if pattern.startswith("/") else base
+    return os.path.join(root or "/", *literal_dirs, name)
+
+
+def _brace_alternatives(pattern: str) -> list[str]:
+    """``*.{env,pem}`` → ``*.env``, ``*.pem`` (one level, as search tools' globs allow)."""
+    start = pattern.find("{")
+    end = pattern.find("}", start + 1)
+    if start < 0 or end < 0:
+        return [pattern]
+    head, body, tail = pattern[:start], pattern[start + 1:end], pattern[end + 1:]
+    return [head + alt + tail for alt in body.split(",")]
+
+
+class ShellLine(DecisionStep):
+    name = "shell-line"
+
+    def decide(self, ctx: HookContext, call: ToolCall) -> list[Reason]:
+        field = tools.SHELL_FIELDS.get(call.tool)
+        line = call.text(field) if field else None
+        if line is None:
+            return []
+        from tcg.policy.engine import evaluate_line
+
+        return list(evaluate_line(ctx.policy, line, "agent", cwd=call.cwd, env=ctx.env).reasons)
+
+
+class ProtectedResources(DecisionStep):
+    name = "protected-resources"
+
+    def decide(self, ctx: HookContext, call: ToolCall) -> list[Reason]:
+        if not tools.is_request_checked(call.tool):
+            return []
+        from pathlib import Path
+
+        from tcg.mcp.check_request import RequestChecker
+
+        protected = ctx.policy.get("mcp.protected_resources", []) or []
+        blocked = RequestChecker(protected, cwd=Path(call.cwd)).check(call.input)
+        if blocked is None:
+            return []
+        return [Reason(blocked.reason, ctx.decision_for(blocked.reason),
+                       f"{call.tool}: its arguments name a protected resource ({blocked.rule})", blocked.rule)]
+
+
+def strings_of(node: object) -> list[str]:
+    """Every string in a JSON value, object keys included."""
+    out: list[str] = []
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, str):
+            out.append(cur)
+        elif isinstance(cur, dict):
+            for k, v in cur.items():
+                out.append(k)
+                stack.append(v)
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return out
+
+
+def secret_rules(ctx: HookContext, texts: list[str]) -> list[str]:
+    """Rule ids of the secrets the detector finds in ``texts`` (encoded ones too)."""
+    from tcg.detect.engine import load_detector
+
+    detector = load_detector(ctx.policy)
+    found: set[str] = set()
+    for text in texts:
+        if text:
+            found.update(f.rule_id for f in detector.find(text, decode=True) if f.category == "secret")
+    return sorted(found)
+
+
+class OutboundSecrets(DecisionStep):
+    """A secret in what leaves through a channel is an exfiltration, whatever the URL."""
+
+    name = "outbound-secrets"
+
+    def decide(self, ctx: HookContext, call: ToolCall) -> list[Reason]:
+        rules = secret_rules(ctx, strings_of(call.input))
+        if not rules:
+            return []
+        channel = tools.channel_of(call.tool) or "outbound"
+        return [Reason("secret-in-request", ctx.decision_for("secret-in-request"),
+                       f"{call.tool}: its arguments ({channel}) carry a secret ({', '.join(rules)})", rules[0])]

@@ -1,0 +1,86 @@
+"""Claude Code's hooks: `tcg hook claude EVENT` and the settings that wire it.
+
+Claude Code runs the hook for each event with a JSON object on stdin and reads
+a JSON reply on stdout (facts measured with 2.1.328, tests/agents):
+
+- PreToolUse → ``permissionDecision: "deny"`` with the reason and a hint
+  (the model reads ``PreToolUse:<tool> hook error: <reason>``); when an input
+  transform changed the input, ``updatedInput`` with the complete input and
+  no permission decision (the user's own permission rules still apply).
+- PostToolUse → ``updatedToolOutput`` in the tool's own response shape, only
+  when something was masked (hooks run in parallel and the last to finish
+  wins, so an identity rewrite would only race other hooks).
+- UserPromptSubmit → ``decision: "block"`` when the prompt holds a secret:
+  nothing is sent to the API.
+- SessionStart → ``additionalContext``: one paragraph on what is protected.
+
+Fail closed: every tcg hook carries ``onFailure: "block"`` (a hook that cannot
+start, times out or exits with another code than 0/2 blocks the tool call),
+and any exception in here becomes a deny reply, never a silent allow. A
+PostToolUse hook cannot block (the tool already ran; measured: crash, timeout,
+exit 2 and ``decision: block`` all let the original output through), so on a
+failure it replies with the response's shape holding no content (WITHHELD).
+
+The hook is started in exec form (``command`` = the interpreter, ``args``), so
+no shell and no CLAUDE_CODE_SHELL_PREFIX is involved, and with ``-I -c`` so
+neither runpy nor the console script's imports are paid per call.
+"""
+
+from __future__ import annotations
+
+from tcg.agents.adapter import HookAdapter, Reply, hooks_block
+from tcg.agents.pipeline import PostResult, ToolCall, withheld
+
+# What the settings run: `python -I -c ENTRY EVENT`.
+ENTRY = "import sys; from tcg.agents.claude import main; sys.exit(main(sys.argv[1:]))"
+TIMEOUTS = {"PreToolUse": 30, "PostToolUse": 60, "UserPromptSubmit": 30, "SessionStart": 30}
+MARK = "tcg"  # statusMessage of every tcg hook: how install/uninstall and doctor recognise them
+
+
+class ClaudeHooks(HookAdapter):
+    agent = "claude"
+    surface = "claude-hooks"
+
+    def post_reply(self, call: ToolCall, response: object, result: PostResult) -> Reply:
+        out: dict[str, object] = {"hookEventName": "PostToolUse"}
+        if result.changed:
+            out["updatedToolOutput"] = result.value  # updatedMCPToolOutput is for older CLIs; this serves all tools
+        if result.context:
+            out["additionalContext"] = "\n".join(result.context)
+        return ({"hookSpecificOutput": out} if len(out) > 1 else None), 0
+
+    def post_failure(self, response: object, text: str) -> Reply:
+        if response is not None:
+            return {"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                           "updatedToolOutput": withheld(response)}}, 0
+        return {"decision": "block", "reason": text}, 2
+
+
+ADAPTER = ClaudeHooks()
+
+
+def main(argv: list[str]) -> int:
+    """`tcg hook claude EVENT`."""
+    return ADAPTER.main(argv)
+
+
+# ------------------------------------------------------------------ settings
+
+
+def hook_entry(python: str, event: str) -> dict[str, object]:
+    """One tcg command hook for ``event`` (exec form, fail closed)."""
+    return {"type": "command", "command": python, "args": ["-I", "-c", ENTRY, event],
+            "timeout": TIMEOUTS[event], "onFailure": "block", "statusMessage": MARK}
+
+
+def settings_hooks(python: str) -> dict[str, list[dict[str, object]]]:
+    """The ``hooks`` block of a Claude Code settings file: every tool, every event."""
+    return hooks_block(ADAPTER.events, hook_entry, python)
+
+
+def is_tcg_hook(hook: object) -> bool:
+    """A hook entry tcg wrote (whatever interpreter path it names)."""
+    if not isinstance(hook, dict):
+        return False
+    args = hook.get("args")
+    return isinstance(args, list) and ENTRY in args and hook.get("statusMessage") == MARK

@@ -1,0 +1,122 @@
+"""The station's side of an agent's view: prepare it, start the command in it, and
+apply ``sandbox.on-unavailable`` when it cannot be built (tcg.runner.station calls
+these for actor ``agent``)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from tcg.runner.station import SANDBOXED  # the station's own check reads it
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from tcg.sandbox import Prepared
+
+
+
+class Refused(Exception):
+    """The command was not started: the view could not be built and the policy blocks."""
+
+
+def prepare_for_agent(policy: Any, env: dict[str, str], debug: Callable[[], None]) -> Prepared | str:
+    """The prepared view (tcg.sandbox.Prepared), or a refusal detail (str) when it cannot
+    be built and the policy says block. With ``on-unavailable = "warn"`` a warning is
+    printed and a view-less Prepared (environment still scrubbed) comes back. Any error
+    while preparing fails closed."""
+    try:
+        from tcg.sandbox import Unavailable, fail_mode, prepare
+
+        try:
+            box = prepare(policy, env, os.getcwd())
+        except Unavailable as exc:
+            if fail_mode(policy) != "warn":
+                return _detail(str(exc))
+            box = _without_view(policy, env, str(exc))
+    except Exception as exc:  # noqa: BLE001 - fail closed: no view, no run
+        debug()
+        return f"preparing the sandbox view failed ({type(exc).__name__})"
+    box.env[SANDBOXED] = box.mechanism
+    return box
+
+
+def _detail(why: str) -> str:
+    return f"the sandbox view for agent commands is unavailable: {why}"
+
+
+def _without_view(policy: Any, env: dict[str, str], why: str) -> Prepared:
+    """Warn, and keep only the scrubbed environment."""
+    from tcg.sandbox import UNAVAILABLE_HINT, scrubbed_only
+
+    sys.stderr.write(f"tcg: warning: {_detail(why)}; running with the line policy and masking only\n"
+                     f"hint: {UNAVAILABLE_HINT}\n")
+    return scrubbed_only(policy, env)
+
+
+def run(argv: list[str], env: dict[str, str], mode: str, filters: list[Any], box: Prepared | None,
+        policy: Any, channel_var: str) -> int:
+    """Run the command (in ``box``'s view when there is one); its exit code. A view that
+    fails at spawn time (before anything ran) falls back to bubblewrap under ``auto``,
+    else raises Refused (``block``) or runs without it after a warning (``warn``)."""
+    from tcg.sandbox.linux import SetupFailed
+
+    try:
+        return _start(argv, env, mode, filters, box, channel_var)
+    except SetupFailed as exc:
+        from tcg.sandbox import fail_mode, fall_back_to_bwrap
+
+        if box is None:  # pragma: no cover - only a view raises SetupFailed
+            raise
+        if fall_back_to_bwrap(box, policy):
+            return _start(argv, box.env, mode, filters, box, channel_var)
+        why = f"namespace setup failed at {exc}"
+        if fail_mode(policy) != "warn":
+            raise Refused(_detail(why)) from None
+        bare = _without_view(policy, env, why)
+        bare.env[SANDBOXED] = "none"
+        box.mechanism, box.view, box.env = "none", None, bare.env
+        return _start(argv, box.env, mode, filters, None, channel_var)
+
+
+def _start(argv: list[str], env: dict[str, str], mode: str, filters: list[Any], box: Prepared | None,
+           channel_var: str) -> int:
+    view = box.view if box is not None else None
+    if box is not None and box.wrap is not None:
+        argv = box.wrap(argv)
+    if mode == "pty":
+        from tcg.runner.loop import run_pty
+
+        child_exec = None
+        if view is not None:
+            from tcg.sandbox.linux import pty_child_exec
+
+            child_exec = pty_child_exec(view)
+        return run_pty(argv, env, filters[0], channel_var=channel_var, child_exec=child_exec)
+    from tcg.runner.pipes import run_pipes
+
+    spawn = None
+    if view is not None:
+        from tcg.sandbox.linux import spawn_pipes
+
+        def spawn(argv: list[str], env: dict[str, str], *, channel_var: str | None = None) -> Any:
+            return spawn_pipes(argv, env, view, channel_var=channel_var)
+
+    return run_pipes(argv, env, filters[0], filters[1], channel_var=channel_var, spawn=spawn)
+
+
+def store_value_filter(inner: Any, mode: str, policy: Any, env: Any, h8: Callable[[bytes], str]) -> Any:
+    """Masking for a command that reads a secret store: values of secret-named keys are
+    masked whatever their shape (tcg.sandbox.twin.StoreValueFilter)."""
+    from tcg.policy.engine import secret_store_rules
+    from tcg.sandbox.twin import StoreValueFilter, ValueMasker, store_key_is_secret
+
+    rules = secret_store_rules(policy, env)
+    hold = None
+    if mode == "pty":
+        from tcg.mask import hold_ms_of
+
+        hold = hold_ms_of(policy) / 1000
+    return StoreValueFilter(inner, lambda k: store_key_is_secret(k, rules.secret_var), ValueMasker(h8), hold)

@@ -1,0 +1,27 @@
+"""Fixtures for the delete-guard tests: real git repositories and project trees."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.guard.helpers import git
+
+
+def make_repo(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "commit.gpgsign", "false")
+    (path / "tracked.txt").write_bytes(b"one\ntwo\n")
+    (path / "tracked.py").write_bytes(b"print('hello')\n")
+    (path / ".gitignore").write_bytes(b"*.o\n")
+    git(path, "add", ".")
+    git(path, "commit", "-q", "-m", "init")
+    return path
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository with two committed files and a .gitignore."""
+    return make_repo(tmp_path / "proj")

@@ -1,0 +1,24 @@
+"""Engines shared by the inbound tests (compiling the hyperscan prefilter takes seconds)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcg.detect.engine import hyperscan_available
+from tcg.inbound.engine import InboundEngine
+from tcg.inbound.rules import load_rules
+
+RULES = load_rules()
+ENGINES = ["re"] + (["hyperscan"] if hyperscan_available() else [])
+
+
+@pytest.fixture(scope="session")
+def engines() -> dict[str, InboundEngine]:
+    """Both engines over the packaged rules (hyperscan only where its wheel imports)."""
+    return {name: InboundEngine(RULES, engine=name) for name in ENGINES}
+
+
+@pytest.fixture(scope="session")
+def engine(engines) -> InboundEngine:
+    """The engine surfaces use by default (hyperscan when available)."""
+    return engines[ENGINES[-1]]

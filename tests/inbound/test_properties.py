@@ -1,0 +1,38 @@
+"""Invariants over generated text: both engines find the same rules with the same counts,
+and the gate always returns text it may deliver (never raises, never the raw text on
+an error)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tcg.detect.engine import hyperscan_available
+from tcg.inbound.gate import check
+from tcg.inbound.inspect import inspect
+from tests.inbound.conftest import RULES
+
+EXAMPLES = [ex for r in RULES for ex in r.examples_match + r.examples_no_match]
+NOISE = st.text(alphabet=st.sampled_from(
+    list("abcxyz ABC\n\t.,:;'ʻ’ʼ-_/%+#<|>[]()!0123") + list("аеорсхиклмнт") +
+    ["\u200b", "\u200d", "\u00ad", "\U000e0041", "\ufe0f", "\u0f40", "𝐢", "ｉ", "\u00a0"]),
+    max_size=40)
+TEXTS = st.lists(st.one_of(st.sampled_from(EXAMPLES), NOISE), min_size=1, max_size=6).map("".join)
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXTS)
+def test_engines_agree(engines, text):
+    hs, plain = inspect(engines["hyperscan"], text), inspect(engines["re"], text)
+    assert hs.rules == plain.rules
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=TEXTS, surface=st.sampled_from(["web", "mcp-result", "file-read", "user-prompt"]))
+def test_gate_total(engine, text, surface):
+    out = check(text, surface, engine=engine)
+    assert out.action in ("pass", "allow", "warn", "block") and isinstance(out.text, str)
+    if out.action == "block":
+        assert out.text.startswith("[tcg:")
