@@ -105,14 +105,19 @@ def question_for(st: Station, verdict: Any) -> str:
     return text.rstrip("\n").replace("\n", "\r\n") + "\r\ntcg: run it anyway?"
 
 
-def shell_pid(seq: str) -> int | None:
-    """The pid of the shell that sent a request (its sequence number begins with
-    it: ``$$.N.RANDOM``), when that is a live process of this session: on Linux
-    a descendant of this station; elsewhere any live process."""
+def sender_pid(seq: str) -> int | None:
+    """The pid a request names as its shell's: its sequence number begins with it
+    (``$$.N.RANDOM``). Not checked: see :func:`session_shell`."""
     head = seq.split(".", 1)[0]
-    if not head.isdigit() or int(head) <= 1:
+    return int(head) if head.isdigit() and int(head) > 1 else None
+
+
+def session_shell(pid: int | None) -> int | None:
+    """``pid`` when it is a live process of this session — on Linux a descendant
+    of this station, elsewhere any live process — else None. Checked only where
+    it matters (a delete-guard transaction is tied to it), not on every line."""
+    if pid is None:
         return None
-    pid = int(head)
     if os.path.isdir("/proc"):
         from tcg.guard.approval import ancestors
 
@@ -176,6 +181,7 @@ class SessionDecider:
         self.failmode = failmode_text(DEFAULT_FAILMODE[self.base_actor], DEFAULT_TIMEOUT_MS)
         self._pending: set[int] = set()  # shells with a deferred delete-guard transaction
         self._line_saved: set[int] = set()  # shells whose current line was saved as a whole
+        self._line_approved: set[int] = set()  # shells whose current line ran on a person's approval
 
     def actor_for(self, req: ch.Request) -> str:
         # A request can make the actor stricter, never looser.
@@ -195,9 +201,10 @@ class SessionDecider:
         if not req.line.strip():
             send(ch.response(req.seq, ch.OK, self.failmode))
             return
-        owner = shell_pid(req.seq)
+        owner = sender_pid(req.seq)
         if req.kind != "C" and owner is not None:  # a new line: the shell's previous one has finished
             self._line_saved.discard(owner)
+            self._line_approved.discard(owner)
             self.settle(owner)
         st = self.station
         st.actor = self.actor_for(req)
@@ -207,7 +214,15 @@ class SessionDecider:
         cwd = req.pwd if req.pwd.startswith("/") else None
         verdict = st.decide(req.line, cwd=cwd)
         self.failmode = self._failmode(st)
-        allowed = st.allowed(verdict)
+        if req.kind == "C" and owner in self._line_approved and verdict.decision.value == "ask":
+            # A command of a line a person approved as a whole: that approval covers it
+            # (it was used up by the line; asking again would refuse the line's own commands).
+            allowed = True
+            st.guard_fields["approval"] = "used"
+        else:
+            allowed = st.allowed(verdict)
+        if allowed and req.kind == "L" and owner is not None and st.guard_fields.get("approval") == "used":
+            self._line_approved.add(owner)
         if allowed and req.kind != "D" and verdict.actions:
             verdict = self._prepare(req, verdict, owner)
             allowed = verdict.decision.value != "block"
@@ -229,12 +244,13 @@ class SessionDecider:
         A command of a line already saved as a whole is not saved again."""
         from tcg.policy.model import Decision, Reason, Verdict
 
-        if owner is None:
+        if session_shell(owner) is None:
             return Verdict(Decision.BLOCK, (Reason("trash-failed", Decision.BLOCK,
                                                    "the shell that sent the line is not in this session; "
                                                    "nothing was deleted"),) + tuple(verdict.reasons))
         if req.kind == "C" and owner in self._line_saved:
             return verdict
+        assert owner is not None
         verdict = self.station.prepare(req.line, verdict, defer_to=owner)
         if "txid" in self.station.guard_fields:
             self._pending.add(owner)

@@ -182,7 +182,7 @@ def test_ask_sends_wait_then_the_answer(tmp_path, monkeypatch):
         asker = Asker(answer)
         sent, recorded = decide("cat .env", env=env, asker=asker, cwd=str(tmp_path))
         assert [s[1] for s in sent] == ["wait", verdict]
-        assert "run it anyway?" in asker.questions[0] and "(secret-store-read)" in asker.questions[0]
+        assert "run it anyway?" in asker.questions[0] and "secret-store-read: " in asker.questions[0]
         assert recorded[0][4]["answer"] == ("yes" if answer else "no")
     asker = Asker(True)
     sent, _ = decide("cat .env", env=dict(env, TCG_ACTOR="agent"), asker=asker, cwd=str(tmp_path))
@@ -207,6 +207,46 @@ def test_an_invalid_policy_refuses_every_line(tmp_path, monkeypatch):
     assert sent[0][1] == "refuse" and "policy-invalid" in sent[0][3]
 
 
-def test_question_text_names_the_reason_and_no_secret():
+def test_question_text_names_the_line_masked_where_and_why(tmp_path):
+    """The question shows what `tcg approve` shows (tcg.guard.approval.AskRequest),
+    line by line for a raw terminal; the line is masked."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    d = SessionDecider(dict(os.environ), None, lambda *a: None)
+    st = d.station
+    st.decide(f"rm -rf build; echo {token}", cwd=str(tmp_path))
     v = Verdict(Decision.ASK, (Reason("delete-outside-trash", Decision.ASK, "rm deletes 3 files"),))
-    assert question_for(v) == "tcg: rm deletes 3 files (delete-outside-trash) - run it anyway?"
+    text = question_for(st, v)
+    assert text.startswith("tcg: this line needs your yes:\r\n  rm -rf build; echo <SECRET:")
+    assert f"\r\n  in {tmp_path}\r\n" in text
+    assert "why it needs you: delete-outside-trash: rm deletes 3 files" in text
+    assert text.endswith("\r\ntcg: run it anyway?") and token not in text and "\n\n" not in text
+
+
+def test_the_delete_guard_saves_for_the_shell_that_sent_the_line(tmp_path, monkeypatch):
+    """RELOCATE is prepared for the sending shell's pid (a process of the session:
+    here this test's own child) and settled at that shell's next line; a request
+    naming a pid outside the session is refused and nothing is deleted."""
+    import subprocess
+    import sys
+
+    from tcg.runner.session_decide import sender_pid, session_shell
+
+    assert sender_pid("123.4.5678") == 123 and sender_pid("x.1") is None and sender_pid("1.2.3") is None
+    assert session_shell(os.getppid()) is None  # not below this process
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "f.txt").write_text("keep\n")
+    sent: list[bytes] = []
+    d = SessionDecider(dict(os.environ), None, lambda *a: None)
+    d.answer(ch.Request("L", f"{os.getppid()}.1.1", "", str(tmp_path), "rm -rf build"), sent.append)
+    assert b"refuse" in sent[-1] and b"trash-failed" in sent[-1]
+    assert (tmp_path / "build" / "f.txt").read_text() == "keep\n"
+    shell = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        d.answer(ch.Request("L", f"{shell.pid}.2.1", "", str(tmp_path), "rm -rf build"), sent.append)
+        assert sent[-1].split(b"\x1f")[1] == b"ok"
+        assert d.station.guard_fields["txid"] and not (tmp_path / "build" / "f.txt").exists()  # the stand-in
+        d.answer(ch.Request("L", f"{shell.pid}.3.1", "", str(tmp_path), "true"), sent.append)
+        assert (tmp_path / "build" / "f.txt").read_text() == "keep\n"  # rm never ran: given back
+    finally:
+        shell.kill()
+        shell.wait()

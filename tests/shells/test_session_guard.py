@@ -298,3 +298,29 @@ def test_ask_for_a_delete_guard_verdict_shows_the_masked_line(panes, shell_name,
     assert "tcg: blocked (unsaved-secret)" in screen
     assert (p.workdir / "deploy.cfg").read_text() == f"token = {TOKEN}\n"
     assert_no_secret_written(tcg_home, [TOKEN])
+
+
+def test_an_agents_ask_gets_an_approval_code_and_runs_once_approved(panes, shell_name, tmp_path):
+    """An agent in a session is never asked on the terminal it drives: the line
+    is refused with a `tcg approve` code; once a person approved that code, the
+    same line runs once (tcg.guard.approval), the next time it is refused again."""
+    import re
+
+    from tcg.guard import approval
+
+    policy = tmp_path / "ask.toml"
+    policy.write_text('[decisions.agent]\nsecret-store-read = "ask"\n')
+    a = panes(shell_name, session=True, env={"TCG_POLICY": str(policy), "TCG_ACTOR": "agent"})
+    (a.workdir / ".env").write_text(f"TOKEN={TOKEN}\n")
+    screen = a.line("cat .env > copy.txt")
+    assert "run it anyway" not in screen and "tcg: needs a person's approval (secret-store-read)" in screen
+    code = re.search(r"tcg approve (\d{4}-\d{4})", screen)
+    assert code, screen
+    assert not (a.workdir / "copy.txt").exists()
+    approval.load(code.group(1))
+    approval.grant(code.group(1))
+    a.line("cat .env > copy.txt")
+    assert a.file("copy.txt") == f"TOKEN={TOKEN}\n"
+    (a.workdir / "copy.txt").unlink()
+    screen = a.line("cat .env > copy.txt")
+    assert screen.count("needs a person's approval") == 2 and not (a.workdir / "copy.txt").exists()
