@@ -98,10 +98,12 @@ class Pane:
             argv = [exe, "--noprofile", "--rcfile", "RCFILE", "-i"] if shell == "bash" \
                 else [exe, "-i"]
         argv = [str(rcfile) if a == "RCFILE" else a for a in argv]  # the rc file's path
-        self._tmux("-f", "/dev/null", "new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT),
+        # Set in the server's config, before the pane starts: a shell that ends at
+        # once (a refused agent session) must not take the server with it.
+        conf = home / "tmux.conf"
+        conf.write_text("set-option -g status off\nset-option -g remain-on-exit on\n")
+        self._tmux("-f", str(conf), "new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT),
                    "-c", str(workdir), *self._env_args(), *argv)
-        self._tmux("set-option", "-g", "status", "off")
-        self._tmux("set-option", "-g", "remain-on-exit", "on")
         if wait_prompt:
             self.wait_prompt(timeout=120)
 
