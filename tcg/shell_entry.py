@@ -10,20 +10,18 @@ from __future__ import annotations
 import sys
 
 USAGE = """usage: tcg_shell init [zsh|bash|powershell|pwsh|cmd]
+       tcg_shell session [--login] [SHELL]  (your shell on a terminal tcg masks and mediates)
        tcg_shell run-line LINE
        tcg_shell check [--actor human|agent] [--json] LINE
-       tcg_shell classify LINE            (run | state | skip: how a hook treats LINE)
-       tcg_shell run-argv CMD [ARG...]    (the content-reader aliases' entry)
-       tcg_shell hook-run ...             (called by the shell hooks; see docs/shells.md)
+       tcg_shell run-argv CMD [ARG...]    (cmd.exe's reader macros; see docs/shells.md)
 """
 
 SUBCOMMANDS = {
     "init": ("tcg.shells.generator", "init_main"),
+    "session": ("tcg.runner.session", "session_main"),
     "run-line": ("tcg.runner.station", "run_line_main"),
     "check": ("tcg.cli.check", "check_main"),
-    "hook-run": ("tcg.shells.hookrun", "hook_run_main"),
-    "run-argv": ("tcg.shells.hookrun", "run_argv_main"),
-    "classify": ("tcg.shells.classify", "classify_main"),
+    "run-argv": ("tcg.shells.readers", "run_argv_main"),
 }
 
 

@@ -118,14 +118,19 @@ def worker_main(argv: list[str]) -> int:
     import signal
     import sys
 
-    mode, fingerprint = "terminal", None
+    mode, fingerprint, follow, control = "terminal", None, False, -1
     it = iter(argv)
     for a in it:
         if a == "--mode":
             mode = next(it, "")
         elif a == "--policy-fingerprint":
             fingerprint = next(it, None)
-    if mode not in MODES or not fingerprint:
+        elif a == "--follow-policy":  # a terminal session: see tcg.runner.session_mask
+            follow = True
+        elif a == "--control-fd":
+            value = next(it, "")
+            control = int(value) if value.isdigit() else -1
+    if mode not in MODES or not (fingerprint or follow):
         sys.stderr.write("tcg: masking worker: bad arguments\n")
         return 2
     # ^C and ^\ belong to the command (the PTY loop passes them on); this process
@@ -133,6 +138,14 @@ def worker_main(argv: list[str]) -> int:
     for name in ("SIGINT", "SIGQUIT"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
+    if follow:
+        from tcg.runner.session_mask import run_worker
+
+        try:
+            run_worker(mode, control_fd=control)
+        except BrokenPipeError:
+            return 0
+        return 0
     from tcg.mask import masker_for
     from tcg.policy.load import load_policy
 

@@ -422,9 +422,29 @@ def evaluate_access(
         )
 
 
+# The environment _Rules reads (tcg's own directories, the policy file).
+_RULES_ENV = ("TCG_HOME", "TCG_POLICY", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
+_rules_memo: list[tuple[Any, _Rules]] = []
+
+
+def _rules_for(policy: Any, env: Mapping[str, str], home: str | None) -> _Rules:
+    """_Rules for ``policy``, kept for the next call with the same policy and
+    environment: a terminal session decides every line with one policy, and
+    building _Rules is most of a short line's decision (~1 ms)."""
+    fingerprint = getattr(policy, "fingerprint", None)
+    if fingerprint is None:
+        return _Rules(policy, env, home)
+    key = (fingerprint, home, tuple(env.get(v) for v in _RULES_ENV))
+    if _rules_memo and _rules_memo[0][0] == key:
+        return _rules_memo[0][1]
+    rules = _Rules(policy, env, home)
+    _rules_memo[:] = [(key, rules)]
+    return rules
+
+
 def _evaluate(policy: Any, line: str, actor: str, *, cwd: str | None, env: Mapping[str, str]) -> Verdict:
     home = env.get("HOME") or None
-    rules = _Rules(policy, env, home)
+    rules = _rules_for(policy, env, home)
     parsed = parse_line(line, home=home, env=env)
     ev = _Evaluator(policy, actor, rules, cwd, home)
     ev.run(parsed)

@@ -29,8 +29,10 @@ from tcg.runner.signals import (  # noqa: F401 - re-exported
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
+    from collections.abc import Callable, Sequence
+    from typing import Protocol
+else:
+    Protocol = object
 
 READ_SIZE = 65536
 # Output read from the master but not yet masked and written: the reader thread
@@ -261,6 +263,19 @@ class _MasterReader:
             os.close(fd)
 
 
+class LoopService(Protocol):
+    """Something else the copy loop waits on (the session's verdict channel).
+
+    ``fd`` is readable when the service has work (negative: nothing to wait on
+    any more); ``ready()`` does that work, synchronously, between two turns of
+    the loop — it may read the terminal itself (a question asked on it).
+    """
+
+    fd: int
+
+    def ready(self) -> None: ...
+
+
 def copy_loop(
     child: PtyChild,
     stdin_fd: int,
@@ -270,16 +285,21 @@ def copy_loop(
     *,
     size_fd: int | None = None,
     raw: RawMode | None = None,
+    services: Sequence[LoopService] = (),
+    suspend_key: bool = True,
 ) -> int:
     """Copy stdin → child and child → filter → stdout until the child is gone.
 
+    ``suspend_key=False`` passes Ctrl-Z through as a byte: for a child that
+    does job control itself (an interactive shell), see ``_handle_suspend_key``.
     Returns the child's exit code (128+N when a signal killed it).
     """
     master = child.fd
     os.set_blocking(master, False)  # for our writes of stdin; the reader polls
     reader = _MasterReader(master, sigs.signals)
     try:
-        return _loop(child, reader, stdin_fd, stdout_fd, out_filter, sigs, size_fd, raw)
+        return _loop(child, reader, stdin_fd, stdout_fd, out_filter, sigs, size_fd, raw,
+                     services, suspend_key)
     finally:
         reader.close()
 
@@ -293,6 +313,8 @@ def _loop(
     sigs: SignalPipe,
     size_fd: int | None,
     raw: RawMode | None,
+    services: Sequence[LoopService] = (),
+    suspend_key: bool = True,
 ) -> int:
     master = child.fd
     wake_fd = reader.wake_fd
@@ -335,6 +357,8 @@ def _loop(
         rlist = [sig_fd]
         if master_open:
             rlist.append(wake_fd)
+        if services and status is None:
+            rlist.extend(s.fd for s in services if s.fd >= 0)
         if stdin_open and status is None and len(pending) < (1 << 20):
             rlist.append(stdin_fd)
         wlist = [master] if pending and master_open and status is None else []
@@ -369,6 +393,12 @@ def _loop(
                     child.send_signal(signum)
                     if kill_at is None and signum in ESCALATE_SIGNALS:
                         kill_at = time.monotonic() + KILL_GRACE
+        serviced = False
+        if services and status is None:
+            for service in services:
+                if service.fd >= 0 and service.fd in r:
+                    service.ready()
+                    serviced = True  # it may have read the terminal: select stdin again
         if wake_fd in r:
             data, eof = reader.take()
             if data is not None:
@@ -379,7 +409,7 @@ def _loop(
                     write_all(stdout_fd, out)
             if eof:
                 master_open = False
-        if stdin_fd in r:
+        if stdin_fd in r and not serviced:
             try:
                 data = os.read(stdin_fd, READ_SIZE)
             except BlockingIOError:
@@ -388,7 +418,7 @@ def _loop(
                 data = b""
             if data is not None:
                 if data:
-                    if raw is not None:
+                    if raw is not None and suspend_key:
                         data = _handle_suspend_key(child, master, pending, data)
                     pending += data
                 else:

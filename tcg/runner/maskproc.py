@@ -44,32 +44,61 @@ class MaskerProcess:
     ``flush`` closes its input and waits until it has written everything.
     """
 
-    def __init__(self, mode: str, policy_fingerprint: str, env: Mapping[str, str]):
+    def __init__(self, mode: str, policy_fingerprint: str | None, env: Mapping[str, str]):
+        """``policy_fingerprint`` None: mask with the effective policy and follow
+        its changes (a terminal session lasts longer than one policy)."""
         self.mode = mode
         self.fingerprint = policy_fingerprint
         self.env = dict(env)
         self.pid: int | None = None
         self._w: int | None = None
+        self._control: int | None = None  # follow mode: short messages on the process's fd 3
         self.error: BaseException | None = None
 
     @property
     def built(self) -> bool:
         return self.pid is not None
 
+    def start(self) -> None:
+        """Start the process now rather than at the first output byte."""
+        if self._w is None and self.error is None:
+            self._start()
+
     def _start(self) -> None:
-        argv = [sys.executable, "-m", "tcg.mask.filter", "--worker", "--mode", self.mode,
-                "--policy-fingerprint", self.fingerprint]
+        argv = [sys.executable, "-m", "tcg.mask.filter", "--worker", "--mode", self.mode]
+        argv += (["--policy-fingerprint", self.fingerprint] if self.fingerprint
+                 else ["--follow-policy", "--control-fd", "3"])
         r, w = os.pipe()
+        actions = [(os.POSIX_SPAWN_DUP2, r, 0)]
+        cr = cw = -1
+        if not self.fingerprint:
+            cr, cw = os.pipe()
+            os.set_blocking(cw, False)
+            actions.append((os.POSIX_SPAWN_DUP2, cr, 3))
         try:
             grow_pipe(w)  # 1 MiB: a whole batch in one write
-            self.pid = os.posix_spawn(sys.executable, argv, self.env,
-                                      file_actions=[(os.POSIX_SPAWN_DUP2, r, 0)])
+            self.pid = os.posix_spawn(sys.executable, argv, self.env, file_actions=actions)
         except BaseException:
             os.close(w)
+            if cw >= 0:
+                os.close(cw)
             raise
         finally:
             os.close(r)
+            if cr >= 0:
+                os.close(cr)
         self._w = w
+        self._control = cw if cw >= 0 else None
+
+    def control(self, message: bytes) -> None:
+        """A message on the follow-mode process's control pipe (best effort: a
+        full or closed pipe drops it)."""
+        if self._control is None:
+            return
+        try:
+            os.write(self._control, message)
+        except OSError:
+            pass
 
     def feed(self, data: bytes) -> bytes:
         if self.error is not None or not data:
@@ -83,6 +112,9 @@ class MaskerProcess:
         return b""
 
     def flush(self) -> bytes:
+        if self._control is not None:
+            os.close(self._control)
+            self._control = None
         if self._w is not None:
             os.close(self._w)
             self._w = None
@@ -104,6 +136,9 @@ class MaskerProcess:
     def _fail(self, exc: BaseException) -> None:
         if self.error is None:
             self.error = exc
+        if self._control is not None:
+            os.close(self._control)
+            self._control = None
         if self._w is not None:
             os.close(self._w)
             self._w = None

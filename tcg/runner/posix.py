@@ -140,17 +140,19 @@ def spawn_pty(
     size: tuple[int, int] | None = None,
     attrs: list | None = None,
     channel_var: str | None = None,
+    executable: str | None = None,
     child_exec: Callable[[str, list[str], dict[str, str], int], None] | None = None,
 ) -> PosixPty:
     """Start ``argv`` on a new PTY whose size (and termios, when given) are set
     before exec — the child never sees a 0x0 window (cpython#85666).
+    ``executable`` runs instead of ``argv[0]`` (a login shell's ``-bash``).
 
     ``child_exec(path, argv, env, err_fd)``, when given, runs in the child after
     it took the terminal, instead of the exec (the agent's sandbox view): it must
     exec or exit, and write failures to ``err_fd`` as the exec does."""
     import termios
 
-    path = _resolve(argv, env)
+    path = _resolve([executable] if executable else argv, env)
     master, slave = os.openpty()
     try:
         if attrs is not None:

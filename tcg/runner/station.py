@@ -196,8 +196,9 @@ class Station:
 
     # ------------------------------------------------------------ decide
 
-    def decide(self, line: str) -> Any:
-        """The Verdict for ``line``; never raises (fails closed to BLOCK)."""
+    def decide(self, line: str, cwd: str | None = None) -> Any:
+        """The Verdict for ``line`` run in ``cwd`` (default: ours); never raises
+        (fails closed to BLOCK)."""
         from tcg.policy.model import Decision, Reason, Verdict
 
         def refuse(code: str, detail: str) -> Verdict:
@@ -208,11 +209,9 @@ class Station:
         except Exception:  # noqa: BLE001 - broken install: still fail closed
             return refuse("internal-error", "tcg could not import its own modules")
         try:
-            from tcg.policy.load import load_policy
-
-            cwd = os.getcwd()
+            cwd = cwd or os.getcwd()
             self._line, self._cwd = line, cwd
-            self.policy = load_policy(cwd=cwd)
+            self.policy = self.load_policy(cwd)
         except PolicyError as exc:
             detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
             return refuse("policy-invalid", detail)
@@ -229,6 +228,12 @@ class Station:
             return refuse("internal-error", f"evaluating the line failed ({type(exc).__name__})")
         return verdict
 
+    def load_policy(self, cwd: str) -> Any:
+        """The effective policy for ``cwd`` (raises PolicyError)."""
+        from tcg.policy.load import load_policy
+
+        return load_policy(cwd=cwd)
+
     def _debug(self) -> None:
         if self.env.get("TCG_DEBUG", "") not in ("", "0"):
             import traceback
@@ -244,7 +249,7 @@ class Station:
         if verdict.decision in (Decision.ALLOW, Decision.SANITIZE, Decision.RELOCATE, Decision.SNAPSHOT):
             return True
         if verdict.decision == Decision.ASK and self.actor == "human":
-            return _confirm_on_tty(verdict)
+            return self.confirm(verdict)
         if verdict.decision == Decision.ASK:
             return self._approved(verdict)
         return False  # BLOCK, and anything newer: refuse
@@ -319,6 +324,10 @@ class Station:
                             session=self.session, **fields)
         except Exception:  # noqa: BLE001 - logging must not change the outcome
             self._debug()
+
+    def confirm(self, verdict: Any) -> bool:
+        """ASK for a human (the session station asks on the terminal it owns)."""
+        return _confirm_on_tty(verdict)
 
     # ------------------------------------------------------------ masking
 
@@ -650,21 +659,27 @@ def _prune(directory: str, keep: int) -> None:
         pass
 
 
-def _print_refusal(verdict: Any, approval_code: str | None = None) -> None:
+def refusal_lines(verdict: Any, approval_code: str | None = None) -> tuple[str, str]:
+    """The two lines a refused line prints: what and why, then ``hint:`` (shared
+    with the session's hook, which prints them itself)."""
     from tcg.policy.reasons import REASONS
 
     code = verdict.reason
     deciding = verdict.deciding
-    detail = deciding.detail if deciding is not None else ""
-    info = REASONS.get(code)
-    fix = info.fix if info else "run `tcg check LINE` to see why"
-    detail = " ".join(detail.split())  # one line, whatever the engine said
+    detail = " ".join((deciding.detail if deciding is not None else "").split())  # one line
     if approval_code is not None:
         from tcg.guard.approval import refusal_text
 
-        sys.stderr.write(refusal_text(code, detail, approval_code) + "\n")
-    else:
-        sys.stderr.write(f"tcg: blocked ({code}): {detail}\nhint: {fix}\n")
+        message, _, hint = refusal_text(code, detail, approval_code).partition("\n")
+        return message, hint
+    info = REASONS.get(code)
+    fix = info.fix if info else "run `tcg check LINE` to see why"
+    return f"tcg: blocked ({code}): {detail}", f"hint: {fix}"
+
+
+def _print_refusal(verdict: Any, approval_code: str | None = None) -> None:
+    message, hint = refusal_lines(verdict, approval_code)
+    sys.stderr.write(f"{message}\n{hint}\n")
     sys.stderr.flush()
 
 

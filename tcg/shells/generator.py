@@ -1,4 +1,4 @@
-"""`tcg_shell init [SHELL]`: print the hook for a shell (issue 5 item 1).
+"""`tcg_shell init [SHELL]`: print the hook for a shell.
 
 Everything the hook needs is decided here, once, so loading the hook starts no
 Python: the absolute interpreter path, whether the station agent and the agent
@@ -25,7 +25,7 @@ DEFAULT_AGENTS = ("claude", "codex", "qwen", "qwen-code", "cursor-agent", "curso
 
 
 class UnsupportedShellError(UsageError):
-    """Exit 2 naming the supported shells (DESIGN §3)."""
+    """Exit 2 naming the supported shells."""
 
 
 def _unsupported(what: str) -> UnsupportedShellError:
@@ -85,7 +85,7 @@ def current_features() -> Features:
     """What this installation can wire up right now."""
     return Features(
         python=interpreter(),
-        mediate=importlib.util.find_spec("tcg.runner.station") is not None,
+        session=importlib.util.find_spec("tcg.runner.session") is not None,
         launch=_launch_available(),
         agents=_agents(),
     )

@@ -8,6 +8,7 @@ escaped for its shell (direnv's per-shell ``Hook`` classes, click's
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -16,7 +17,7 @@ from tcg.shells import quoting
 
 BEGIN_MARK = "# >>> tcg shell hook >>>"
 END_MARK = "# <<< tcg shell hook <<<"
-# The fixed content-reader list of issue 5 item 4 (also hard-coded in the hook files).
+# cmd.exe's content-reader macros (cmd has no session; docs/shells.md).
 READERS = (
     "cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "bat", "nl", "od",
     "xxd", "strings",
@@ -29,9 +30,18 @@ class Features:
     """What the rendered hook wires up, decided once at `init` time (no Python at load)."""
 
     python: str  # absolute interpreter path (sys.executable: never a pyenv/asdf shim)
-    mediate: bool  # station agent importable: interactive mediation + reader aliases
+    session: bool  # the station (`tcg_shell session`, `run-argv`) is importable
     launch: bool  # `tcg launch` exists: agent functions go through the gate
     agents: tuple[str, ...]
+    # the installed tcg package directory: the hook starts a session only while
+    # it exists (an uninstalled tcg must not take every new terminal down with it)
+    package: str = ""
+
+
+def package_dir() -> str:
+    import tcg
+
+    return os.path.dirname(os.path.abspath(tcg.__file__))
 
 
 def valid_agents(names: tuple[str, ...] | list[str]) -> tuple[str, ...]:
@@ -64,7 +74,8 @@ class ShellHook:
         return {
             "@TCG_PY@": f.python,
             "@TCG_LAUNCH@": "1" if f.launch else "0",
-            "@TCG_MEDIATE@": "1" if f.mediate else "0",
+            "@TCG_SESSION@": "1" if f.session else "0",
+            "@TCG_PKG@": f.package or package_dir(),
             "@TCG_AGENTS@": " ".join(valid_agents(f.agents)),
         }
 
@@ -82,8 +93,8 @@ class ShellHook:
 class Bash(ShellHook):
     name = "bash"
     template = "hook.bash"
-    install = 'eval "$(tcg_shell init bash)"   # in ~/.bashrc'
-    uninstall = "delete the `eval \"$(tcg_shell init bash)\"` line (or the marked block) from ~/.bashrc"
+    install = "tcg_shell init bash >> ~/.bashrc   (or eval \"$(tcg_shell init bash)\" in ~/.bashrc)"
+    uninstall = "tcg_shell init --uninstall bash --rc ~/.bashrc"
 
     def quote(self, value: str) -> str:
         return quoting.posix_quote(value)
@@ -92,8 +103,8 @@ class Bash(ShellHook):
 class Zsh(Bash):
     name = "zsh"
     template = "hook.zsh"
-    install = 'eval "$(tcg_shell init zsh)"   # in ~/.zshrc'
-    uninstall = "delete the `eval \"$(tcg_shell init zsh)\"` line (or the marked block) from ~/.zshrc"
+    install = "tcg_shell init zsh >> ~/.zshrc   (or eval \"$(tcg_shell init zsh)\" in ~/.zshrc)"
+    uninstall = "tcg_shell init --uninstall zsh --rc ~/.zshrc"
 
 
 class PowerShell(ShellHook):
@@ -123,7 +134,7 @@ class Cmd(ShellHook):
             ln for ln in _template(self.template).splitlines()
             if ln.startswith(";") and not ln.startswith(";@")
         ]
-        if f.mediate:
+        if f.session:
             for name in READERS:
                 lines.append(f"{quoting.cmd_name(name)}={py} -I -m tcg.shell_entry run-argv {name} $*")
         for name in valid_agents(f.agents):

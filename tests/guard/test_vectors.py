@@ -419,21 +419,6 @@ def test_run_line_reports_the_txid_and_records_events(twins):
     assert rec["txid"].encode() in listing.stdout and b"build/" in listing.stdout
 
 
-def test_the_shell_hook_path_relocates_before_the_shell_runs_it(twins):
-    """Lines that must run in the user's own shell are only checked by tcg; the
-    targets are still saved before the shell runs the line."""
-    a, _b, original = twins
-    env = env_for("human", TCG_HOOK_LINE="export X=1; rm -r src")
-    proc = subprocess.run([TCG_SHELL, "hook-run", "--check-only"], cwd=a, env=env, capture_output=True,
-                          timeout=TIMEOUT)
-    assert proc.returncode == 0, proc.stderr
-    assert (a / "src").is_dir() and not any((a / "src").iterdir()), "the stand-in is in place"
-    subprocess.run([BASH, "-c", "export X=1; rm -r src"], cwd=a, check=True)
-    txid = last_txid()
-    assert tcg("restore", txid, cwd=a).returncode == 0
-    assert tree(a) == original
-
-
 def test_git_outside_a_repository_fails_as_git_does(tmp_path):
     for line in ("git reset --hard", "git branch -D feat", "git clean -fdx"):
         got, want = run_line(line, tmp_path), plain(line, tmp_path)

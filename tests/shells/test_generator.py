@@ -17,7 +17,16 @@ import pytest
 from tcg.shells import generator, quoting
 from tcg.shells.shells import BEGIN_MARK, END_MARK, READERS, SHELLS, Features
 
-from .conftest import AGENTS, features, render
+AGENTS = ("claude", "codex", "qwen", "qwen-code", "cursor-agent", "cursor")
+
+
+def features(python: str, *, session: bool = True, launch: bool = False) -> Features:
+    return Features(python=python, session=session, launch=launch, agents=AGENTS)
+
+
+def render(shell: str, **kw) -> str:
+    python = kw.pop("python", sys.executable)
+    return SHELLS[shell]().render(features(python, **kw))
 
 SHELLS_DIR = Path(generator.__file__).parent
 TCG_SHELL = str(Path(sys.executable).with_name("tcg_shell"))
@@ -78,9 +87,9 @@ def run_rendered(shell: str, src: str, tail: str = "") -> subprocess.CompletedPr
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
-@pytest.mark.parametrize(("mediate", "launch"), VARIANTS)
-def test_rendered_variant_is_silent_under_strict_mode(shell, mediate, launch):
-    src = render(shell, mediate=mediate, launch=launch)
+@pytest.mark.parametrize(("session", "launch"), VARIANTS)
+def test_rendered_variant_is_silent_under_strict_mode(shell, session, launch):
+    src = render(shell, session=session, launch=launch)
     r = run_rendered(shell, src)
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     # Re-sourcing is harmless: twice in a row, still silent and successful.
@@ -89,39 +98,43 @@ def test_rendered_variant_is_silent_under_strict_mode(shell, mediate, launch):
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
-@pytest.mark.parametrize(("mediate", "launch"), VARIANTS)
-def test_rendered_variant_passes_shellcheck(shell, mediate, launch):
+@pytest.mark.parametrize(("session", "launch"), VARIANTS)
+def test_rendered_variant_passes_shellcheck(shell, session, launch):
     need("shellcheck")
-    src = render(shell, mediate=mediate, launch=launch)
+    src = render(shell, session=session, launch=launch)
     r = subprocess.run(["shellcheck", "-s", "bash", "-"], input=src, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
-def test_reader_aliases_and_agent_functions_defined_without_interactivity(shell):
-    """Item 4/5: defined before the interactive guard (what an agent's snapshot captures),
-    as aliases (not functions) with the literal interpreter path, no `__*` helpers."""
-    src = render(shell, mediate=True, launch=True)
+def test_agent_functions_defined_without_interactivity_and_no_reader_aliases(shell):
+    """The agent functions are defined before the interactive guard (an agent's
+    shell snapshot captures them); bash and zsh get no content-reader aliases
+    any more: the session masks every byte, and agents' shells are wired by
+    `tcg launch` (BASH_ENV, the shell prefix), not by rc files."""
+    src = render(shell, session=True, launch=True)
     listing = "\nalias\ntypeset -f\n" if shell == "zsh" else "\nalias\ndeclare -f\n"
     r = run_rendered(shell, src, listing)
     out = r.stdout.decode()
-    for reader in READERS:
-        assert f"{reader}=" in out, reader
-        assert f"run-argv {reader}" in out
     for agent in AGENTS:
         assert f"{agent} ()" in out or f"{agent}()" in out, agent
     assert sys.executable in out
+    assert "run-argv" not in out and "hook-run" not in out
     assert "__" not in "".join(ln for ln in out.splitlines() if "()" in ln)  # no __* functions
-    # Functions named like readers would break Claude Code's snapshot writer.
     for reader in READERS:
-        assert f"\n{reader} ()" not in out and f"\n{reader}()" not in out
+        assert f"{reader}=" not in out
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
-def test_no_mediation_variant_defines_no_reader_aliases(shell):
-    src = render(shell, mediate=False, launch=False)
-    r = run_rendered(shell, src, "\nalias\n")
-    assert b"run-argv" not in r.stdout
+def test_non_interactive_shell_neither_execs_a_session_nor_sets_traps(shell):
+    """`bash -c` / `zsh -c` (what agents run) never start a session or install
+    the verdict hooks, even with the session installed."""
+    src = render(shell, session=True, launch=False)
+    tail = "\ntrap -p DEBUG; echo \"[${PS0-}]\"; echo \"[${PROMPT_COMMAND-}]\"\n" if shell == "bash" \
+        else "\necho \"[${preexec_functions-}]\"; echo \"[${precmd_functions-}]\"\n"
+    r = run_rendered(shell, src, tail)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode() == "[]\n[]\n"
 
 
 def test_interpreter_is_absolute_and_not_a_shim():
@@ -146,22 +159,18 @@ def _fake_python(tmp_path: Path, name: str) -> Path:
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
 @pytest.mark.parametrize("vector", sorted(VECTORS))
 def test_escaping_vectors_round_trip_through_the_generator(shell, vector, tmp_path):
-    """The §4 vectors as (part of) the embedded interpreter path: the shell reads
-    back exactly the path, and the alias and the agent function execute it."""
+    """The vectors as (part of) the embedded interpreter path: the shell reads
+    back exactly the path, and the agent function executes it."""
     exe = need(shell)
     value = VECTORS[vector]
     py = _fake_python(tmp_path, value.replace("/", "_"))
-    src = SHELLS[shell]().render(Features(python=str(py), mediate=True, launch=True, agents=AGENTS))
+    src = SHELLS[shell]().render(Features(python=str(py), session=True, launch=True, agents=AGENTS))
     script = tmp_path / "hook.sh"
     script.write_bytes(src.encode("utf-8", "surrogateescape"))
     got = subprocess.run([exe, "-c", f"source '{script}'; printf %s \"$_tcg_py\""],
                          capture_output=True)
     assert got.stdout == os.fsencode(str(py))
-    expand = "shopt -s expand_aliases\n" if shell == "bash" else ""
     out = tmp_path / "argv.out"
-    subprocess.run([exe, "-c", f"{expand}source '{script}'\neval \"cat 'a b'\"\n"], check=True)
-    assert out.read_text().splitlines() == ["-I", "-m", "tcg.shell_entry", "run-argv", "cat", "a b"]
-    out.unlink()
     subprocess.run([exe, "-c", f"source '{script}'\nqwen-code x \"y z\""], check=True)
     assert out.read_text().splitlines() == ["-I", "-m", "tcg", "launch", "qwen-code", "x", "y z"]
 
@@ -172,23 +181,26 @@ def test_powershell_quoting_exact_text(vector):
     value = VECTORS[vector]
     expected = "'" + "".join(c * 2 if c in "'\u2018\u2019\u201a\u201b" else c for c in value) + "'"
     assert quoting.powershell_quote(value) == expected
-    text = SHELLS["powershell"]().render(Features(python=value, mediate=True, launch=True, agents=AGENTS))
+    text = SHELLS["powershell"]().render(Features(python=value, session=True, launch=True, agents=AGENTS))
     assert f"$global:_tcg_py = {expected}\n" in text
 
 
 def test_powershell_render_exact_template_block():
     text = SHELLS["pwsh"]().render(
-        Features(python="C:\\Users\\O\u2019Brien\\py.exe", mediate=True, launch=False, agents=("claude",)))
+        Features(python="C:\\Users\\O\u2019Brien\\py.exe", session=True, launch=False, agents=("claude",)))
     assert (
         "$global:_tcg_py = 'C:\\Users\\O\u2019\u2019Brien\\py.exe'\n"
         "$global:_tcg_launch = '0'\n"
-        "$global:_tcg_mediate = '1'\n"
-        "$global:_tcg_agents = 'claude'\n"
+        "$global:_tcg_session = '1'\n"
+        "$global:_tcg_pkg = '"
     ) in text
     for needle in ("GetBufferState([ref]$ast, [ref]$tok, [ref]$err, [ref]$cur)", "IncompleteInput",
-                   "::Replace(0, $line.Length,", "::AcceptLine()", "AddToHistoryHandler",
-                   "AddToHistory($line)", "$env:TCG_HOOK_LINE = $line", "--no-classify"):
+                   "::AcceptLine()", "::AddToHistory($line)", "::RevertLine()", "$global:LASTEXITCODE = 126",
+                   "NamedPipeClientStream", "/dev/fd/", "[char]0x1f", "TCG1 $kind $seq",
+                   "tcg.shell_entry session --shell"):
         assert needle in text, needle
+    for gone in ("hook-run", "TCG_HOOK_LINE", "_tcg_go", "Replace(0"):
+        assert gone not in text, gone
     assert "@TCG_" not in text
 
 
@@ -200,7 +212,7 @@ CMD_BAD = {k for k, v in VECTORS.items() if set(v) & quoting.CMD_FORBIDDEN
 def test_cmd_macros_exact_text_or_refusal(vector):
     """No cmd.exe here: a path with a cmd metacharacter is refused, others give exact lines."""
     value = "C:\\tcg\\" + VECTORS[vector]
-    f = Features(python=value, mediate=True, launch=True, agents=("claude", "qwen-code"))
+    f = Features(python=value, session=True, launch=True, agents=("claude", "qwen-code"))
     if vector in CMD_BAD:
         with pytest.raises(quoting.QuotingError):
             SHELLS["cmd"]().render(f)
@@ -214,7 +226,7 @@ def test_cmd_macros_exact_text_or_refusal(vector):
 
 
 def test_cmd_macros_full_expected_text():
-    f = Features(python="C:\\Py\\python.exe", mediate=True, launch=True, agents=("claude",))
+    f = Features(python="C:\\Py\\python.exe", session=True, launch=True, agents=("claude",))
     lines = SHELLS["cmd"]().render(f).split("\r\n")
     macros = [ln for ln in lines if ln and not ln.startswith(";=")]
     assert macros == [f'{r}="C:\\Py\\python.exe" -I -m tcg.shell_entry run-argv {r} $*' for r in READERS] + [
@@ -224,7 +236,7 @@ def test_cmd_macros_full_expected_text():
 
 def test_cmd_rejects_bad_agent_names_and_nul():
     with pytest.raises(quoting.QuotingError):
-        SHELLS["cmd"]().render(Features(python="C:\\p.exe", mediate=True, launch=True, agents=("a&b",)))
+        SHELLS["cmd"]().render(Features(python="C:\\p.exe", session=True, launch=True, agents=("a&b",)))
     for fn in (quoting.posix_quote, quoting.powershell_quote, quoting.cmd_check):
         with pytest.raises(quoting.QuotingError):
             fn("a\x00b")
@@ -238,7 +250,7 @@ def test_posix_quote_empty_and_quotes():
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
 def test_agent_names_from_policy_are_validated(shell):
     with pytest.raises(quoting.QuotingError):
-        SHELLS[shell]().render(Features(python="/p", mediate=True, launch=True, agents=("x;rm -rf ~",)))
+        SHELLS[shell]().render(Features(python="/p", session=True, launch=True, agents=("x;rm -rf ~",)))
 
 
 # ---------------------------------------------------------------- the command
@@ -303,13 +315,3 @@ def test_features_follow_the_installation():
     assert f.agents  # from the policy's agents.known
     assert set(AGENTS) <= set(f.agents)
     assert isinstance(features("/p").launch, bool)
-
-
-@pytest.mark.parametrize("shell", ["bash", "zsh"])
-def test_reader_alias_keeps_a_user_alias_options(shell):
-    """Debian's `alias grep='grep --color=auto'` keeps its option behind tcg's alias."""
-    src = "alias grep='grep --color=auto'\nalias cat='bat -p'\n" + render(shell, mediate=True)
-    r = run_rendered(shell, src + "\n" + src, "\nalias grep\nalias cat\n")  # sourced twice
-    out = r.stdout.decode()
-    assert "run-argv grep --color=auto'" in out
-    assert "run-argv cat'" in out  # an alias to another program is replaced, not chained

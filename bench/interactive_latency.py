@@ -1,0 +1,373 @@
+#!/usr/bin/env python3
+"""What a person at a terminal feels: a plain shell against the same shell in a
+tcg session, side by side in one run.
+
+1. Key press -> next prompt, for `true`, `ls`, `cd .` and `seq 1 200000`:
+   the shells run in tmux panes driven through one tmux control-mode client,
+   three arms: plain, under `script -qfc` (one PTY hop, no masking) and in a
+   tcg session.
+   The time Enter is sent is taken just before the `send-keys Enter` command is
+   written to the client; the prompt carries ``$EPOCHREALTIME`` (when the shell
+   printed it) and the control client reports when its bytes reached tmux (on
+   screen). Runs alternate between the plain and the session pane.
+2. Start-up: a new pane -> its first prompt on screen, plain rc vs the same rc
+   with the tcg hook (which execs `tcg_shell session`, which starts the shell
+   again): what opening a terminal costs; the `script` arm again for scale.
+3. Bulk output: `cat` of a 200 MB text file through the session vs
+   `script -qfc` (both on an outer PTY this script drains), as
+   bench/throughput.py measures the one-command path.
+
+Medians; the machine is shared, so the load average is printed with them.
+
+    .venv/bin/python bench/interactive_latency.py [--runs 30] [--shells bash,zsh] [--mb 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from throughput import make_text, on_outer_pty  # noqa: E402 - the sibling benchmark's helpers
+
+PY = sys.executable
+TCG_SHELL = str(Path(PY).with_name("tcg_shell"))
+TMUX = shutil.which("tmux")
+COMMANDS = ("true", "ls", "cd .", "seq 1 200000")
+# The prompt: $EPOCHREALTIME from its 8th character ("054.350152"; zsh gives more
+# decimals), short enough that no detection rule takes it for a number to mask.
+PROMPT_RE = re.compile(rb"T(\d{3}\.\d{6,})> ")
+# Each prompt also appends $EPOCHREALTIME to ~/prompts (a builtin, no process):
+# that is "printed by the shell", read without depending on tmux's output.
+RC = {
+    "bash": "PS1='T${EPOCHREALTIME:7}> '\nPS2='> '\nbind 'set enable-bracketed-paste off'\n"
+            "PROMPT_COMMAND='echo $EPOCHREALTIME >> ~/prompts'\n",
+    "zsh": "zmodload zsh/datetime\nsetopt PROMPT_SUBST NO_PROMPT_SP\nPS1='T${EPOCHREALTIME:7}> '\n"
+           "unset zle_bracketed_paste\n_b_log() { echo $EPOCHREALTIME >> ~/prompts }\n"
+           "precmd_functions+=(_b_log)\n",
+}
+QUIET = ("seq 1 200000",)  # too much output for a control client: timed by ~/prompts only
+
+
+def unescape(data: str) -> bytes:
+    """tmux control mode escapes bytes < 32 and backslash as \\ooo."""
+    return re.sub(r"\\(\d{3})", lambda m: chr(int(m.group(1), 8)), data).encode("latin-1", "replace")
+
+
+class Control:
+    """One tmux server and a control-mode client: commands in, pane output out
+    (with its arrival time)."""
+
+    def __init__(self, env: dict[str, str], width: int = 160, height: int = 45):
+        self.socket = f"tcg-bench-{os.getpid()}"
+        self.env = env
+        subprocess.run([TMUX, "-L", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "b",
+                        "-x", str(width), "-y", str(height), "sleep 100000"], env=env, check=True)
+        self.proc = subprocess.Popen([TMUX, "-L", self.socket, "-C", "attach", "-t", "b"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+                                     bufsize=0)
+        self.out: queue.Queue[tuple[float, str, bytes]] = queue.Queue()
+        self.replies: queue.Queue[list[str]] = queue.Queue()
+        self.unanswered = 0
+        threading.Thread(target=self._read, daemon=True).start()
+        self.replies.get(timeout=60)  # the block tmux sends for the attach itself
+        self.cmd(f"refresh-client -C {width}x{height}")
+
+    def _read(self) -> None:
+        block: list[str] | None = None
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            now = time.time()
+            line = raw.decode("latin-1").rstrip("\n")
+            if line.startswith("%output "):
+                _, pane, data = line.split(" ", 2)
+                self.out.put((now, pane, unescape(data)))
+            elif line.startswith("%begin"):
+                block = []
+            elif line.startswith(("%end", "%error")) and block is not None:
+                self.replies.put(block)
+                block = None
+            elif block is not None:
+                block.append(line)
+
+    def cmd(self, command: str) -> list[str]:
+        assert self.proc.stdin is not None
+        while self.unanswered:  # replies to earlier send()s come first
+            self.replies.get(timeout=60)
+            self.unanswered -= 1
+        self.proc.stdin.write(command.encode() + b"\n")
+        return self.replies.get(timeout=60)
+
+    def send(self, command: str) -> float:
+        """Write a command without waiting for its reply; the time it was written."""
+        assert self.proc.stdin is not None
+        t = time.time()
+        self.proc.stdin.write(command.encode() + b"\n")
+        self.unanswered += 1
+        return t
+
+    def new_pane(self, argv: list[str], env: dict[str, str]) -> tuple[float, str]:
+        envs = " ".join(f"-e {shlex.quote(f'{k}={v}')}" for k, v in env.items())
+        t = time.time()
+        reply = self.cmd(f"new-window -d -P -F '#{{pane_id}}' {envs} {shlex.join(argv)}")
+        return t, reply[0].strip()
+
+    def wait_output(self, pane: str, pattern: re.Pattern[bytes], timeout: float = 120.0,
+                    ) -> tuple[float, re.Match[bytes]]:
+        """Arrival time of the pane output that completes ``pattern``."""
+        buf = b""
+        deadline = time.time() + timeout
+        while True:
+            try:
+                t, p, data = self.out.get(timeout=max(0.01, deadline - time.time()))
+            except queue.Empty:
+                screen = subprocess.run([TMUX, "-L", self.socket, "capture-pane", "-p", "-t", pane],
+                                        capture_output=True, text=True, env=self.env).stdout
+                raise SystemExit(f"timed out waiting for {pattern.pattern!r} in {pane}; got "
+                                 f"{buf[-300:]!r}; screen:\n{screen.rstrip()}") from None
+            if p != pane:
+                continue
+            buf += data
+            m = pattern.search(buf)
+            if m:
+                return t, m
+
+    def drain(self) -> None:
+        while True:
+            try:
+                self.out.get_nowait()
+            except queue.Empty:
+                return
+
+    def close(self) -> None:
+        subprocess.run([TMUX, "-L", self.socket, "kill-server"], env=self.env, capture_output=True)
+        self.proc.kill()
+
+
+def full_time(suffix: str, near: float) -> float:
+    """``054.350152`` (the last digits of the epoch) -> seconds, next to ``near``."""
+    base = int(near // 1000) * 1000
+    t = base + float(suffix)
+    if t < near - 500:
+        t += 1000
+    elif t > near + 500:
+        t -= 1000
+    return t
+
+
+def shell_argv(shell: str, home: Path) -> list[str]:
+    exe = shutil.which(shell) or shell
+    return [exe, "--noprofile", "--rcfile", str(home / ".bashrc"), "-i"] if shell == "bash" \
+        else [exe, "-i"]
+
+
+def make_home(root: Path, shell: str, hook: bool, stable: bool = False, tag: str = "") -> Path:
+    home = root / f"{shell}-{'tcg' if hook else 'plain'}{'-stable' if stable else ''}{tag}"
+    home.mkdir(parents=True, exist_ok=True)
+    rc = RC[shell]
+    if stable:  # the same first screen every time (a session can show it before its masker is up)
+        rc += "PS1='stable> '\n"
+    if hook:
+        rc += subprocess.run([TCG_SHELL, "init", shell], capture_output=True, text=True,
+                             check=True).stdout
+    (home / (".bashrc" if shell == "bash" else ".zshrc")).write_text(rc)
+    return home
+
+
+ARMS = ("plain", "script", "tcg session")
+
+
+def arm_home(work: Path, shell: str, arm: str, stable: bool = False) -> Path:
+    return make_home(work, shell, arm == "tcg session", stable, "-script" if arm == "script" else "")
+
+
+def arm_argv(shell: str, arm: str, home: Path) -> list[str]:
+    """The shell as the arm runs it: plain, under script(1) (one PTY hop, no
+    masking: what any terminal multiplexer costs), or with the tcg hook (which
+    execs `tcg_shell session`)."""
+    argv = shell_argv(shell, home)
+    return ["script", "-qfc", shlex.join(argv), "/dev/null"] if arm == "script" else argv
+
+
+def pane_env(home: Path, base: dict[str, str]) -> dict[str, str]:
+    return {"HOME": str(home), "ZDOTDIR": str(home), "TCG_HOME": base["TCG_HOME"],
+            "PATH": base["PATH"], "TERM": "xterm-256color", "LC_ALL": "C.UTF-8"}
+
+
+def next_prompt(log: Path, count: int, timeout: float = 300.0) -> float:
+    """The timestamp of prompt number ``count + 1`` in ``log``."""
+    deadline = time.time() + timeout
+    while True:
+        lines = log.read_text().split() if log.exists() else []
+        if len(lines) > count:
+            return float(lines[count])
+        if time.time() > deadline:
+            raise SystemExit(f"no new prompt in {log}")
+        time.sleep(0.001)
+
+
+def key_to_prompt(ctl: Control, panes: dict[str, tuple[str, Path]], runs: int
+                  ) -> dict[tuple[str, str], list[tuple[float, float | None]]]:
+    out: dict[tuple[str, str], list[tuple[float, float | None]]] = {}
+    for cmd in COMMANDS:
+        quiet = cmd in QUIET
+        if quiet:  # the control client would get megabytes of %output: off for the panes
+            for pane, _log in panes.values():
+                ctl.cmd(f"refresh-client -A '{pane}:off'")
+        for _ in range(runs):
+            for arm, (pane, log) in panes.items():
+                ctl.drain()
+                count = len(log.read_text().split())
+                ctl.send(f"send-keys -t {pane} -l -- {shlex.quote(cmd)}")
+                if quiet:
+                    time.sleep(0.3)  # the echo cannot be watched: give it time
+                else:
+                    ctl.wait_output(pane, re.compile(re.escape(cmd.encode()) + rb"$"))
+                t0 = ctl.send(f"send-keys -t {pane} Enter")
+                printed = next_prompt(log, count)
+                seen = None if quiet else ctl.wait_output(pane, PROMPT_RE)[0] - t0
+                out.setdefault((arm, cmd), []).append((printed - t0, seen))
+                if quiet:
+                    time.sleep(1.0)  # let the screen catch up before the next run
+        if quiet:
+            for pane, _log in panes.values():
+                ctl.cmd(f"refresh-client -A '{pane}:on'")
+            time.sleep(2.0)
+    return out
+
+
+STABLE_RE = re.compile(rb"stable> ")
+
+
+def startup(ctl: Control, argv: list[str], env: dict[str, str], runs: int,
+            prompt: re.Pattern[bytes] = PROMPT_RE) -> list[float]:
+    times = []
+    for _ in range(runs):
+        ctl.drain()
+        t0, pane = ctl.new_pane(argv, env)
+        seen, _ = ctl.wait_output(pane, prompt)
+        times.append(seen - t0)
+        time.sleep(0.5)  # as a person would: read the prompt, then type
+        ctl.send(f"send-keys -t {pane} -l -- exit")
+        ctl.send(f"send-keys -t {pane} Enter")
+        time.sleep(1.0)
+        ctl.cmd(f"kill-pane -t {pane}")
+    return times
+
+
+def bulk(mb: int, runs: int, work: Path, env: dict[str, str]) -> dict[str, float]:
+    big = work / "big.txt"
+    make_text(big, mb * 1_000_000)
+    bash = shutil.which("bash") or "/bin/bash"
+    line = f"cat '{big}'"
+    arms = {
+        "script -qfc": ["script", "-qfc", line, "/dev/null"],
+        "tcg_shell session": [TCG_SHELL, "session", "--shell", bash, "--", "--norc", "-c", line],
+    }
+    results: dict[str, list[float]] = {k: [] for k in arms}
+    on_outer_pty(arms["tcg_shell session"], env)  # warm caches
+    for _ in range(runs):
+        for name, argv in arms.items():
+            results[name].append(on_outer_pty(argv, env))
+    return {k: statistics.median(v) for k, v in results.items()}
+
+
+def ms(values: list) -> float:
+    return statistics.median(values) * 1e3
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=30, help="key presses per command and arm")
+    ap.add_argument("--startups", type=int, default=15)
+    ap.add_argument("--shells", default="bash,zsh")
+    ap.add_argument("--mb", type=int, default=200, help="bulk output size (0: skip)")
+    ap.add_argument("--bulk-runs", type=int, default=3)
+    a = ap.parse_args()
+    if TMUX is None:
+        raise SystemExit("tmux is not installed")
+    work = Path(tempfile.mkdtemp(prefix="tcg-ilat-"))
+    env = dict(os.environ, TCG_HOME=str(work / "tcg-home"), TERM="xterm-256color")
+    for var in ("TCG_SESSION", "TCG_SESSION_CHANNEL", "TCG_SESSION_PID", "TCG_MEDIATED",
+                "TCG_ACTOR", "TCG_AGENT", "TMUX"):
+        env.pop(var, None)
+    subprocess.run([str(Path(PY).with_name("tcg")), "mask", "--mode", "terminal"], input=b"warm\n", env=env,
+                   capture_output=True, check=True)  # compile the detector cache once
+    (work / "files").mkdir()
+    for i in range(20):
+        (work / "files" / f"file-{i:02d}.txt").write_text("x\n")
+    loads = [os.getloadavg()[0]]
+    ctl = Control(env)
+    report: list[str] = []
+    try:
+        for shell in [s for s in a.shells.split(",") if s]:
+            homes = {arm: arm_home(work, shell, arm) for arm in ARMS}
+            panes = {}
+            for arm, home in homes.items():
+                _, pane = ctl.new_pane(arm_argv(shell, arm, home), pane_env(home, env))
+                ctl.wait_output(pane, PROMPT_RE)
+                ctl.send(f"send-keys -t {pane} -l -- {shlex.quote('cd ' + str(work / 'files'))}")
+                ctl.send(f"send-keys -t {pane} Enter")
+                ctl.wait_output(pane, PROMPT_RE)
+                panes[arm] = (pane, home / "prompts")
+            time.sleep(5.0)  # the session's masking process and background warm-up
+            key_to_prompt(ctl, panes, 3)  # and a few unmeasured lines first
+            res = key_to_prompt(ctl, panes, a.runs)
+            loads.append(os.getloadavg()[0])
+            report.append(f"\n{shell}: key press -> next prompt, median of {a.runs}, ms "
+                          f"(printed by the shell / on screen); added = session - plain")
+            for cmd in COMMANDS:
+                cells = []
+                med = {}
+                for arm in ARMS:
+                    r = res[(arm, cmd)]
+                    med[arm] = (ms([x[0] for x in r]), None if cmd in QUIET else ms([x[1] for x in r]))  # type: ignore[misc]
+                    shown = "      -" if med[arm][1] is None else f"{med[arm][1]:7.2f}"
+                    cells.append(f"{arm} {med[arm][0]:7.2f} / {shown}")
+                added_p = med["tcg session"][0] - med["plain"][0]
+                added_s = ("      -" if med["plain"][1] is None else
+                           f"{med['tcg session'][1] - med['plain'][1]:+7.2f}")  # type: ignore[operator]
+                report.append(f"  {cmd:13s} " + "   ".join(cells) + f"   added {added_p:+7.2f} / {added_s}")
+            for pane, _log in panes.values():
+                ctl.cmd(f"kill-pane -t {pane}")
+            report.append(f"{shell}: new pane -> first prompt on screen, median of {a.startups}, ms:")
+            for stable, pattern, label in ((False, PROMPT_RE, "prompt with a timestamp (never the same)"),
+                                           (True, STABLE_RE, "the same prompt every time")):
+                starts = {}
+                for arm in ARMS:
+                    home = arm_home(work, shell, arm, stable)
+                    starts[arm] = ms(startup(ctl, arm_argv(shell, arm, home), pane_env(home, env),
+                                             a.startups, pattern))
+                report.append(f"  {label:41s} " + ", ".join(f"{arm} {v:.1f}" for arm, v in starts.items())
+                              + f", added {starts['tcg session'] - starts['plain']:+.1f}")
+            loads.append(os.getloadavg()[0])
+    finally:
+        ctl.close()
+    if a.mb:
+        b = bulk(a.mb, a.bulk_runs, work, env)
+        loads.append(os.getloadavg()[0])
+        size = a.mb * 1e6
+        report.append(f"\nbulk output, {a.mb} MB of text on an outer PTY, median of {a.bulk_runs}:")
+        for name, t in b.items():
+            report.append(f"  {name:20s} {t:7.2f} s  {size / t / 1e6:7.1f} MB/s")
+        report.append(f"  session = {b['script -qfc'] / b['tcg_shell session']:.2f}x script's throughput")
+    shutil.rmtree(work, ignore_errors=True)
+    print(f"interactive latency: plain shell vs tcg session (load avg during the run: "
+          f"{', '.join(f'{x:.1f}' for x in loads)} on {os.cpu_count()} CPUs)")
+    print("\n".join(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

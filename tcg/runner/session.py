@@ -1,0 +1,429 @@
+"""`tcg_shell session [SHELL]`: the resident station holding the user's shell.
+
+The station is a terminal multiplexer in the way script(1), tmux or asciinema
+rec are: it starts the user's real interactive shell on a PTY it owns, puts
+the outer terminal in raw mode (restored on every exit path), forwards input
+byte for byte, passes window size changes on, and sends **every** output byte
+through the terminal-mode masker — prompts, builtins, background jobs and
+full-screen programs alike. The shell's hook asks it about each interactive
+line over a pipe pair opened here, once (tcg.runner.session_channel); the
+answers come from tcg.runner.session_decide. Allowed lines run in the shell
+itself, so jobs, history, aliases and ``$?`` stay the shell's own.
+
+Exit status: the shell's. Start-up work is ordered for the first prompt: the
+masking process starts first (it loads the detector while the shell reads its
+rc files), the policy engine is loaded in the background afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from tcg.runner import session_channel as ch
+
+USAGE = "usage: tcg_shell session [--login] [--shell PATH] [SHELL] [-- SHELL-ARG...]\n"
+EXIT_USAGE = 2
+EXIT_NO_TERMINAL = 2
+HOOKED_SHELLS = ("bash", "zsh")
+MASKER_RESTARTS = 3
+ENV_SESSION = "TCG_SESSION"
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+
+class UsageProblem(Exception):
+    pass
+
+
+class Options:
+    __slots__ = ("shell", "login", "args")
+
+    def __init__(self) -> None:
+        self.shell: str | None = None
+        self.login = False
+        self.args: list[str] = []
+
+
+def parse_args(argv: list[str]) -> Options:
+    opts = Options()
+    args = list(argv)
+    while args:
+        a = args.pop(0)
+        if a == "--":
+            opts.args = args
+            break
+        if a == "--login" or a == "-l":
+            opts.login = True
+        elif a == "--shell":
+            if not args:
+                raise UsageProblem("--shell needs a value")
+            opts.shell = args.pop(0)
+        elif a.startswith("--shell="):
+            opts.shell = a.split("=", 1)[1]
+        elif a.startswith("-"):
+            raise UsageProblem(f"unknown option {a!r}")
+        elif opts.shell is None:
+            opts.shell = a
+        else:
+            raise UsageProblem(f"unexpected argument {a!r} (shell arguments go after --)")
+    if opts.shell == "":
+        raise UsageProblem("--shell needs a value")
+    return opts
+
+
+def session_main(argv: list[str]) -> int:
+    """Entry point of `tcg_shell session`."""
+    if argv[:1] in (["-h"], ["--help"]):
+        sys.stdout.write(USAGE)
+        return 0
+    try:
+        opts = parse_args(argv)
+    except UsageProblem as exc:
+        sys.stderr.write(f"tcg_shell session: {exc}\n{USAGE}")
+        return EXIT_USAGE
+    session = Session(opts)
+    try:
+        return session.run()
+    except KeyboardInterrupt:  # ^C before the terminal went raw
+        return 130
+    except StartFailure as exc:
+        return session.fallback(exc)
+
+
+class StartFailure(Exception):
+    """The session could not be set up; nothing has run yet."""
+
+    def __init__(self, reason: str, shell: str | None):
+        super().__init__(reason)
+        self.reason = reason
+        self.shell = shell
+
+
+class RawStderr:
+    """sys.stderr while the terminal is raw: LF becomes CR LF, so a warning the
+    station prints (an unwritable event log, TCG_DEBUG tracebacks) lands at the
+    start of a line instead of as a staircase."""
+
+    def __init__(self, fd: int = 2):
+        self.fd = fd
+
+    def write(self, text: str) -> int:
+        from tcg.runner.base import write_all
+
+        data = text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8", "replace")
+        try:
+            write_all(self.fd, data)
+        except OSError:
+            pass
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return os.isatty(self.fd)
+
+
+class SessionOutput:
+    """The session's OutputFilter: a masking process (tcg.runner.maskproc) that
+    writes to the terminal itself, replaced when it dies. What was handed to a
+    dead one is withheld, never shown unmasked; after MASKER_RESTARTS failures
+    the session ends."""
+
+    def __init__(self, env: Mapping[str, str], out_fd: int = 1):
+        self.env = dict(env)
+        self.out_fd = out_fd
+        self.restarts = 0
+        self.failed: BaseException | None = None
+        self.proc = self._new()  # now: it loads while the shell starts
+        self.first: Any = None  # tcg.runner.session_screen.FirstScreen, from prepare()
+        self.decided = False  # the masking process has had its header
+        self.on_fatal: Any = None  # called once when output can no longer be masked
+
+    def _new(self) -> Any:
+        from tcg.runner.maskproc import MaskerProcess
+
+        proc = MaskerProcess("terminal", None, self.env)
+        proc.start()
+        return proc
+
+    def prepare(self, first: Any) -> None:
+        """Known first screens (tcg.runner.session_screen): the first output may
+        go out before the masking process is ready when it is one of them."""
+        self.first = first
+        if not first.candidates:
+            self._decide(0)
+
+    def confirm_first_screen(self, length: int) -> None:
+        """Ask the masking process to confirm the first ``length`` bytes as a
+        known-clean first screen (it has the masker loaded already)."""
+        self.proc.control(f"screen {length}\n".encode())
+
+    def _decide(self, shown: int) -> None:
+        from tcg.runner.base import write_all
+        from tcg.runner.session_screen import header
+
+        self.decided = True
+        pending = bytes(self.first.pending) if self.first is not None else b""
+        if self.first is not None:
+            self.first.pending.clear()
+        if shown:
+            write_all(self.out_fd, pending[:shown])
+        self.proc.feed(header(shown) + pending)
+
+    def _notice(self, text: str) -> None:
+        from tcg.runner.base import write_all
+
+        try:
+            write_all(self.out_fd, ("\r\n" + text + "\r\n").encode())
+        except OSError:
+            pass
+
+    def feed(self, data: bytes) -> bytes:
+        if self.failed is not None:
+            return b""
+        first = self.first
+        if first is not None:
+            now = first.now()
+            first.collect(data, now)
+            if not self.decided:
+                first.pending += data
+                if first.first_at is None:
+                    first.first_at = now
+                shown = first.match()
+                if shown is not None:
+                    self._decide(shown)
+                return b""
+        elif not self.decided:
+            self._decide(0)
+        if self.proc.error is not None:
+            if self.restarts >= MASKER_RESTARTS:
+                self.failed = self.proc.error
+                self._notice("tcg: the masking process keeps failing; output is withheld "
+                             "and the session ends\r\nhint: run `tcg doctor`; TCG_DEBUG=1 shows why")
+                if self.on_fatal is not None:
+                    self.on_fatal()
+                return b""
+            self.restarts += 1
+            self._notice(f"tcg: the masking process stopped ({self.proc.error}); output in "
+                         "between was withheld; restarting it")
+            self.proc.flush()
+            self.proc = self._new()
+            from tcg.runner.session_screen import header
+
+            self.proc.feed(header(0))
+        self.proc.feed(data)
+        return b""
+
+    def flush(self) -> bytes:
+        if not self.decided:
+            self._decide(0)
+        if self.first is not None:
+            self.first.finish()
+        self.proc.flush()
+        return b""
+
+    def release_idle(self) -> bytes:
+        first = self.first
+        if first is not None:
+            now = first.now()
+            if not self.decided and (first.deadline() or now) <= now:
+                self._decide(0)
+            deadline = first.collect_deadline()
+            if deadline is not None and deadline <= now:
+                first.finish()
+        return b""
+
+    def idle_deadline(self) -> float | None:
+        first = self.first
+        if first is None:
+            return None
+        times = [t for t in (None if self.decided else first.deadline(), first.collect_deadline())
+                 if t is not None]
+        return min(times) if times else None
+
+
+def resolve_shell(name: str | None, env: Mapping[str, str]) -> str:
+    """An absolute path for ``name`` (a name or path), or the shell that called us."""
+    from tcg.runner.base import SpawnError, which
+    from tcg.runner.station import detect_shell
+
+    if name:
+        found = which(name, env.get("PATH"))
+        if found is None:
+            raise SpawnError(f"{name}: shell not found", 127)
+        return os.path.abspath(found)
+    return os.path.abspath(detect_shell(None, env))
+
+
+def shell_argv(path: str, login: bool, args: list[str]) -> list[str]:
+    base = os.path.basename(path)
+    return [("-" + base) if login else base, *args]
+
+
+class Session:
+    def __init__(self, opts: Options, env: Mapping[str, str] | None = None,
+                 stdin_fd: int = 0, stdout_fd: int = 1):
+        self.opts = opts
+        self.env = dict(os.environ if env is None else env)
+        self.stdin_fd = stdin_fd
+        self.stdout_fd = stdout_fd
+        self.session_id = os.urandom(8).hex()
+
+    def child_env(self, pipes: ch.ChannelPipes) -> dict[str, str]:
+        env = dict(self.env)
+        env[ENV_SESSION] = self.session_id
+        env["TCG_MEDIATED"] = self.session_id  # `tcg_shell run-line` inside: no second masker
+        env[ch.ENV_CHANNEL] = pipes.env_value()
+        env[ch.ENV_STATION_PID] = str(os.getpid())
+        return env
+
+    def run(self) -> int:
+        if os.name == "nt":  # pragma: no cover - Windows: tcg.runner.session_windows
+            return self._run_windows()
+        if not (os.isatty(self.stdin_fd) and os.isatty(self.stdout_fd)):
+            sys.stderr.write("tcg_shell session: needs a terminal (stdin and stdout)\n"
+                             "hint: run it from an interactive terminal; agents use "
+                             "`tcg_shell run-line`\n")
+            return EXIT_NO_TERMINAL
+        from tcg.runner.base import SpawnError
+
+        try:
+            shell = resolve_shell(self.opts.shell, self.env)
+        except SpawnError as exc:
+            sys.stderr.write(f"tcg_shell session: {exc}\nhint: name an installed shell: "
+                             "`tcg_shell session zsh`\n")
+            return exc.exit_code
+        try:  # everything the session needs, before anything starts
+            import termios  # noqa: F401
+
+            from tcg.runner import loop, posix, session_decide, session_events  # noqa: F401
+        except Exception as exc:  # noqa: BLE001 - a broken install: the fallback
+            raise StartFailure(f"tcg is not installed completely ({type(exc).__name__}: {exc})",
+                               shell) from exc
+        try:
+            output = SessionOutput(self.env, self.stdout_fd)  # first: it loads while the shell starts
+        except Exception as exc:  # noqa: BLE001 - reported, then the fallback
+            raise StartFailure(f"the masking process could not start ({exc})", shell) from exc
+        try:
+            return self._run(shell, output)
+        finally:
+            output.flush()
+
+    def _run_windows(self) -> int:  # pragma: no cover - Windows only
+        from tcg.runner.session_windows import run_windows_session
+
+        shell = resolve_shell(self.opts.shell or "pwsh", self.env)
+        env = dict(self.env, **{ENV_SESSION: self.session_id, ch.ENV_STATION_PID: str(os.getpid())})
+        return run_windows_session(shell, self.opts.args, env, self.session_id, self.env)
+
+    def fallback(self, failure: StartFailure) -> int:
+        """A session that cannot start must not cost the user their terminal: a
+        person gets the plain shell with a warning (and no automatic session in
+        it, so no loop); an agent actor gets nothing (126)."""
+        from tcg.events import actor_from_env
+
+        sys.stderr.write(f"tcg: the session could not start: {failure.reason}\n")
+        if failure.shell is None or actor_from_env(self.env) == "agent":
+            sys.stderr.write("hint: run `tcg doctor`; TCG_DEBUG=1 shows the details\n")
+            return 126
+        sys.stderr.write("hint: run `tcg doctor`; this shell is neither checked nor masked by tcg\n")
+        env = dict(self.env, TCG_SESSION_AUTO="0")
+        sys.stderr.flush()
+        try:
+            os.execve(failure.shell, shell_argv(failure.shell, self.opts.login, self.opts.args), env)
+        except OSError as exc:
+            sys.stderr.write(f"tcg: cannot start {failure.shell}: {exc.strerror}\n")
+        return 127
+
+    def _run(self, shell: str, output: SessionOutput) -> int:
+        import termios
+
+        from tcg.runner.base import SpawnError
+        from tcg.runner.loop import copy_loop, pty_signals, raw_mode
+        from tcg.runner.posix import get_winsize, spawn_pty
+        from tcg.runner.session_decide import ChannelService, SessionDecider, TerminalAsker
+        from tcg.runner.session_events import EventRecorder
+        from tcg.runner.signals import signal
+
+        attrs = termios.tcgetattr(self.stdin_fd)
+        size = get_winsize(self.stdout_fd) or get_winsize(self.stdin_fd)
+        name = os.path.basename(shell)
+        if name not in HOOKED_SHELLS:
+            sys.stderr.write(f"tcg: {name} has no tcg hook: its output is masked, its lines "
+                             "are not checked (docs/shells.md)\n")
+        try:
+            pipes = ch.ChannelPipes()
+        except OSError as exc:
+            output.flush()
+            raise StartFailure(f"no pipes for the verdict channel ({exc.strerror})", shell) from exc
+        recorder: EventRecorder | None = None
+        decider: SessionDecider | None = None
+        try:
+            with pty_signals() as sigs:
+                try:
+                    child = spawn_pty(shell_argv(shell, self.opts.login, self.opts.args),
+                                      self.child_env(pipes), size=size, attrs=attrs,
+                                      channel_var="TCG_MEDIATED_FDS", executable=shell)
+                except SpawnError as exc:
+                    sys.stderr.write(f"tcg_shell session: {exc}\n")
+                    return exc.exit_code
+                pipes.close_shell_ends()
+                output.on_fatal = lambda: child.send_signal(signal.SIGHUP)
+                _collector_on()
+                try:
+                    recorder = EventRecorder(self.env)
+                    output.prepare(_first_screen(self.env, output))
+                    asker = TerminalAsker(self.stdin_fd, self.stdout_fd)
+                    decider = SessionDecider(self.env, asker, recorder)
+                    decider.station.session = self.session_id
+                    recorder.station.session = self.session_id
+                    service = ChannelService(pipes, decider)
+                    saved_stderr = sys.stderr
+                    with raw_mode(self.stdin_fd) as raw:
+                        sys.stderr = RawStderr()  # type: ignore[assignment]
+                        try:
+                            return copy_loop(child, self.stdin_fd, self.stdout_fd, output, sigs,
+                                             size_fd=self.stdout_fd, raw=raw, services=[service],
+                                             suspend_key=False)
+                        finally:
+                            sys.stderr = saved_stderr
+                finally:
+                    if child.status is None:  # only after an exception in the loop
+                        from tcg.runner.loop import _terminate
+
+                        _terminate(child)
+                    child.close()
+        finally:
+            pipes.close()
+            if decider is not None:
+                decider.close()  # the shell is gone: its last line has finished
+            if recorder is not None and not recorder.close():
+                sys.stderr.write("tcg: warning: some session events were still being written "
+                                 "when the session ended\n")
+
+
+def _first_screen(env: Mapping[str, str], output: SessionOutput) -> Any:
+    """Read the known first screens (while the shell reads its rc files)."""
+    from tcg.runner.session_screen import FirstScreen, open_cache
+
+    opened = open_cache(dict(env))
+    if opened is None:
+        return FirstScreen(None, None)
+    return FirstScreen(opened[0], output.confirm_first_screen)
+
+
+def _collector_on() -> None:
+    """tcg_shell starts with the garbage collector off (start-up speed); a
+    session runs for hours. (Python's 5 ms GIL switch interval is kept: a
+    shorter one, 0.5 ms, made bulk output ping-pong between the PTY reader
+    thread and the loop — 0.48x instead of 0.81x script's throughput, 30 MB.)"""
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()

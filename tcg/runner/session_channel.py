@@ -1,0 +1,213 @@
+"""The verdict channel between a hooked shell and its session station.
+
+A pipe pair opened once, when ``tcg_shell session`` starts the shell: the shell
+writes requests into one pipe and reads verdicts from the other with its own
+builtins (bash ``printf``/``read -u``, zsh ``print``/``read -u``), so deciding a
+line starts no process. The shell finds the two descriptors in
+``TCG_SESSION_CHANNEL`` ("WRITE_FD,READ_FD", as the shell sees them).
+
+Wire format (docs/shells.md, "The verdict channel"):
+
+request   ``\\x01TCG1 KIND SEQ FLAGS`` NUL ``PWD`` NUL ``LINE`` NUL
+          KIND: ``H`` hello (LINE empty), ``L`` a whole interactive line,
+          ``C`` one simple command (fallback and agent mode), ``D`` a line that
+          ran no command (function definitions: recorded after the fact).
+          FLAGS: letters; ``a`` the shell's environment names an agent actor,
+          ``h`` LINE is bash ``history 1`` output (number prefix to strip).
+response  ``SEQ US VERDICT US FAILMODE US MESSAGE US HINT`` LF (US: \\x1f, the
+          unit separator: not white space to ``read``, so empty fields stay)
+          VERDICT: ``ok`` run it, ``refuse`` do not, ``wait`` keep waiting
+          (a question is being asked on the terminal), ``hello``.
+          FAILMODE: ``warn`` or ``block``, what the hook does when a later
+          request gets no answer (policy ``session.on-station-gone``), with
+          the timeout in ms: ``warn:2000``.
+
+Fields cannot hold NUL (no shell string can), so NUL framing is exact; a
+record that does not start with the magic is skipped up to the next one, so
+a torn write cannot shift every later request. Pure: no policy here.
+"""
+
+from __future__ import annotations
+
+import os
+
+MAGIC = b"\x01TCG1 "
+KINDS = frozenset("HLCD")
+MAX_FIELD = 4 << 20  # a pasted line larger than this is refused, not buffered forever
+ENV_CHANNEL = "TCG_SESSION_CHANNEL"
+ENV_STATION_PID = "TCG_SESSION_PID"
+LOW_FD = 10  # above the 3-9 users redirect by hand (exec 3>file)
+
+OK = "ok"
+REFUSE = "refuse"
+WAIT = "wait"
+HELLO = "hello"
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+class Request:
+    """One request from the shell. ``line`` is text (surrogate-escaped bytes)."""
+
+    __slots__ = ("kind", "seq", "flags", "pwd", "line", "error")
+
+    def __init__(self, kind: str, seq: str, flags: str, pwd: str, line: str,
+                 error: str | None = None):
+        self.kind = kind
+        self.seq = seq
+        self.flags = flags
+        self.pwd = pwd
+        self.line = line
+        self.error = error  # set when the request is malformed or too large
+
+    @property
+    def agent(self) -> bool:
+        return "a" in self.flags
+
+    def __repr__(self) -> str:  # never the line itself: it may hold a secret
+        return f"<Request {self.kind} {self.seq} flags={self.flags!r} len={len(self.line)}>"
+
+
+def strip_history_number(text: str) -> str:
+    """The command of bash ``history 1`` output: ``%5d`` then ``*`` or a space,
+    a space, the line, a newline (bash's builtins/history.def)."""
+    body = text.lstrip(" ")
+    i = 0
+    while i < len(body) and body[i].isdigit():
+        i += 1
+    if i == 0 or len(body) < i + 2 or body[i] not in " *" or body[i + 1] != " ":
+        return text.rstrip("\n")
+    return body[i + 2:].removesuffix("\n")
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+class RequestReader:
+    """Incremental NUL-framed parser of the request pipe."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._skipping = False  # an oversized field is being dropped up to its end
+
+    def feed(self, data: bytes) -> Iterator[Request]:
+        self._buf += data
+        while True:
+            if self._skipping:
+                end = self._buf.find(MAGIC)
+                if end < 0:
+                    del self._buf[: max(0, len(self._buf) - len(MAGIC))]
+                    return
+                del self._buf[:end]
+                self._skipping = False
+            start = self._buf.find(MAGIC)
+            if start < 0:
+                del self._buf[: max(0, len(self._buf) - len(MAGIC))]
+                return
+            if start:
+                del self._buf[:start]  # a torn record: resynchronise on the magic
+            fields, end = self._fields(3)
+            if fields is None:
+                if len(self._buf) > 3 * MAX_FIELD:
+                    yield self._oversized()
+                return
+            del self._buf[:end]
+            yield self._request(fields)
+
+    def _fields(self, count: int) -> tuple[list[bytes] | None, int]:
+        out: list[bytes] = []
+        pos = 0
+        for _ in range(count):
+            end = self._buf.find(b"\0", pos)
+            if end < 0:
+                return None, 0
+            out.append(bytes(self._buf[pos:end]))
+            pos = end + 1
+        nxt = self._buf.find(MAGIC, len(MAGIC))
+        if 0 < nxt < pos:  # a new record starts inside this one: the earlier was torn
+            del self._buf[:nxt]
+            return self._fields(count)
+        return out, pos
+
+    def _oversized(self) -> Request:
+        header = bytes(self._buf[: self._buf.find(b"\0")] if b"\0" in self._buf else b"")
+        kind, seq, _flags = _header(header)
+        self._buf.clear()
+        self._skipping = True
+        return Request(kind or "L", seq, "", "", "", error="the line is too long to check")
+
+    @staticmethod
+    def _request(fields: list[bytes]) -> Request:
+        kind, seq, flags = _header(fields[0])
+        if kind not in KINDS or not seq:
+            return Request(kind or "?", seq, flags, "", "", error="malformed request")
+        pwd, line = _text(fields[1]), _text(fields[2])
+        if "h" in flags:
+            line = strip_history_number(line)
+        return Request(kind, seq, flags, pwd, line)
+
+
+def _header(raw: bytes) -> tuple[str, str, str]:
+    words = _text(raw[len(MAGIC):]).split(" ") if raw.startswith(MAGIC) else []
+    words += [""] * (3 - len(words))
+    return words[0], words[1], words[2]
+
+
+def _clean(text: str) -> str:
+    """One field: no control character (the hook reads with ``IFS=$'\\037' read
+    -r``, so neither US nor a newline may appear); runs of white space become one
+    space."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+
+
+def response(seq: str, verdict: str, failmode: str, message: str = "", hint: str = "") -> bytes:
+    """One response line."""
+    fields = (_clean(seq), verdict, failmode, _clean(message), _clean(hint))
+    return ("\x1f".join(fields) + "\n").encode("utf-8", "surrogateescape")
+
+
+class ChannelPipes:
+    """The two pipes. The shell's ends are inheritable and numbered >= 10; the
+    station's are close-on-exec (so neither the masking process nor the
+    commands the shell runs get them)."""
+
+    def __init__(self) -> None:
+        import fcntl
+
+        req_r, req_w = os.pipe()
+        resp_r, resp_w = os.pipe()
+        try:
+            self.shell_write = fcntl.fcntl(req_w, fcntl.F_DUPFD, LOW_FD)
+            self.shell_read = fcntl.fcntl(resp_r, fcntl.F_DUPFD, LOW_FD)
+        finally:
+            os.close(req_w)
+            os.close(resp_r)
+        os.set_inheritable(self.shell_write, True)
+        os.set_inheritable(self.shell_read, True)
+        self.requests = req_r
+        self.responses = resp_w
+        os.set_blocking(self.requests, False)
+        os.set_blocking(self.responses, False)  # never wait on a shell that stopped reading
+
+    def env_value(self) -> str:
+        return f"{self.shell_write},{self.shell_read}"
+
+    def close_shell_ends(self) -> None:
+        """After the shell is started: the station must not hold them (EOF on the
+        request pipe then means every shell process has gone)."""
+        for name in ("shell_write", "shell_read"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, name, -1)
+
+    def close(self) -> None:
+        self.close_shell_ends()
+        for name in ("requests", "responses"):
+            fd = getattr(self, name)
+            if fd >= 0:
+                os.close(fd)
+                setattr(self, name, -1)

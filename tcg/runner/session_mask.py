@@ -1,0 +1,165 @@
+"""Masking for a terminal session: a masker that follows policy changes.
+
+A one-line command is masked with the policy that decided it (the masking
+process checks the fingerprint). A session lasts hours, and the user may edit
+the policy meanwhile: its masking process (``tcg.mask.filter --worker
+--follow-policy``) re-reads the effective policy at most once a second and,
+when it changed, finishes the old masker's stream and continues with a new
+one. An unreadable or invalid new policy keeps the last valid one (the
+session's decisions meanwhile refuse every line with ``policy-invalid``).
+
+Its input starts with one header line from the station (tcg.runner.session_screen):
+how many of the first bytes the station already showed, from the cache of
+known-clean first screens; those bytes are masked here too, for context, and
+this process's own copy of them is dropped from its output.
+"""
+
+from __future__ import annotations
+
+import time
+
+from tcg.mask import masker_for
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+RECHECK = 1.0  # seconds between two looks at the policy files
+
+
+def _load() -> Any:
+    from tcg.policy.load import load_policy
+
+    return load_policy()
+
+
+class FollowingMasker:
+    """The OutputFilter interface of tcg.mask.Masker over a replaceable masker."""
+
+    def __init__(self, mode: str, load: Callable[[], Any] = _load, recheck: float = RECHECK):
+        self.mode = mode
+        self._load = load
+        self._recheck = recheck
+        policy = load()
+        self.policy = policy
+        self.fingerprint = policy.fingerprint
+        self._masker = masker_for(policy, mode)
+        self._next_check = time.monotonic() + recheck
+
+    def _maybe_reload(self) -> bytes:
+        now = time.monotonic()
+        if now < self._next_check:
+            return b""
+        self._next_check = now + self._recheck
+        try:
+            policy = self._load()
+        except Exception:  # noqa: BLE001 - keep masking with the last valid policy
+            return b""
+        if policy.fingerprint == self.fingerprint:
+            return b""
+        try:
+            new = masker_for(policy, self.mode)
+        except Exception:  # noqa: BLE001 - same: never drop to no masking
+            return b""
+        out = self._masker.flush()
+        self._masker = new
+        self.policy = policy
+        self.fingerprint = policy.fingerprint
+        return out
+
+    def feed(self, data: bytes) -> bytes:
+        head = self._maybe_reload()
+        return head + self._masker.feed(data)
+
+    def flush(self) -> bytes:
+        return self._masker.flush()
+
+    def release_idle(self) -> bytes:
+        return self._masker.release_idle()
+
+    def idle_deadline(self) -> float | None:
+        return self._masker.idle_deadline()
+
+
+class SkipShown:
+    """Drops from the front of the output the ``count`` input bytes the station
+    already put on the screen — as long as the masker's output for them is the
+    same bytes (it is, for a first screen the cache confirmed under this policy).
+    Should it differ, the rest is written as the masker produced it and a notice
+    says the screen shown early was stale."""
+
+    def __init__(self, inner: Any, count: int, notice: Callable[[bytes], None]):
+        self.inner = inner
+        self.shown = bytearray()  # the input bytes the station showed, as they arrive
+        self.count = count
+        self.skipping = count > 0
+        self.notice = notice
+
+    def feed(self, data: bytes) -> bytes:
+        if len(self.shown) < self.count:
+            self.shown += data[: self.count - len(self.shown)]
+        return self._skip(self.inner.feed(data))
+
+    def _skip(self, out: bytes) -> bytes:
+        if not self.skipping or not out:
+            return out
+        same = 0
+        limit = min(len(out), len(self.shown))
+        while same < limit and out[same] == self.shown[same]:
+            same += 1
+        if same == len(self.shown) and len(self.shown) >= self.count:
+            self.skipping = False  # everything shown was matched
+        elif same < limit:
+            self.skipping = False
+            self.notice(b"\r\ntcg: the screen shown at start-up was stale; masked form follows\r\n")
+            return out[same:]
+        del self.shown[:same]
+        self.count -= same
+        return out[same:]
+
+    def flush(self) -> bytes:
+        return self._skip(self.inner.flush())
+
+    def release_idle(self) -> bytes:
+        return self._skip(self.inner.release_idle())
+
+    def idle_deadline(self) -> float | None:
+        return self.inner.idle_deadline()
+
+
+def read_header(fd: int) -> tuple[int, bytes]:
+    """The station's header line (tcg.runner.session_screen.header): the number of
+    bytes already shown, and whatever input followed it in the same read."""
+    import os
+
+    from tcg.runner.session_screen import HEADER
+
+    data = b""
+    while b"\n" not in data and len(data) < 64:
+        chunk = os.read(fd, 64 - len(data))
+        if not chunk:
+            break
+        data += chunk
+    line, _, rest = data.partition(b"\n")
+    value = line[len(HEADER):] if line.startswith(HEADER) else b""
+    return (int(value) if value.isdigit() else 0), rest
+
+
+def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1) -> None:
+    """The session's masking process (``tcg.mask.filter --worker --follow-policy``);
+    ``control_fd``: the station's messages (tcg.runner.session_screen)."""
+    from tcg.mask.filter import pump
+    from tcg.runner.base import write_all
+    from tcg.runner.session_screen import ScreenConfirmer
+
+    shown, rest = read_header(in_fd)
+    following = FollowingMasker(mode)
+    masker: Any = following
+    if control_fd >= 0:
+        masker = ScreenConfirmer(masker, control_fd, lambda: following.policy, mode)
+    if shown:
+        masker = SkipShown(masker, shown, lambda text: write_all(out_fd, text))
+    if rest:
+        write_all(out_fd, masker.feed(rest))
+    pump(in_fd, out_fd, masker, mode)

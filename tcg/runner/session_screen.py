@@ -1,0 +1,243 @@
+"""The first screen of a session, shown before the masking process is ready.
+
+A session's first output — a prompt, perhaps a greeting — is usually the same
+every time a terminal opens, and the masking process needs a few hundred
+milliseconds to load the detector. So each session remembers what it printed
+before its first pause (up to 64 KiB) once its masking process has confirmed it
+holds nothing to mask (terminal mode: output equal to input, nothing held
+back), as an HMAC under the install key and a length — never the bytes
+themselves. The station measures the first screen and tells the masking
+process its length over a control pipe; the masking process, which has the
+detector loaded anyway, confirms and records it (ScreenConfirmer). A later
+session whose first output is exactly such a screen shows it at once; the
+masking process still gets it (for context) and drops its own copy of those
+bytes from the front of its output (tcg.runner.session_mask).
+
+Entries are kept per (policy fingerprint, detector files): after a policy or
+rule change nothing is shown early until the new masker has confirmed it
+again. The cache file is signed (tcg.signed): an edited or foreign file reads
+as empty. Anything not in the cache waits for the masker, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+MAX_PREFIX = 64 << 10
+MAX_ENTRIES = 16
+PAUSE = 0.3  # seconds of quiet that end the first screen
+FIRST_WAIT = 0.15  # how long unknown first output waits for more before it goes to the masker
+WINDOW = 3.0  # the first screen ends at the latest this long after the first byte
+HEADER = b"TCGSHOWN "
+
+
+def header(shown: int) -> bytes:
+    """The first line of the masking process's input: how many of the following
+    bytes the station has already put on the screen."""
+    return HEADER + str(shown).encode() + b"\n"
+
+
+class ScreenCache:
+    """Known-clean first screens for one (policy, detector) pair."""
+
+    def __init__(self, directory: str, key: bytes, fingerprint: str, detector_sig: str):
+        from tcg.digest import hmac_sha256
+
+        self.key = key
+        self.fingerprint = fingerprint
+        self.name = hmac_sha256(key, f"{fingerprint}\0{detector_sig}".encode())[:16]
+        self.path = os.path.join(directory, "session-screens", self.name)
+
+    def _tag(self) -> str:
+        return "session-screen/" + self.name
+
+    def mac(self, data: bytes) -> str:
+        from tcg.digest import hmac_sha256
+
+        return hmac_sha256(self.key, b"screen\0" + data)
+
+    def entries(self) -> list[tuple[int, str]]:
+        from tcg.signed import read_signed
+
+        body = read_signed(self.path, self.key, self._tag())
+        out: list[tuple[int, str]] = []
+        for line in (body or b"").decode("ascii", "replace").splitlines():
+            length, _, mac = line.partition(" ")
+            if length.isdigit() and 0 < int(length) <= MAX_PREFIX and len(mac) == 64:
+                out.append((int(length), mac))
+        return out
+
+    def add(self, data: bytes) -> bool:
+        from tcg.signed import write_signed
+
+        entry = (len(data), self.mac(data))
+        kept = [e for e in self.entries() if e != entry][: MAX_ENTRIES - 1]
+        body = "".join(f"{n} {m}\n" for n, m in [entry, *kept]).encode("ascii")
+        return write_signed(self.path, self.key, self._tag(), body)
+
+
+def open_cache(env: dict[str, str]) -> tuple[ScreenCache, Any] | None:
+    """The cache for the current policy and detector, and that policy; None when
+    either cannot be read (then nothing is shown early)."""
+    try:
+        from tcg.keyhash import KeyedHasher
+        from tcg.paths import get_paths
+        from tcg.policy.load import load_policy
+        from tcg.runner.station import _detector_signature
+
+        policy = load_policy()
+        key = KeyedHasher.for_install().key
+        cache = ScreenCache(str(get_paths(env).cache_dir), key, policy.fingerprint,
+                            _detector_signature())
+        return cache, policy
+    except Exception:  # noqa: BLE001 - an optimisation only
+        return None
+
+
+def confirm_clean(cache: ScreenCache, policy: Any, mode: str, data: bytes) -> bool:
+    """Mask ``data`` as the session's masking process does (``mode``, one chunk,
+    ``policy``); remember it when nothing would change and nothing is held back.
+    Runs in the masking process, which has the detector loaded already."""
+    try:
+        from tcg.mask import masker_for
+
+        if policy.fingerprint != cache.fingerprint:
+            return False
+        masker = masker_for(policy, mode)
+        if masker.feed(data) != data or masker.idle_deadline() is not None:
+            return False
+        return cache.add(data)
+    except Exception:  # noqa: BLE001 - an optimisation only
+        return False
+
+
+class FirstScreen:
+    """The station's side: decides whether the first output may go out before
+    the masker (``match``), and measures the first screen (the output before the
+    first pause) for the masking process to confirm (``confirm_later(length)``)."""
+
+    def __init__(self, cache: ScreenCache | None, confirm_later: Callable[[int], None] | None):
+        self.cache = cache
+        entries = cache.entries() if cache is not None else []
+        self.candidates = sorted({n for n, _ in entries})
+        self._macs = {m for _, m in entries}
+        self.confirm_later = confirm_later
+        self.pending = bytearray()
+        self.first_at: float | None = None
+        self.length = 0
+        self.collecting = confirm_later is not None
+        self.last_at = 0.0
+
+    def match(self) -> int | None:
+        """Length of the known first screen the pending bytes are, exactly; 0 when
+        none can be any more; None while more bytes could still make one. Exactly:
+        a known screen followed, in the same output, by more bytes is not shown
+        early — the masker might find something across the two."""
+        for n in self.candidates:
+            if n > len(self.pending):
+                return None
+            if n == len(self.pending) and self.cache is not None and \
+                    self.cache.mac(bytes(self.pending)) in self._macs:
+                return n
+        return 0
+
+    def deadline(self) -> float | None:
+        if self.first_at is None:
+            return None
+        return self.first_at + FIRST_WAIT
+
+    def collect(self, data: bytes, now: float) -> None:
+        if not self.collecting:
+            return
+        if self.length and (now - self.last_at > PAUSE or
+                            (self.first_at is not None and now - self.first_at > WINDOW)):
+            self.finish()
+            return
+        self.length += len(data)
+        self.last_at = now
+        if self.length > MAX_PREFIX:
+            self.collecting = False  # too long to be a first screen
+
+    def collect_deadline(self) -> float | None:
+        return self.last_at + PAUSE if self.collecting and self.length else None
+
+    def finish(self) -> None:
+        if self.collecting and self.length and self.confirm_later is not None:
+            self.confirm_later(self.length)
+        self.collecting = False
+
+    @staticmethod
+    def now() -> float:
+        return time.monotonic()
+
+
+class ScreenConfirmer:
+    """The masking process's side: an OutputFilter wrapper that keeps the first
+    MAX_PREFIX input bytes and, when the station says on the control pipe how
+    long the first screen was (``screen N``), confirms it (confirm_clean)."""
+
+    def __init__(self, inner: Any, control_fd: int, policy_of: Callable[[], Any], mode: str):
+        self.inner = inner
+        self.control_fd = control_fd
+        self.policy_of = policy_of
+        self.mode = mode
+        self.head = bytearray()
+        self._buf = b""
+        os.set_blocking(control_fd, False)
+
+    def _poll(self) -> None:
+        if self.control_fd < 0:
+            return
+        try:
+            data = os.read(self.control_fd, 256)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            os.close(self.control_fd)
+            self.control_fd = -1
+            return
+        self._buf += data
+        while b"\n" in self._buf:
+            line, _, self._buf = self._buf.partition(b"\n")
+            word, _, count = line.partition(b" ")
+            if word == b"screen" and count.isdigit() and 0 < int(count) <= len(self.head):
+                self._confirm(bytes(self.head[: int(count)]))
+
+    def _confirm(self, data: bytes) -> None:
+        from tcg.keyhash import KeyedHasher
+        from tcg.paths import get_paths
+        from tcg.runner.station import _detector_signature
+
+        try:
+            policy = self.policy_of()
+            cache = ScreenCache(str(get_paths().cache_dir), KeyedHasher.for_install().key,
+                                policy.fingerprint, _detector_signature())
+        except Exception:  # noqa: BLE001 - an optimisation only
+            return
+        confirm_clean(cache, policy, self.mode, data)
+
+    def feed(self, data: bytes) -> bytes:
+        if len(self.head) < MAX_PREFIX:
+            self.head += data[: MAX_PREFIX - len(self.head)]
+        out = self.inner.feed(data)
+        self._poll()
+        return out
+
+    def flush(self) -> bytes:
+        self._poll()
+        return self.inner.flush()
+
+    def release_idle(self) -> bytes:
+        self._poll()
+        return self.inner.release_idle()
+
+    def idle_deadline(self) -> float | None:
+        return self.inner.idle_deadline()

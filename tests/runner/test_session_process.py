@@ -1,0 +1,151 @@
+"""`tcg_shell session` as a process: arguments, the terminal it needs and leaves
+as it found it, the shell's exit status, its masking process (restarted when it
+dies, following policy edits)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tcg.runner.session import Options, SessionOutput, UsageProblem, parse_args, shell_argv
+from tcg.runner.session_mask import FollowingMasker
+
+TCG_SHELL = str(Path(sys.executable).with_name("tcg_shell"))
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def test_parse_args():
+    o = parse_args(["--login", "zsh", "--", "-x", "--norc"])
+    assert (o.shell, o.login, o.args) == ("zsh", True, ["-x", "--norc"])
+    assert parse_args(["--shell=/bin/bash"]).shell == "/bin/bash"
+    for bad in (["--shell"], ["--frob"], ["bash", "zsh"], ["--shell="]):
+        with pytest.raises(UsageProblem):
+            parse_args(bad)
+    assert isinstance(Options(), Options)
+
+
+def test_login_shells_get_a_dash_argv0():
+    assert shell_argv("/usr/bin/zsh", True, ["-i"]) == ["-zsh", "-i"]
+    assert shell_argv("/usr/bin/bash", False, []) == ["bash"]
+
+
+def test_without_a_terminal_it_refuses_clearly():
+    r = subprocess.run([TCG_SHELL, "session", "bash"], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "needs a terminal" in r.stderr and "hint:" in r.stderr
+    r = subprocess.run([TCG_SHELL, "session", "--frob"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "usage:" in r.stderr
+
+
+def test_exit_status_terminal_modes_and_masking_through_a_real_pty(tmp_path):
+    """Under pexpect: the shell's status comes back, the terminal's modes are
+    the same before and after (also after a signal), and output is masked."""
+    pexpect = pytest.importorskip("pexpect")
+    (tmp_path / "tok.txt").write_text(TOKEN + "\n")
+    script = (
+        "stty -g > before; "
+        f"'{TCG_SHELL}' session --shell bash -- --norc --noprofile -c 'cat tok.txt; exit 7'; "
+        "echo status=$?; stty -g > after; "
+        f"'{TCG_SHELL}' session --shell bash -- --norc --noprofile -c 'kill -TERM $$'; "
+        "echo status=$?; stty -g > after2"
+    )
+    child = pexpect.spawn("bash", ["--norc", "--noprofile", "-c", script], cwd=str(tmp_path),
+                          env=dict(os.environ, TERM="xterm"), timeout=120, encoding="utf-8")
+    child.expect("status=7")
+    child.expect("status=143")
+    child.expect(pexpect.EOF)
+    out = child.before
+    child.close()
+    assert TOKEN not in out
+    before = (tmp_path / "before").read_text()
+    assert (tmp_path / "after").read_text() == before == (tmp_path / "after2").read_text()
+
+
+def test_station_forwards_termination_to_the_shell(tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(TCG_SHELL, ["session", "--shell", "bash", "--", "--norc", "--noprofile"],
+                          cwd=str(tmp_path), env=dict(os.environ, TERM="xterm", PS1="SP> "),
+                          timeout=120, encoding="utf-8")
+    child.expect("SP> ")
+    child.sendline("echo $$ > shell.pid")
+    child.expect("SP> ")
+    shell_pid = int((tmp_path / "shell.pid").read_text())
+    os.kill(child.pid, signal.SIGHUP)
+    child.expect(pexpect.EOF)
+    child.close()
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(shell_pid, 0)
+
+
+def test_masking_process_is_restarted_and_fails_closed(capfd):
+    """The masking process writes to the terminal (fd 1) itself; when it dies,
+    what it was handed is withheld, a notice says so and a new one takes over."""
+    out = SessionOutput(dict(os.environ), 1)
+    out.feed(b"hello\n")
+    text = ""
+    deadline = time.monotonic() + 60
+    while "hello" not in text:  # the first process is up and writing
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+        text += capfd.readouterr().out
+    os.kill(out.proc.pid, signal.SIGKILL)
+    time.sleep(0.5)  # gone (not reaped: SessionOutput does that)
+    out.feed(b"lost-line\n")  # handed to a dead process: EPIPE, withheld
+    out.feed(TOKEN.encode() + b"\n")  # a new process masks it
+    out.flush()
+    text += capfd.readouterr().out
+    assert "the masking process stopped" in text and "restarting it" in text
+    assert "lost-line" not in text
+    assert TOKEN not in text and "<SECRET:github-pat-classic:" in text
+
+
+def test_masking_follows_a_policy_edit(tmp_path, monkeypatch):
+    policy = tmp_path / "p.toml"
+    policy.write_text("")
+    monkeypatch.setenv("TCG_POLICY", str(policy))
+    m = FollowingMasker("terminal", recheck=0.0)
+    first = m.feed(TOKEN.encode() + b"\n") + m.flush()
+    assert b"<SECRET:github-pat-classic:" in first
+    policy.write_text('[detect]\ndisabled_rules = ["github-pat-classic"]\n')
+    second = m.feed(TOKEN.encode() + b"\n") + m.flush()
+    assert m.fingerprint != "" and b"github-pat-classic" not in second
+    policy.write_text("[detect\n")  # invalid: the last valid policy stays
+    third = m.feed(b"x\n") + m.flush()
+    assert third == b"x\n"
+
+
+def test_a_masking_process_that_keeps_failing_ends_the_session(monkeypatch, capfd):
+    from tcg.runner.session_screen import FirstScreen
+
+    class Dead:
+        error = RuntimeError("it died")
+        pid = None
+
+        def start(self):
+            pass
+
+        def feed(self, data):
+            return b""
+
+        def flush(self):
+            return b""
+
+    monkeypatch.setattr(SessionOutput, "_new", lambda self, start=True: Dead())
+    ended = []
+    out = SessionOutput(dict(os.environ), 1)
+    out.on_fatal = lambda: ended.append(True)
+    out.prepare(FirstScreen(None, None))
+    for _ in range(6):
+        out.feed(b"secret-free output\n")
+    text = capfd.readouterr().out
+    assert ended == [True]
+    assert text.count("restarting it") == 3 and "keeps failing" in text
+    assert "secret-free output" not in text  # withheld, never shown unmasked

@@ -1,0 +1,137 @@
+"""Getting into a session: the two install forms, the opt-out, no loop, nested
+shells, other tools' DEBUG traps, and what a broken or removed install does."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .tmux import render_hook, wait_for
+
+pytestmark = pytest.mark.shell
+PY = shlex.quote(sys.executable)
+TCG_SHELL = str(Path(sys.executable).with_name("tcg_shell"))
+
+
+def stations(pane) -> list[str]:
+    """Command lines of every station process under this pane."""
+    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    children: dict[int, list[tuple[int, str]]] = {}
+    for line in out.splitlines():
+        pid, ppid, args = line.strip().split(None, 2) + [""] * (3 - len(line.strip().split(None, 2)))
+        children.setdefault(int(ppid), []).append((int(pid), args))
+    found, todo = [], [pane.pane_pid()]
+    root_args = next((a for p, a in (x for v in children.values() for x in v) if p == todo[0]), "")
+    if "tcg.shell_entry session" in root_args:
+        found.append(root_args)
+    while todo:
+        for pid, args in children.get(todo.pop(), []):
+            if "tcg.shell_entry session" in args:
+                found.append(args)
+            todo.append(pid)
+    return found
+
+
+def test_static_text_appended_to_the_rc_file_starts_one_session(panes, shell_name):
+    """`tcg_shell init >> ~/.zshrc`: static text, no Python at shell start
+    besides the session itself; exactly one station, no loop."""
+    text = subprocess.run([TCG_SHELL, "init", shell_name], capture_output=True, text=True,
+                          check=True).stdout
+    p = panes(shell_name, session=True, hook_text=text)
+    assert len(stations(p)) == 1
+    p.line("echo ${TCG_SESSION:+in-session} > s.txt")
+    assert p.file("s.txt") == "in-session\n"
+
+
+def test_eval_form_works_too(panes, shell_name):
+    p = panes(shell_name, session=True,
+              hook_text=f'eval "$({shlex.quote(TCG_SHELL)} init {shell_name})"\n')
+    assert len(stations(p)) == 1
+    p.line("echo ${TCG_SESSION:+in-session} > s.txt")
+    assert p.file("s.txt") == "in-session\n"
+
+
+def test_opt_out_keeps_a_plain_shell(panes, shell_name):
+    p = panes(shell_name, session=True, env={"TCG_SESSION_AUTO": "0"})
+    assert stations(p) == []
+    p.line('echo "[${TCG_SESSION-}]" > s.txt')
+    assert p.file("s.txt") == "[]\n"
+
+
+def test_nested_shell_shares_the_session(panes, shell_name):
+    """A shell started inside the session joins it (same channel): no second
+    station, and its lines are decided too."""
+    p = panes(shell_name, session=True)
+    nested = (f"bash --noprofile --rcfile {p.home / '.bashrc'} -i" if shell_name == "bash"
+              else "zsh -i")
+    p.line(nested, wait=False)
+    wait_for(lambda: p.screen().count("P1> ") >= 2, 60, "the nested shell's prompt")
+    assert len(stations(p)) == 1
+    p.line('cp "$TCG_HOME/state/key" stolen.key', wait=False)
+    p.wait_screen("tcg: blocked (self-protection)")
+    assert not (p.workdir / "stolen.key").exists()
+
+
+def test_a_removed_tcg_does_not_take_new_terminals_down(panes, shell_name, tmp_path):
+    """The rc file still sources the hook after tcg was uninstalled: no session,
+    a working shell."""
+    from tcg.shells.shells import package_dir
+
+    text = render_hook(shell_name).replace(package_dir(), str(tmp_path / "gone-tcg"))
+    p = panes(shell_name, session=True, hook_text=text)
+    assert stations(p) == []
+    p.line("echo alive > a.txt")
+    assert p.file("a.txt") == "alive\n"
+
+
+FAULT = """
+import sys
+import tcg.runner.maskproc as m
+def boom(self):
+    raise OSError(5, "injected: no masking process")
+m.MaskerProcess.start = boom
+from tcg.runner.session import session_main
+sys.exit(session_main(sys.argv[1:]))
+"""
+
+
+def test_a_session_that_cannot_start_falls_back_to_the_plain_shell(panes, shell_name, tmp_path):
+    """The masking process cannot start (a fault injected into the real start-up
+    path): a person still gets their shell, with a warning and without a
+    session inside it (no loop); an agent gets nothing (126)."""
+    script = tmp_path / "fault.py"
+    script.write_text(FAULT)
+    argv = [sys.executable, str(script), "--shell", shutil.which(shell_name), "--"]
+    argv += ["--noprofile", "--rcfile", "RCFILE", "-i"] if shell_name == "bash" else ["-i"]
+    p = panes(shell_name, session=True, argv=argv, wait_prompt=False)
+    screen = p.wait_prompt(timeout=120)
+    assert "tcg: the session could not start: the masking process could not start" in screen
+    assert "injected: no masking process" in screen
+    assert stations(p) == []
+    p.line('echo "[$TCG_SESSION_AUTO] [${TCG_SESSION-}]" > s.txt')
+    assert p.file("s.txt") == "[0] []\n"
+    a = panes(shell_name, session=True, env={"TCG_ACTOR": "agent"}, wait_prompt=False, argv=argv)
+    wait_for(a.dead, 120, "the agent's session to refuse")
+    screen = a.wait_screen("status 126")
+    assert "tcg: the session could not start" in screen
+
+
+def test_bash_debug_trap_of_another_tool_keeps_running(panes):
+    """bash: the hook chains an existing DEBUG trap (bash-preexec, starship…):
+    it still runs for every command, and the line is still decided first."""
+    rc = "_t_seen=0\ntrap '_t_seen=$((_t_seen+1))' DEBUG\n"
+    p = panes("bash", session=True, rc_extra=rc, env={"TCG_ACTOR": "agent"})
+    (p.workdir / ".env").write_text("API_KEY=not-a-real-value-0123456789\n")
+    p.line("a=$_t_seen; true; true; echo $((_t_seen - a)) > seen.txt")
+    assert int(p.file("seen.txt")) >= 3
+    screen = p.line("cat .env")
+    assert "tcg: blocked" in screen and "not-a-real-value" not in screen
+    # Replacing the trap later (a tool loaded after the hook) is repaired at the next prompt.
+    p.line("trap '_t_seen=$((_t_seen+1))' DEBUG")
+    screen = p.line("cat .env")
+    assert screen.count("tcg: blocked") == 2 and "not-a-real-value" not in screen

@@ -1,0 +1,192 @@
+"""Real bash and zsh in tmux panes: a plain shell and a shell in a tcg session,
+driven the same way, so every test compares the two.
+
+Each pane runs on a tmux server of its own (``-L tcg-test-<pid>-<n>``): other
+test runs on this machine use tmux at the same time. The prompt carries a
+counter (``P<n>> ``) that the shell's own prompt hook advances, so a test can
+wait for "the next prompt" instead of sleeping. Side effects are checked in
+files where possible, the screen where the screen is the point.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tcg.shells.shells import SHELLS, Features
+
+TMUX = shutil.which("tmux")
+_counter = itertools.count()
+WIDTH, HEIGHT = 150, 40
+AGENTS = ("claude", "codex")
+# ~/.{bash,z}shrc of the test user; the session variant sources the tcg hook last.
+BASHRC = r"""PS1='P${_n}> '
+PS2='> '
+_n=0
+PROMPT_COMMAND='_n=$((_n+1))'
+HISTFILE=~/.bash_history
+HISTSIZE=1000
+bind 'set enable-bracketed-paste off'
+alias ll='echo LL-ALIAS'
+"""
+ZSHRC = r"""PS1='P${_n}> '
+PS2='> '
+setopt PROMPT_SUBST NO_PROMPT_SP INTERACTIVE_COMMENTS
+_n=0
+_t_count() { _n=$((_n+1)); }
+precmd_functions+=(_t_count)
+HISTFILE=~/.zsh_history
+HISTSIZE=1000
+SAVEHIST=1000
+unset zle_bracketed_paste
+alias ll='echo LL-ALIAS'
+"""
+
+
+def render_hook(shell: str, python: str = sys.executable) -> str:
+    return SHELLS[shell]().render(Features(python=python, session=True, launch=False,
+                                           agents=AGENTS))
+
+
+def wait_for(cond, timeout: float = 60.0, what: str = "condition", interval: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f}s waiting for "
+                                 f"{what() if callable(what) else what}")
+        time.sleep(interval)
+
+
+class Pane:
+    """One shell in one tmux pane."""
+
+    def __init__(self, shell: str, workdir: Path, home: Path, *, session: bool,
+                 env: dict[str, str] | None = None, rc_extra: str = "", hook_text: str | None = None,
+                 argv: list[str] | None = None, wait_prompt: bool = True):
+        if TMUX is None:
+            raise RuntimeError("tmux is not installed")
+        self.shell = shell
+        self.session = session
+        self.workdir = workdir
+        self.home = home
+        self.socket = f"tcg-test-{os.getpid()}-{next(_counter)}"
+        self.n = 1
+        rc = BASHRC if shell == "bash" else ZSHRC
+        rc += rc_extra + "\n"
+        hook = home / f"tcg-hook.{shell}"
+        if session:
+            hook.write_text(hook_text if hook_text is not None else render_hook(shell))
+            rc += f"source '{hook}'\n"
+        rcfile = home / (".bashrc" if shell == "bash" else ".zshrc")
+        rcfile.write_text(rc)
+        full_env = dict(os.environ)
+        full_env.update(env or {})
+        full_env.update(HOME=str(home), LC_ALL="C.UTF-8", TERM="xterm-256color")
+        if shell == "zsh":
+            full_env["ZDOTDIR"] = str(home)
+        self.env = full_env
+        exe = shutil.which(shell)
+        if argv is None:
+            argv = [exe, "--noprofile", "--rcfile", "RCFILE", "-i"] if shell == "bash" \
+                else [exe, "-i"]
+        argv = [str(rcfile) if a == "RCFILE" else a for a in argv]  # the rc file's path
+        # Set in the server's config, before the pane starts: a shell that ends at
+        # once (a refused agent session) must not take the server with it.
+        conf = home / "tmux.conf"
+        conf.write_text("set-option -g status off\nset-option -g remain-on-exit on\n")
+        self._tmux("-f", str(conf), "new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT),
+                   "-c", str(workdir), *self._env_args(), *argv)
+        if wait_prompt:
+            self.wait_prompt(timeout=120)
+
+    def _env_args(self) -> list[str]:
+        keep = ("HOME", "ZDOTDIR", "TCG_HOME", "PATH", "LC_ALL", "TERM", "XDG_CONFIG_HOME",
+                "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "TCG_ACTOR", "TCG_AGENT",
+                "TCG_POLICY", "TCG_SESSION_AUTO", "TCG_DEBUG", "TMPDIR", "PYTHONDONTWRITEBYTECODE")
+        out = []
+        for k in keep:
+            if k in self.env:
+                out += ["-e", f"{k}={self.env[k]}"]
+        return out
+
+    def _tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        return subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True, text=True,
+                              env=self.env, timeout=60, check=check)
+
+    # ------------------------------------------------------------------ input
+
+    def keys(self, *keys: str) -> None:
+        """tmux key names (Enter, C-c, C-z, Escape…)."""
+        self._tmux("send-keys", *keys)
+
+    def text(self, text: str) -> None:
+        """Literal text, as if typed (no Enter)."""
+        self._tmux("send-keys", "-l", text)
+
+    def paste(self, text: str) -> None:
+        """A paste without bracketed-paste markers (tmux paste-buffer without -p)."""
+        self._tmux("set-buffer", "--", text)
+        self._tmux("paste-buffer")
+
+    def line(self, text: str, *, wait: bool = True, timeout: float = 60.0) -> str:
+        """Type ``text`` and Enter; with ``wait``, return the screen at the next prompt."""
+        self.text(text)
+        self.keys("Enter")
+        if not wait:
+            return ""
+        return self.wait_prompt(timeout=timeout)
+
+    # ----------------------------------------------------------------- output
+
+    def screen(self, escapes: bool = False) -> str:
+        args = ["capture-pane", "-p", "-J"] + (["-e"] if escapes else [])
+        return self._tmux(*args, "-S", "-200").stdout
+
+    def prompt_mark(self, n: int | None = None) -> str:
+        """The prompt being typed at (default), or prompt ``n``."""
+        return f"P{self.n - 1 if n is None else n}> "
+
+    def wait_prompt(self, n: int | None = None, timeout: float = 60.0) -> str:
+        """Wait for prompt number ``n`` (default: the next one) and return the screen."""
+        if n is None:
+            n = self.n
+            self.n += 1
+        mark = f"P{n}> "
+        return wait_for(lambda: s if mark in (s := self.screen()) else None, timeout,
+                        lambda: f"prompt {mark!r} in {self.shell} "
+                                f"({'session' if self.session else 'plain'}); screen:\n{self.screen()}")
+
+    def wait_screen(self, text: str, timeout: float = 60.0) -> str:
+        return wait_for(lambda: s if text in (s := self.screen()) else None, timeout,
+                        lambda: f"{text!r} on screen; screen:\n{self.screen()}")
+
+    def file(self, name: str, timeout: float = 60.0) -> str:
+        path = self.workdir / name
+        wait_for(path.exists, timeout, f"{name} to be written")
+        return wait_for(lambda: path.read_text(errors="replace") or None, timeout, f"{name} content")
+
+    def pane_pid(self) -> int:
+        return int(self._tmux("display-message", "-p", "#{pane_pid}").stdout.strip())
+
+    def resize(self, cols: int, rows: int) -> None:
+        self._tmux("resize-window", "-x", str(cols), "-y", str(rows))
+
+    def dead(self) -> bool:
+        return self._tmux("display-message", "-p", "#{pane_dead}").stdout.strip() == "1"
+
+    def close(self) -> None:
+        self._tmux("kill-server", check=False)
+
+
+def both(panes, shell: str, **kw) -> tuple[Pane, Pane]:
+    """A plain shell and the same shell in a session, set up alike (``panes`` is
+    the fixture's factory)."""
+    return panes(shell, session=False, **kw), panes(shell, session=True, **kw)
