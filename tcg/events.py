@@ -49,6 +49,7 @@ EVENT_TYPES = frozenset(
         "guard_gc",
         "channel_decision",
         "approval",
+        "internal_error",
     }
 )
 

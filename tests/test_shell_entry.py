@@ -21,7 +21,9 @@ def test_unknown_subcommand(capsys):
 
 
 def test_missing_module_is_a_clear_error(capsys, monkeypatch):
-    monkeypatch.setitem(shell_entry.SUBCOMMANDS, "ghost", ("tcg.never_built_module", "main"))
+    from tcg import router
+
+    monkeypatch.setitem(router.SHELL_VERBS, "ghost", ("tcg.never_built_module", "main", 2))
     assert shell_entry.main(["ghost"]) == 1
     assert capsys.readouterr().err.startswith("tcg_shell: `tcg_shell ghost` is not available")
 

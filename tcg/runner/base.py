@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 import sys
 
+from tcg.errors import ExitCode
+
 # The interfaces below are typing Protocols for checkers; at run time they are
 # plain classes, because importing typing costs ~3 ms of every mediated command.
 TYPE_CHECKING = False
@@ -19,12 +21,12 @@ if TYPE_CHECKING:
 else:
     Protocol = object
 
-# Exit codes of the station agent (DESIGN §3): the child's own, 128+N for a
+# Exit codes of a mediated run (docs/cli.md): the child's own, 128+N for a
 # signal, 126 when policy blocks, 127 when the command cannot be started.
-EXIT_BLOCKED = 126
-EXIT_NOT_FOUND = 127
-EXIT_USAGE = 2
-SIGNAL_BASE = 128
+EXIT_BLOCKED = ExitCode.BLOCKED
+EXIT_NOT_FOUND = ExitCode.NOT_FOUND
+EXIT_USAGE = ExitCode.USAGE
+SIGNAL_BASE = ExitCode.SIGNAL_BASE
 
 
 class OutputFilter(Protocol):
