@@ -125,7 +125,7 @@ SETTING_CHOICES: dict[str, tuple[str, ...]] = {
 # Fields an entry of an array of tables may have: "str" (a string) or "strs"
 # (a string or a list of strings). A typo in a rule must be an error naming the
 # file and line, not a rule that silently matches nothing. Keep in step with
-# tcg/policy/engine.py compile_dump_rules (which re-checks without line numbers).
+# tcg/policy/dumprules.py compile_dump_rules (which re-checks without line numbers).
 TABLE_FIELDS: dict[str, dict[str, str]] = {
     "credential_dumps": {
         "id": "str",
