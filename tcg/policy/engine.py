@@ -380,8 +380,8 @@ class _Evaluator:
                 self.check_path(name, Word(path, w.static, False, None, w.vars, w.source), READ, reader=True,
                                 via="file://")
         elif name in readers.SQLITE:
-            for path in readers.sqlite_paths(args):
-                word = Word(path) if path is not None else Word(DYN + "readfile", static=False)
+            for db_path in readers.sqlite_paths(args):
+                word = Word(db_path) if db_path is not None else Word(DYN + "readfile", static=False)
                 self.check_path(name, word, READ, reader=True, via="readfile ")
         elif name == "git":
             self.git_objects(values)
@@ -564,14 +564,14 @@ class _Evaluator:
     def dumps(self, cmd: SimpleCommand, name: str) -> None:
         args = cmd.args
         vals = [w.value for w in args]
-        if name == "env":  # only reached when env runs nothing (see cmdline._peel_env)
+        if name == "env":  # only reached when env runs nothing (see tcg.policy.wrappers._peel_env)
             if not any(v in ("--help", "--version") for v in vals):
                 self.add("credential-dump", "env with no command prints the whole environment", "env-dump")
         elif name == "printenv":
-            names = [w for w in args if not w.value.startswith("-")]
-            if not names:
+            named = [w for w in args if not w.value.startswith("-")]
+            if not named:
                 self.add("credential-dump", "printenv prints the whole environment", "env-dump")
-            for w in names:
+            for w in named:
                 if not w.static or self.rules.secret_var(w.value):
                     self.add("credential-dump", f"printenv prints {_show(w.value)}", "secret-var-expansion")
         elif name == "set" and not args:

@@ -1,6 +1,6 @@
 """The PTY copy loop: raw mode, signals as a select()-able fd, SIGWINCH → child.
 
-Design (research/shells_pty.md §5): every read is written out at once (no
+Design: every read is written out at once (no
 timers that batch output); the only buffering is input queued while the PTY
 is not writable, output read while the previous chunk was being masked and
 written (``_MasterReader``), and what the masker holds back as a
@@ -154,6 +154,7 @@ class _MasterReader:
         try:
             if self._blocked and hasattr(signal, "pthread_sigmask"):
                 signal.pthread_sigmask(signal.SIG_BLOCK, self._blocked)
+            wait: Callable[[], object]
             if hasattr(select, "epoll"):  # Linux; macOS's poll() does not take ttys
                 poller = select.poll()
                 poller.register(self.fd, select.POLLIN)

@@ -79,7 +79,9 @@ def run_pipes(
     when it cannot be started (and whatever ``spawn`` raises before anything ran).
     """
     if spawn is None:
-        from tcg.runner.posix import spawn_pipes as spawn
+        from tcg.runner.posix import spawn_pipes
+
+        spawn = spawn_pipes
 
     with SignalPipe(("SIGCHLD", *FORWARDED)) as sigs:
         pid, out_r, err_r = spawn(argv, env, channel_var=channel_var)

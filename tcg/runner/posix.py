@@ -214,7 +214,7 @@ def _login_tty(fd: int) -> None:  # pragma: no cover - runs in the child
 
 
 def _read_all(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         try:
             data = os.read(fd, 4096)
