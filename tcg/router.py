@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from tcg.errors import ExitCode, TcgError, run_with_error_handler
+from tcg.errors import ExitCode, run_with_error_handler
 
 # verb -> (module, function taking the arguments after the verb, exit code of an
 # unexpected error). A mediating verb fails closed: its crash reads as "blocked".
@@ -57,18 +57,9 @@ def run_verb(prog: str, verb: str, target: tuple[str, str, int], args: list[str]
     module_name, function, internal = target
 
     def invoke() -> int:
-        try:
-            # __import__ + sys.modules: what importlib.import_module does, minus
-            # importing importlib itself
-            __import__(module_name)
-            module = sys.modules[module_name]
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            raise TcgError(
-                f"`{prog} {verb}` is not available in this build",
-                hint="update or reinstall tcg (tcg doctor checks the install)",
-            ) from exc
-        return int(getattr(module, function)(args) or 0)
+        # __import__ + sys.modules: what importlib.import_module does, minus importing
+        # importlib itself. A missing module is a broken install: an internal error.
+        __import__(module_name)
+        return int(getattr(sys.modules[module_name], function)(args) or 0)
 
     return run_with_error_handler(invoke, prog=prog, command=verb, internal=internal)
