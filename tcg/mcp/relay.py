@@ -23,7 +23,7 @@ from typing import Protocol
 
 from tcg.errors import ExitCode, TcgError
 from tcg.mcp.framing import LineSplitter
-from tcg.runner.base import grow_pipe, write_all
+from tcg.osutil import grow_pipe, write_all
 
 CLIENT = "client"
 SERVER = "server"

@@ -16,7 +16,8 @@ import os
 import select
 import time
 
-from tcg.runner.base import OutputFilter, PtyChild, read_burst, write_all
+from tcg.osutil import write_all
+from tcg.runner.base import OutputFilter, PtyChild, read_burst
 from tcg.runner.signals import (  # noqa: F401 - re-exported
     DRAIN_IDLE,
     ESCALATE,

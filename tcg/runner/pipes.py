@@ -12,7 +12,8 @@ import os
 import select
 import time
 
-from tcg.runner.base import OutputFilter, exit_code_from_status, read_burst, write_all
+from tcg.osutil import write_all
+from tcg.runner.base import OutputFilter, exit_code_from_status, read_burst
 from tcg.runner.signals import (
     DRAIN_IDLE,
     ESCALATE_SIGNALS,

@@ -18,7 +18,8 @@ from __future__ import annotations
 import errno
 import os
 
-from tcg.runner.base import SpawnError, exit_code_from_status, fd_identity, grow_pipe, which
+from tcg.osutil import fd_identity, grow_pipe, which
+from tcg.runner.base import SpawnError, exit_code_from_status
 from tcg.runner.signals import signal
 
 TYPE_CHECKING = False

@@ -34,10 +34,13 @@ OVERSIZE = {
 KNOWN_PACKAGE_CYCLES = [
     # launcher/cli wire the agents; tcg.shells.generator renders through tcg.cli
     {"tcg.agents", "tcg.cli", "tcg.launcher", "tcg.shells"},
-    # the station runs policy, guard, sandbox and masker; policy calls the guard's
-    # rules; mask/mcp/sandbox take write_all/grow_pipe from tcg.runner.base
-    {"tcg.entities", "tcg.guard", "tcg.inbound", "tcg.mask", "tcg.mcp", "tcg.policy",
-     "tcg.runner", "tcg.sandbox"},
+    # the MCP proxy runs the entity and inbound stages; they reuse its framing
+    {"tcg.entities", "tcg.inbound", "tcg.mcp"},
+    # the engine asks the guard's rules; the guard parses with policy and masks
+    # channel payloads; the mask filter loads the policy
+    {"tcg.guard", "tcg.mask", "tcg.policy"},
+    # the station prepares the sandbox; the sandbox runs commands through the runner
+    {"tcg.runner", "tcg.sandbox"},
 ]
 
 
