@@ -27,6 +27,7 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.test-installed
 	$(BIN)/ruff check tcg tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: $(VENV)/.test-installed

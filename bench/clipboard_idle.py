@@ -13,7 +13,7 @@ TCG_HOME, lets it settle, then measures for --seconds (default 60):
 
 Baseline in the same run: a minimal shell loop doing the same work
 (`xclip -o > /dev/null; sleep 0.5`), so the ratio shows what tcg adds over the
-bare tool. Target (issue 8): watcher + children <= 1 % of one core.
+bare tool. Target: watcher + children <= 1 % of one core.
 
     .venv/bin/python bench/clipboard_idle.py [--seconds 60] [--interval 0.5] [--baseline-seconds 20]
 """

@@ -9,7 +9,7 @@ literal over the same bytes in the same process, and the ratio.
 
     .venv/bin/python bench/detect_speed.py [--mb 100] [--runs 5]
 
-Targets (issue 10): >= 300 MB/s without secrets, >= 100 MB/s with a secret every 100 KB.
+Targets: >= 300 MB/s without secrets, >= 100 MB/s with a secret every 100 KB.
 """
 
 from __future__ import annotations

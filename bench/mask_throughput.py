@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Masking throughput (issue 3): `tcg mask` vs `cat`, and the in-process masker
+"""Masking throughput: `tcg mask` vs `cat`, and the in-process masker
 vs a bare bytes copy loop, on realistic terminal output with one secret per ~100 KB.
 
     .venv/bin/python bench/mask_throughput.py            # 200 MB, 5 runs each, strict

@@ -10,7 +10,7 @@ the least sensitive to load drifting during the run).
 
     .venv/bin/python bench/mcp_overhead.py [--small 200] [--large 5] [--mb 5]
 
-Targets (issue 7): <= 1.5x direct for small calls, <= 1.2x for 5 MB reads.
+Targets: <= 1.5x direct for small calls, <= 1.2x for 5 MB reads.
 TCG_HOME defaults to a temporary directory (events of the run go there).
 """
 

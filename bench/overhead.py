@@ -1,4 +1,4 @@
-"""Per-command overhead of the station agent (issue 4, item 8a).
+"""Per-command overhead of the station agent.
 
 Compares, side by side in one run (medians of >= 30 runs each):
   tcg_shell run-line true         the full station: policy, decision, event, run

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Latency of a short command in PTY mode (issue 4): time to the first output byte and
+"""Latency of a short command in PTY mode: time to the first output byte and
 to exit of `tcg_shell run-line 'echo hello'` driven by pexpect, with the masking
 process (the default) and with the in-process masker (TCG_MASK_WORKER=0), beside
 bare `bash -c 'echo hello'` in the same PTY setup. Medians; interleaved runs.

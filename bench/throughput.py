@@ -1,12 +1,12 @@
-"""Bulk output through the station agent (issue 4, item 8b).
+"""Bulk output through the station agent.
 
   PTY mode:  tcg_shell run-line 'cat big.txt'   vs  script -qfc 'cat big.txt' /dev/null
              (both started on the same outer PTY, which this script drains: one
              terminal hop each, as in a real terminal)
   pipe mode: tcg_shell run-line 'cat big.txt' > /dev/null  vs  cat big.txt | cat > /dev/null
 
-Targets (issue 4): PTY masked >= 0.8x script; pipe masked >= 150 MB/s. The
-masker's own speed (issue 3) bounds both; bench/mask_throughput.py isolates it.
+Targets: PTY masked >= 0.8x script; pipe masked >= 150 MB/s. The
+masker's own speed bounds both; bench/mask_throughput.py isolates it.
 The text is made of ordinary words and numbers (no secrets), generated once.
 
 Usage: .venv/bin/python bench/throughput.py [--mb 200] [--runs 3]

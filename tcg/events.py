@@ -49,6 +49,7 @@ EVENT_TYPES = frozenset(
         "guard_gc",
         "channel_decision",
         "approval",
+        "internal_error",
     }
 )
 
@@ -136,7 +137,7 @@ class _Unsupported(Exception):
 try:
     from _json import encode_basestring_ascii as _quote
 except ImportError:  # pragma: no cover - CPython always has the accelerator
-    _quote = None
+    _quote = None  # type: ignore[assignment]
 
 
 def _encode(value: Any, out: Callable[[str], Any]) -> None:

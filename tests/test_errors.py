@@ -1,4 +1,4 @@
-"""One handler maps errors to exit codes and two-line messages (DESIGN §3)."""
+"""One handler maps errors to exit codes and two-line messages (docs/cli.md)."""
 
 from __future__ import annotations
 
@@ -32,10 +32,10 @@ def test_subclass_codes(capsys):
     assert capsys.readouterr().err.endswith("tcg: /p.toml:4: unknown key 'x'\nhint: see docs/policy.md\n")
 
 
-def test_unexpected_error_is_1_without_traceback(capsys):
+def test_unexpected_error_is_internal_without_traceback(capsys):
     rc = run_with_error_handler(raiser(ZeroDivisionError("secret-ish detail")))
     err = capsys.readouterr().err
-    assert rc == 1
+    assert rc == ExitCode.INTERNAL != ExitCode.FINDINGS
     assert err.startswith("tcg: internal error: ZeroDivisionError\nhint: ")
     assert "Traceback" not in err
     assert "secret-ish detail" not in err  # the message may carry data; only the type is shown

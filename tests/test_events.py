@@ -1,4 +1,4 @@
-"""The event log (DESIGN §9): JSONL, private file modes, atomic appends, torn lines."""
+"""The event log (docs/events.md): JSONL, private file modes, atomic appends, torn lines."""
 
 from __future__ import annotations
 

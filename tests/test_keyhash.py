@@ -10,8 +10,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 from tcg.keyhash import KEY_BYTES, KeyedHasher, load_or_create_key
 from tcg.paths import get_paths
 
@@ -89,13 +87,23 @@ def test_damaged_key_is_replaced(fresh_key):
     assert len(key) == KEY_BYTES and kf.read_bytes() == key
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads any file")
 def test_unreadable_key_is_a_clear_error():
-    from tcg.keyhash import KeyFileError
+    """As an unprivileged user (nobody when the tests run as root: root reads any file)."""
+    from tests.helpers.unprivileged import run_unprivileged, unprivileged_home
 
-    load_or_create_key()
-    kf = get_paths().key_file
-    os.chmod(kf, 0)
-    with pytest.raises(KeyFileError) as err:
-        load_or_create_key()
-    assert "chmod 600" in (err.value.hint or "")
+    code = (
+        "import os\n"
+        "from tcg.keyhash import KeyFileError, load_or_create_key\n"
+        "from tcg.paths import get_paths\n"
+        "load_or_create_key()\n"
+        "os.chmod(get_paths().key_file, 0)\n"
+        "try:\n"
+        "    load_or_create_key()\n"
+        "except KeyFileError as exc:\n"
+        "    print('REFUSED', 'chmod 600' in (exc.hint or ''))\n"
+        "else:\n"
+        "    print('READ')\n"
+    )
+    with unprivileged_home() as home:
+        proc = run_unprivileged(code, home)
+    assert proc.stdout.strip() == "REFUSED True", proc.stderr

@@ -1,4 +1,4 @@
-"""Where tcg keeps its files (DESIGN §10)."""
+"""Where tcg keeps its files (docs/install.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`tcg_shell` dispatcher: usage, unknown subcommands, parts not built yet."""
+"""`tcg_shell` dispatcher: usage, unknown subcommands, a broken install."""
 
 from __future__ import annotations
 
@@ -20,10 +20,12 @@ def test_unknown_subcommand(capsys):
     assert "unknown subcommand 'frobnicate'" in capsys.readouterr().err
 
 
-def test_missing_module_is_a_clear_error(capsys, monkeypatch):
-    monkeypatch.setitem(shell_entry.SUBCOMMANDS, "ghost", ("tcg.never_built_module", "main"))
-    assert shell_entry.main(["ghost"]) == 1
-    assert capsys.readouterr().err.startswith("tcg_shell: `tcg_shell ghost` is not available")
+def test_missing_module_is_an_internal_error(capsys, monkeypatch):
+    from tcg import router
+
+    monkeypatch.setitem(router.SHELL_VERBS, "ghost", ("tcg.never_built_module", "main", 2))
+    assert shell_entry.main(["ghost"]) == 2
+    assert capsys.readouterr().err.startswith("tcg_shell: internal error: ModuleNotFoundError")
 
 
 def test_hot_path_does_not_import_click():

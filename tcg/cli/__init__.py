@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from tcg.errors import run_with_error_handler
+from tcg.errors import ExitCode, run_with_error_handler
 
 TYPE_CHECKING = False  # typing costs ~8 ms of import on every `tcg` command
 if TYPE_CHECKING:
@@ -52,19 +52,13 @@ def __getattr__(name: str) -> Any:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args[:1] == ["launch"] and not {"-h", "--help"} & set(args[1:2]):
-        # No click for a launch (`python -m tcg launch` does not even come here, see
-        # tcg/__main__.py): tcg.launcher parses `[--accept-findings] AGENT [ARG…]`
-        # itself, as the click command (tcg/cli/launch.py) documents it.
-        from tcg.launcher.launch import main as launch_main
+    from tcg.router import TCG_VERBS, run_verb, usage_exit, wants_help
 
-        return launch_main(args[1:])
-
-    if args[:1] == ["hook"] and not {"-h", "--help"} & set(args[1:2]):
-        # Per tool call (an agent CLI's hook): no click; tcg.agents.entry parses AGENT EVENT.
-        from tcg.agents.entry import main as hook_main
-
-        return hook_main(args[1:])
+    verb = args[0] if args else ""
+    if verb in TCG_VERBS and not wants_help(args[1:]):
+        # Per command check, per launch, per tool call: no click. The verb's own
+        # function parses its arguments (the click command only renders --help).
+        return run_verb("tcg", verb, TCG_VERBS[verb], args[1:])
 
     if args[:1] == ["mask"]:
         # Hot path as well (a filter: its start-up delays the first byte): the plain
@@ -74,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
 
         parsed = mask_filter.parse_args(args[1:])
         if parsed is not None:
-            return run_with_error_handler(lambda: mask_filter.run(*parsed), prog="tcg")
+            return run_with_error_handler(lambda: mask_filter.run(*parsed), prog="tcg", command="mask")
 
     if args[:1] == ["scan"]:
         # Hot path too: pre-commit, CI and the gate start one scan per repository.
@@ -83,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         opts = scan_command.parse_args(args[1:])
         if opts is not None:
             return run_with_error_handler(lambda: scan_command.run(opts.pop("paths"), **opts),
-                                          prog="tcg")
+                                          prog="tcg", command="scan")
 
     import click
 
@@ -95,13 +89,13 @@ def main(argv: list[str] | None = None) -> int:
         except click.exceptions.Exit as exc:
             return int(exc.exit_code)
         except click.exceptions.Abort:
-            return 130
+            return int(ExitCode.INTERRUPTED)
         except click.ClickException as exc:
             exc.show()
-            return 2 if isinstance(exc, click.UsageError) else int(exc.exit_code)
+            return usage_exit(verb) if isinstance(exc, click.UsageError) else int(exc.exit_code)
         return int(rv or 0)
 
-    return run_with_error_handler(invoke, prog="tcg")
+    return run_with_error_handler(invoke, prog="tcg", command=args[0] if args else None)
 
 
 if __name__ == "__main__":  # pragma: no cover

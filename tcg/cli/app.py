@@ -8,34 +8,23 @@ import click
 
 from tcg import __version__
 from tcg.cli import COMMANDS
-from tcg.errors import TcgError
 
 
 class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        # Only commands whose module is present (parts land one issue at a time).
-        import importlib.util  # help only: keep it off the per-command path
+    """Commands from tcg.cli.COMMANDS, each module imported when its command runs."""
 
-        return sorted(
-            name for name, target in COMMANDS.items()
-            if importlib.util.find_spec(target.split(":")[0]) is not None
-        )
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
         if target is None:
             return None
         module_name, attr = target.split(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise  # a real bug inside the command: the error handler reports it
-            raise TcgError(
-                f"`tcg {cmd_name}` is not available in this build",
-                hint="update or reinstall tcg (tcg doctor checks the install)",
-            ) from exc
-        return getattr(module, attr)
+        # A missing module is a broken install or a bug: the error handler reports it
+        # as an internal error (it is never hidden from --help or skipped).
+        command: click.Command = getattr(importlib.import_module(module_name), attr)
+        return command
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -1,7 +1,8 @@
 """`tcg check [--actor human|agent] [--json] LINE`: evaluate a line, run nothing.
 
 A dry run: it prints the decision, every reason with its fix, and exits
-0 ALLOW/SANITIZE/RELOCATE/SNAPSHOT · 2 BLOCK · 3 ASK · 1 error. RELOCATE and
+0 ALLOW/SANITIZE/RELOCATE/SNAPSHOT · 2 BLOCK (also an invalid policy or an internal
+error: fail closed) · 3 ASK · 1 usage error. RELOCATE and
 SNAPSHOT only say what a run would save first: check moves and copies nothing. It records no event:
 events record what tcg *mediated*, and a check mediates nothing (an agent
 probing the policy would otherwise fill the log with decisions that never ran).
@@ -9,9 +10,11 @@ probing the policy would otherwise fill the log with decisions that never ran).
 An invalid policy is not an "error" here: mediation fails closed on it, so
 `check` reports BLOCK ``policy-invalid`` with the file, line and hint, exit 2.
 
-``check_main`` is the click-free entry used by ``tcg_shell check``; the click
-command is built on first attribute access so importing this module for the
-hot path does not import click.
+``check_main`` parses the arguments for every entry (`tcg check`, `tcg_shell check`
+and the click command, which only renders ``--help``), so there is one grammar and
+one usage exit code. The actor defaults as for a mediated run
+(tcg.events.actor_from_env). The click command is built on first attribute access
+so importing this module for the hot path does not import click.
 """
 
 from __future__ import annotations
@@ -22,15 +25,10 @@ import sys
 from typing import Any, TextIO
 
 from tcg.errors import ExitCode, PolicyError, debug_enabled
-from tcg.policy.model import Decision, Verdict
+from tcg.events import actor_from_env
+from tcg.policy.model import ACTORS, Decision, Verdict
 
-ACTORS = ("human", "agent")
 USAGE = "usage: tcg check [--actor human|agent] [--json] LINE\n"
-
-
-def default_actor(environ: dict[str, str] | os._Environ[str] | None = None) -> str:
-    env = os.environ if environ is None else environ
-    return "agent" if env.get("TCG_ACTOR", "").strip().lower() == "agent" else "human"
 
 
 def exit_code_for(decision: Decision) -> int:
@@ -159,7 +157,7 @@ def check_main(argv: list[str]) -> int:
 def _dispatch(actor: str | None, as_json: bool, positional: list[str]) -> int:
     if len(positional) != 1:
         return _usage_error("give the command line as ONE argument (quote it)")
-    actor = (actor or default_actor()).lower()
+    actor = (actor or actor_from_env(os.environ)).lower()
     if actor not in ACTORS:
         return _usage_error(f"unknown actor {actor!r} (expected human or agent)")
     try:
@@ -170,29 +168,31 @@ def _dispatch(actor: str | None, as_json: bool, positional: list[str]) -> int:
 
 def _usage_error(message: str) -> int:
     sys.stderr.write(f"tcg check: {message}\n{USAGE}hint: e.g. tcg check --actor agent 'cat .env'\n")
-    return int(ExitCode.ERROR)
+    return int(ExitCode.ERROR)  # not 2: that is BLOCK here
 
 
 def _build_click_command() -> Any:
     import click
 
-    @click.command(
+    from tcg.cli.passthrough import PassThroughCommand
+
+    return PassThroughCommand(
         "check",
-        context_settings={"ignore_unknown_options": False, "help_option_names": ["-h", "--help"]},
+        check_main,
+        params=[
+            click.Option(["--actor"], metavar="human|agent",
+                         help="Who would run the line (default: agent when TCG_ACTOR=agent "
+                              "or TCG_AGENT is set, as for a mediated run; else human)."),
+            click.Option(["--json", "as_json"], is_flag=True, help="Print the verdict as JSON."),
+            click.Argument(["line"], nargs=-1),
+        ],
+        help="""Evaluate LINE against the policy without running it.
+
+        Exit 0 ALLOW/SANITIZE/RELOCATE/SNAPSHOT, 2 BLOCK (also an invalid policy or an
+        internal error), 3 ASK, 1 usage error. Records no event and changes nothing (a
+        RELOCATE line is not moved to the trash here).
+        """,
     )
-    @click.option("--actor", default=None, metavar="human|agent",
-                  help="Who would run the line (default: agent if TCG_ACTOR=agent, else human).")
-    @click.option("--json", "as_json", is_flag=True, help="Print the verdict as JSON.")
-    @click.argument("line", nargs=-1)
-    def check(actor: str | None, as_json: bool, line: tuple[str, ...]) -> int:
-        """Evaluate LINE against the policy without running it.
-
-        Exit 0 ALLOW/SANITIZE/RELOCATE/SNAPSHOT, 2 BLOCK, 3 ASK, 1 error. Records no
-        event and changes nothing (a RELOCATE line is not moved to the trash here).
-        """
-        return _dispatch(actor, as_json, list(line))
-
-    return check
 
 
 def __getattr__(name: str) -> Any:

@@ -25,12 +25,21 @@ def run(argv: tuple[str, ...]) -> int:
     return guarded(lambda: Station().run_argv(args))
 
 
-@click.command(name="shell-run-line", context_settings=_PASS_THROUGH)
-@click.option("--shell", metavar="PATH", help="Shell to run LINE with (default: $TCG_SHELL, the calling shell).")
-@click.argument("line", nargs=-1, required=True, type=click.UNPROCESSED)
-def shell_run_line(shell: str | None, line: tuple[str, ...]) -> int:
-    """Alias of `tcg_shell run-line LINE`: LINE is ONE argument."""
+def _shell_run_line_command() -> click.Command:
+    from tcg.cli.passthrough import PassThroughCommand
     from tcg.runner.station import run_line_main
 
-    argv = ["--shell", shell] if shell else []
-    return run_line_main([*argv, *line])
+    return PassThroughCommand(
+        "shell-run-line",
+        run_line_main,
+        params=[
+            click.Option(["--shell"], metavar="PATH",
+                         help="Shell to run LINE with (default: $TCG_SHELL, the calling shell)."),
+            click.Argument(["line"], nargs=-1, required=True),
+        ],
+        help="Alias of `tcg_shell run-line LINE`: LINE is ONE argument.",
+    )
+
+
+# One grammar: `tcg_shell run-line`'s own parser (tcg.runner.station.parse_args).
+shell_run_line = _shell_run_line_command()

@@ -1,4 +1,4 @@
-"""Clipboard watcher (DESIGN §8): ``tcg clipboard watch``.
+"""Clipboard watcher (docs/clipboard.md): ``tcg clipboard watch``.
 
 backends.py — one class per platform tool (content over stdio only, timeouts);
 detect.py — which backend this machine has, with install hints;

@@ -398,7 +398,7 @@ class _Review:
     # ------------------------------------------------------------- other destroyers
 
     def mv(self, cmd: SimpleCommand) -> str:
-        from tcg.policy.engine import WRITE, classify
+        from tcg.policy.commands import WRITE, classify
 
         vals = [w.value for w in cmd.args if w.is_literal]
         if any(v in ("-n", "--no-clobber", "-i", "--interactive") or (v.startswith("-") and not v.startswith("--")
@@ -440,7 +440,7 @@ class _Review:
 
     def overwrites(self, cmd: SimpleCommand, name: str) -> None:
         """Commands that replace or rewrite an existing file's bytes."""
-        from tcg.policy.engine import RW, WRITE, classify
+        from tcg.policy.commands import RW, WRITE, classify
 
         vals = [w.value for w in cmd.args]
         if name == "tee" and any(v in ("-a", "--append") for v in vals):
@@ -482,7 +482,7 @@ class _Review:
 
     def _into_dir(self, words: list[tuple[Word, str]], targets: list[Word]) -> list[Word]:
         """``cp a b dir/``: the files overwritten are dir/a and dir/b."""
-        from tcg.policy.engine import WRITE
+        from tcg.policy.commands import WRITE
 
         if len(targets) != 1 or not targets[0].static:
             return targets

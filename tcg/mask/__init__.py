@@ -1,4 +1,4 @@
-"""Streaming secret masking (DESIGN §6): ``Masker``, ``masker_for``, ``mask_text``.
+"""Streaming secret masking (docs/masking.md): ``Masker``, ``masker_for``, ``mask_text``.
 
 Placeholders are ``<SECRET:rule-id:h8>`` / ``<PII:type:h8>`` with h8 the
 install-keyed HMAC of the value; reference findings (names of variables or

@@ -87,7 +87,8 @@ def _item(name: str, av: object, depth: int) -> set[tuple[bytes, bool]]:
             return {(bytes([c]), True) for c in chars}
         return {(b"", False)}
     if name in ("MAX_REPEAT", "MIN_REPEAT"):
-        lo, _hi, sub = av  # type: ignore[misc]
+        lo: int = av[0]  # type: ignore[index]
+        sub = av[2]  # type: ignore[index]
         if lo == 0:
             return {(b"", False)}
         return {(p, False) for p, _ in _prefixes(sub, depth + 1)}

@@ -15,7 +15,7 @@ import time
 
 from tcg.errors import TcgError
 from tcg.mask.masker import MODES
-from tcg.runner.base import write_all
+from tcg.osutil import write_all
 
 READ_SIZE = 1 << 18  # 256 KiB: one strict-mode slice per read (see Masker.feed)
 # strict mode where freed large buffers stay in the heap (tcg.mask.alloc): twice that

@@ -213,7 +213,7 @@ class Masker:
             self._advance(out, final=False, precise=True)
             return b"".join(out)
         self._v.finish()
-        out: list[bytes] = []
+        out = []
         if self._block is not None:
             self._idle_blocks.add(self._block.start)
             self._close_block(out, self._v.view_end)

@@ -204,7 +204,7 @@ class StrictBound:
         common short anchor (``co``) costs nothing further back. ``precise``: an
         occurrence holds only if the rest of the view can still begin a match of
         one of the rules the anchor starts (see _viable_prefix)."""
-        db, spans, span_len, keys = self._hs
+        db, spans, span_len, keys = self._hs  # type: ignore[misc]  # only called when the database exists
         first = n - span_len
         found: list[tuple[int, int]] = []
 
@@ -243,7 +243,7 @@ class StrictBound:
             if first >= h:
                 continue
             low = view[first:].lower() if rx_folded is not None else b""
-            for rx, table, hay, off in ((rx_exact, self.exact, view, 0),
+            for rx, widths, hay, off in ((rx_exact, self.exact, view, 0),
                                         (rx_folded, self.folded, low, first)):
                 if rx is None:
                     continue
@@ -253,7 +253,7 @@ class StrictBound:
                     s = m.start() + off
                     if s >= h:
                         break
-                    if s + table[m.group()] + CONTEXT >= n:
+                    if s + widths[m.group()] + CONTEXT >= n:
                         h = s
                         break
                     m = search(hay, m.start() + 1)
@@ -405,7 +405,8 @@ def _anchor_db(exact: dict[bytes, int], folded: dict[bytes, int], span_len: int,
     keys = [(a, f != 0) for a, _, f in items]
     if compiled is not None:
         return compiled, [len(a) for a, _, _ in items], span_len, keys
-    ext = [hyperscan.ExpressionExt(hyperscan.HS_EXT_FLAG_MIN_OFFSET,
+    # hyperscan's stubs lag its API (ExpressionExt is missing from them)
+    ext = [hyperscan.ExpressionExt(hyperscan.HS_EXT_FLAG_MIN_OFFSET,  # type: ignore[attr-defined]
                                    min_offset=max(len(a), span_len - w - CONTEXT + len(a)))
            for a, w, _ in items]
     try:
@@ -437,7 +438,7 @@ def _one(op: str, av: Any) -> bytes:
         return b"[^" + _lit(av) + b"]"
     if op == "ANY":
         return b"."
-    out = []
+    out: list[bytes] = []
     for iop, iav in av:
         name = str(iop)
         if name == "NEGATE":

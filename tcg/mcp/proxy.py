@@ -177,7 +177,7 @@ class McpSession:
         result = obj.get("result")
         roots = result.get("roots") if isinstance(result, dict) else None
         if isinstance(roots, list):
-            uris = [r.get("uri") for r in roots if isinstance(r, dict) and isinstance(r.get("uri"), str)]
+            uris = [r["uri"] for r in roots if isinstance(r, dict) and isinstance(r.get("uri"), str)]
             self.checker.set_client_roots(uris)
 
     # ------------------------------------------------------------ server → client

@@ -23,7 +23,7 @@ from typing import Protocol
 
 from tcg.errors import ExitCode, TcgError
 from tcg.mcp.framing import LineSplitter
-from tcg.runner.base import grow_pipe, write_all
+from tcg.osutil import grow_pipe, write_all
 
 CLIENT = "client"
 SERVER = "server"
@@ -251,7 +251,7 @@ class StdioRelay:
             if self.proc.poll() is None:  # interrupted before the server exited
                 self._signal_group(signal.SIGKILL)
                 self.proc.wait()
-            for sig, handler in old.items():
-                signal.signal(sig, handler)  # type: ignore[arg-type]
+            for signum, handler in old.items():
+                signal.signal(signum, handler)  # type: ignore[arg-type]
         rc = self.proc.returncode
         return 128 - rc if rc < 0 else rc

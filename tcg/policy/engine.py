@@ -28,9 +28,23 @@ import posixpath
 from tcg.errors import PolicyError
 from tcg.guard import wanted as guard_wanted
 from tcg.policy.cmdline import DYN, ParsedLine, Redirect, SimpleCommand, Word, parse_line
+from tcg.policy.commands import (
+    FILE_READERS,
+    HIDDEN_READERS,
+    INTERPRETERS,
+    LIST,
+    MODIFY,
+    NONE,
+    PRINTING,
+    READ,
+    RW,
+    USE,
+    WRITE,
+    classify,
+)
+from tcg.policy.dumprules import DumpRule, compile_dump_rules, dump_matches
 from tcg.policy.glob import fnmatchcase
 from tcg.policy.model import Decision, Reason, Verdict
-from tcg.record import Record
 
 TYPE_CHECKING = False  # typing and dataclasses cost import time on every mediated command
 if TYPE_CHECKING:
@@ -38,91 +52,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
-# --------------------------------------------------------------- access model
-
-READ = "read"  # contents reach the command (and maybe its output)
-WRITE = "write"  # contents are replaced or appended
-RW = "read-write"  # both (sed -i, mv source, ln source)
-MODIFY = "modify"  # metadata or removal, contents untouched (rm, chmod, touch)
-USE = "use"  # a credential handed to a tool that does not print it (ssh -i)
-LIST = "list"  # names only (ls, find)
-NONE = "none"  # the word is not a file (echo's text, a remote path)
-
-LISTING = frozenset({"ls", "dir", "vdir", "tree", "exa", "eza", "lsd", "find", "fd", "fdfind", "du"})
-NON_READING = frozenset(
-    {
-        "stat", "file", "test", "[", "realpath", "readlink", "basename", "dirname", "which", "type",
-        "whereis", "cd", "pushd", "popd", "echo", "printf", "print", "wc", "md5sum", "sha1sum",
-        "sha256sum", "sha512sum", "b2sum", "cksum", "lsattr", "getfacl", "namei", ":", "true",
-        "false", "export", "declare", "typeset", "local", "readonly", "unset", "alias", "set",
-        "shopt", "umask", "sleep", "kill", "pwd", "date", "whoami", "id", "hostname", "uname",
-        "ssh", "mosh", "exit", "return", "hash", "history", "jobs", "wait", "trap", "ulimit",
-    }
-)
-MODIFYING = frozenset(
-    {"rm", "rmdir", "unlink", "shred", "touch", "chmod", "chown", "chgrp", "chattr", "setfacl",
-     "mkdir", "mkfifo", "mknod", "srm"}
-)
-# Commands whose file arguments are routinely read: a dynamic argument here is
-# "unresolved" (for other commands a dynamic word is assumed not to be a file).
-FILE_READERS = frozenset(
-    {
-        "cat", "tac", "nl", "less", "more", "most", "head", "tail", "bat", "batcat", "view", "vi",
-        "vim", "nvim", "nano", "emacs", "ed", "grep", "egrep", "fgrep", "rg", "ag", "ack", "awk",
-        "gawk", "mawk", "sed", "cut", "sort", "uniq", "strings", "od", "xxd", "hexdump", "hd",
-        "base64", "base32", "basenc", "cp", "mv", "ln", "scp", "rsync", "tar", "zip", "7z", "gzip",
-        "bzip2", "xz", "zstd", "openssl", "gpg", "source", ".", "diff", "cmp", "comm", "paste",
-        "join", "jq", "yq", "iconv", "dd", "tee", "split", "fold", "fmt", "pr", "column", "look",
-        "xclip", "xsel", "wl-copy", "pbcopy", "nc", "ncat", "socat", "install", "code", "open",
-        "xdg-open", "python", "python3", "node", "perl", "ruby", "php", "bash", "sh", "zsh", "sqlite3",
-    }
-)
-PATTERN_FIRST = frozenset(
-    {"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk", "mawk", "sed", "jq", "yq"}
-)
-GIT_READING = frozenset(
-    {"show", "diff", "log", "blame", "annotate", "cat-file", "grep", "archive", "format-patch",
-     "difftool", "whatchanged", "apply", "am"}
-)
-INTERPRETERS = {
-    "python": ("-c",), "python3": ("-c",), "python2": ("-c",), "pypy": ("-c",), "pypy3": ("-c",),
-    "node": ("-e", "--eval", "-p", "--print"), "deno": ("eval",), "bun": ("-e", "--eval"),
-    "perl": ("-e", "-E"), "ruby": ("-e",), "php": ("-r",), "osascript": ("-e",),
-    "pwsh": ("-c", "-Command"), "powershell": ("-c", "-Command"),
-}
-# Options whose value is a credential the tool uses without printing it.
-USE_OPTIONS: dict[str, frozenset[str]] = {
-    "ssh": frozenset({"-i", "-F", "-S"}),
-    "scp": frozenset({"-i", "-F", "-S"}),
-    "sftp": frozenset({"-i", "-F"}),
-    "curl": frozenset({"--cert", "-E", "--key", "--cacert", "--capath", "--netrc-file", "--proxy-cert",
-                       "--proxy-key"}),
-    "docker": frozenset({"--env-file", "--tlscert", "--tlskey", "--tlscacert", "--config"}),
-    "podman": frozenset({"--env-file"}),
-    "docker-compose": frozenset({"--env-file"}),
-    "node": frozenset({"--env-file", "--env-file-if-exists"}),
-    "bun": frozenset({"--env-file"}),
-    "deno": frozenset({"--env-file", "--env"}),
-    "kubectl": frozenset({"--kubeconfig", "--client-key", "--client-certificate", "--certificate-authority"}),
-    "helm": frozenset({"--kubeconfig", "--key-file", "--cert-file", "--ca-file"}),
-    "oc": frozenset({"--kubeconfig"}),
-    "gcloud": frozenset({"--key-file", "--cred-file"}),
-    "terraform": frozenset({"-var-file", "--var-file"}),
-    "tofu": frozenset({"-var-file", "--var-file"}),
-    "openssl": frozenset({"-cert", "-key", "-CAfile", "-passin", "-inkey"}),
-    "ansible": frozenset({"--private-key", "--key-file", "--vault-password-file"}),
-    "ansible-playbook": frozenset({"--private-key", "--key-file", "--vault-password-file"}),
-    "git": frozenset({"--git-dir"}),
-    "uv": frozenset({"--env-file"}),
-    "dotenv": frozenset({"-f", "-e"}),
-    "psql": frozenset({"--passfile"}),
-    "mysql": frozenset({"--defaults-file", "--defaults-extra-file"}),
-}
-USE_COMMANDS = frozenset({"ssh-add", "ssh-keygen", "ssh-copy-id", "ssh-keyscan"})
-# Commands whose reads hide in URLs, SQL, object ids or directories (tcg.policy.readers).
-_HIDDEN_READERS = frozenset({"curl", "sqlite3", "sqlite", "git", "grep", "egrep", "fgrep", "rgrep", "tar", "bsdtar",
-                             "zip", "rsync", "cp", "scp", "rg"})
-PRINTING = frozenset({"echo", "printf", "print"})
 SHELL_RC = (
     "~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.profile", "~/.zshrc", "~/.zshenv",
     "~/.zprofile", "~/.zlogin", "~/.config/fish/config.fish", "~/.inputrc",
@@ -153,64 +82,6 @@ _MAX_DETAIL = 120
 
 
 # ------------------------------------------------------------ compiled policy
-
-
-class DumpRule(Record, fields="id commands args flags option option_values unless_first description",
-               defaults=((), (), (), (), (), "")):
-    """One ``[[credential_dumps]]`` entry (fields documented in docs/policy.md)."""
-
-    __slots__ = ()
-    id: str
-    commands: tuple[str, ...]
-    args: tuple[str, ...]
-    flags: tuple[str, ...]
-    option: tuple[str, ...]
-    option_values: tuple[str, ...]
-    unless_first: tuple[str, ...]
-    description: str
-
-
-_DUMP_FIELDS = {"id", "command", "args", "flags", "option", "option_values", "unless_first", "description"}
-
-
-def _str_list(entry: dict[str, Any], key: str, rule_id: str) -> tuple[str, ...]:
-    value = entry.get(key, [])
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise PolicyError(
-            f"[[credential_dumps]] {rule_id!r}: {key} must be a string or a list of strings",
-            hint=f'write it as {key} = ["a", "b"]',
-        )
-    return tuple(value)
-
-
-def compile_dump_rules(entries: Iterable[dict[str, Any]]) -> tuple[DumpRule, ...]:
-    rules: list[DumpRule] = []
-    for entry in entries:
-        rid = str(entry.get("id", "?"))
-        unknown = set(entry) - _DUMP_FIELDS
-        if unknown:
-            raise PolicyError(
-                f"[[credential_dumps]] {rid!r}: unknown field {sorted(unknown)[0]!r}",
-                hint="fields are: " + ", ".join(sorted(_DUMP_FIELDS)),
-            )
-        commands = _str_list(entry, "command", rid)
-        if not commands:
-            raise PolicyError(f"[[credential_dumps]] {rid!r} needs a command", hint='add command = ["tool"]')
-        rules.append(
-            DumpRule(
-                id=rid,
-                commands=commands,
-                args=_str_list(entry, "args", rid),
-                flags=_str_list(entry, "flags", rid),
-                option=_str_list(entry, "option", rid),
-                option_values=_str_list(entry, "option_values", rid),
-                unless_first=_str_list(entry, "unless_first", rid),
-                description=str(entry.get("description", "")),
-            )
-        )
-    return tuple(rules)
 
 
 def _lower(items: Any) -> tuple[str, ...]:
@@ -514,7 +385,7 @@ class _Evaluator:
             self.file_access(cmd, name, word, access)
         if name in INTERPRETERS:
             self.interpreter_code(cmd, name)
-        if name in _HIDDEN_READERS:
+        if name in HIDDEN_READERS:
             self.hidden_reads(cmd, name)
 
     def hidden_reads(self, cmd: SimpleCommand, name: str) -> None:
@@ -529,8 +400,8 @@ class _Evaluator:
                 self.check_path(name, Word(path, w.static, False, None, w.vars, w.source), READ, reader=True,
                                 via="file://")
         elif name in readers.SQLITE:
-            for path in readers.sqlite_paths(args):
-                word = Word(path) if path is not None else Word(DYN + "readfile", static=False)
+            for db_path in readers.sqlite_paths(args):
+                word = Word(db_path) if db_path is not None else Word(DYN + "readfile", static=False)
                 self.check_path(name, word, READ, reader=True, via="readfile ")
         elif name == "git":
             self.git_objects(values)
@@ -713,14 +584,14 @@ class _Evaluator:
     def dumps(self, cmd: SimpleCommand, name: str) -> None:
         args = cmd.args
         vals = [w.value for w in args]
-        if name == "env":  # only reached when env runs nothing (see cmdline._peel_env)
+        if name == "env":  # only reached when env runs nothing (see tcg.policy.wrappers._peel_env)
             if not any(v in ("--help", "--version") for v in vals):
                 self.add("credential-dump", "env with no command prints the whole environment", "env-dump")
         elif name == "printenv":
-            names = [w for w in args if not w.value.startswith("-")]
-            if not names:
+            named = [w for w in args if not w.value.startswith("-")]
+            if not named:
                 self.add("credential-dump", "printenv prints the whole environment", "env-dump")
-            for w in names:
+            for w in named:
                 if not w.static or self.rules.secret_var(w.value):
                     self.add("credential-dump", f"printenv prints {_show(w.value)}", "secret-var-expansion")
         elif name == "set" and not args:
@@ -743,7 +614,7 @@ class _Evaluator:
                         self.add("credential-dump", f"{name} prints ${var}", "secret-var-expansion")
         if name in self.rules.dump_commands:
             for rule in self.rules.dumps:
-                if name in rule.commands and _dump_matches(rule, args):
+                if name in rule.commands and dump_matches(rule, args):
                     what = rule.description or "prints credentials"
                     shown = " ".join([name, *rule.args]) if rule.args else name
                     self.add("credential-dump", f"{shown}: {what}", rule.id)
@@ -782,237 +653,6 @@ class _Evaluator:
             for var in code.vars:
                 if self.rules.secret_var(var):
                     self.add("credential-dump", f"{name} code expands ${var}", "secret-var-expansion")
-
-
-# --------------------------------------------------------------- classification
-
-
-def classify(cmd: SimpleCommand, name: str) -> list[tuple[Word, str]]:
-    """Each argument word with what the command does to it as a file."""
-    args = list(cmd.args)
-    out: list[tuple[Word, str]] = []
-    if name in PRINTING or name in NON_READING:
-        return []
-    if name in LISTING:
-        return [(w, LIST) for w in _positionals(args)]
-    if name in MODIFYING:
-        return [(w, MODIFY) for w in _positionals(args)]
-    if name in USE_COMMANDS:
-        return [(w, USE) for w in args]
-    if name == "git":
-        return _classify_git(args)
-    if name in ("curl", "wget"):
-        return _classify_fetch(name, args)
-    if name == "dd":
-        for w in args:
-            key, eq, val = w.value.partition("=")
-            if eq and key in ("if", "of"):
-                out.append((Word(val, w.static, w.glob, w.pattern, w.vars, w.source), READ if key == "if" else WRITE))
-        return out
-    use = USE_OPTIONS.get(name, frozenset())
-    pos: list[Word] = []
-    i = 0
-    pattern_given = False
-    in_place = False
-    target_dir: Word | None = None
-    while i < len(args):
-        w = args[i]
-        v = w.value
-        if w.is_literal and v.startswith("-") and len(v) > 1:
-            opt, eq, val = v.partition("=")
-            if opt in use:
-                if eq:
-                    out.append((Word(val, w.static, w.glob, w.pattern, w.vars, w.source), USE))
-                elif i + 1 < len(args):
-                    out.append((args[i + 1], USE))
-                    i += 1
-                i += 1
-                continue
-            if name in PATTERN_FIRST and opt in ("-e", "--regexp", "--expression", "-f", "--file"):
-                pattern_given = True
-                if opt in ("-f", "--file"):
-                    target = Word(val, w.static) if eq else (args[i + 1] if i + 1 < len(args) else None)
-                    if target is not None:
-                        out.append((target, READ))
-                if not eq:
-                    i += 1
-                i += 1
-                continue
-            if name in ("sed", "perl") and (opt in ("-i", "--in-place") or (opt.startswith("-i") and name == "sed")
-                                            or (name == "perl" and opt.startswith("-") and "i" in opt[1:3])):
-                in_place = True
-            if name in ("cp", "mv", "install", "ln") and opt in ("-t", "--target-directory"):
-                if eq:
-                    target_dir = Word(val, w.static)
-                elif i + 1 < len(args):
-                    target_dir = args[i + 1]
-                    i += 1
-                i += 1
-                continue
-            if name in ("docker", "podman") and opt in ("-v", "--volume", "--mount") :
-                src = val if eq else (args[i + 1].value if i + 1 < len(args) else "")
-                src = src.split(",")[0].replace("source=", "").replace("src=", "").split(":")[0]
-                out.append((Word(src), READ))
-                if not eq:
-                    i += 1
-                i += 1
-                continue
-            if eq and opt in ("--exclude", "--include", "--exclude-dir", "--include-dir"):
-                i += 1  # a glob of names to skip or keep, not a file that is read
-                continue
-            if eq:  # --file=PATH: the value may be a path
-                out.append((Word(val, w.static, w.glob, w.pattern, w.vars, w.source), READ))
-            i += 1
-            continue
-        if v == "--" and w.is_literal:
-            pos.extend(args[i + 1 :])
-            break
-        pos.append(w)
-        i += 1
-    if name in PATTERN_FIRST and not pattern_given and pos:
-        pos = pos[1:]  # grep PATTERN FILE…: the pattern is not a file
-    if name in ("tee",):
-        return out + [(w, WRITE) for w in pos]
-    if name == "truncate":
-        return out + [(w, WRITE) for w in pos]
-    if name in ("cp", "install", "rsync", "scp", "mv", "ln"):
-        src_access = RW if name in ("mv", "ln") else READ
-        if target_dir is not None:
-            return out + [(w, src_access) for w in pos] + [(target_dir, WRITE)]
-        if len(pos) >= 2:
-            return out + [(w, src_access) for w in pos[:-1]] + [(pos[-1], WRITE)]
-        return out + [(w, src_access) for w in pos]
-    if in_place:
-        return out + [(w, RW) for w in pos]
-    if name in INTERPRETERS:
-        # skip the code string after -c/-e: it is checked as code
-        opts = INTERPRETERS[name]
-        keep: list[Word] = []
-        skip = False
-        for w in args:
-            if skip:
-                skip = False
-                continue
-            if w.value in opts:
-                skip = True
-                continue
-            if not w.value.startswith("-"):
-                keep.append(w)
-        return out + [(w, READ) for w in keep]
-    # key=value arguments (make VAR=x, dd-style) may carry a path after '='
-    extra: list[tuple[Word, str]] = []
-    for w in pos:
-        if "=" in w.value and w.static and not w.value.startswith("="):
-            val = w.value.split("=", 1)[1]
-            extra.append((Word(val, w.static, False, None, w.vars, w.source), READ))
-    return out + [(w, READ) for w in pos] + extra
-
-
-def _positionals(args: list[Word]) -> list[Word]:
-    return [w for w in args if not (w.is_literal and w.value.startswith("-") and len(w.value) > 1)]
-
-
-def _classify_git(args: list[Word]) -> list[tuple[Word, str]]:
-    i = 0
-    while i < len(args) and args[i].value.startswith("-"):
-        if args[i].value in ("-C", "-c", "--git-dir", "--work-tree", "--namespace"):
-            i += 1
-        i += 1
-    if i >= len(args):
-        return []
-    sub = args[i].value
-    if sub not in GIT_READING:
-        return []
-    out: list[tuple[Word, str]] = []
-    for w in _positionals(args[i + 1 :]):
-        out.append((w, READ))
-        if ":" in w.value:  # HEAD:.env
-            out.append((Word(w.value.split(":", 1)[1], w.static, w.glob, w.pattern, w.vars, w.source), READ))
-    return out
-
-
-def _classify_fetch(name: str, args: list[Word]) -> list[tuple[Word, str]]:
-    """curl/wget: URLs are not files; uploads (-d @f, -F x=@f, -T f) read, -o writes."""
-    out: list[tuple[Word, str]] = []
-    reads_at = {"-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "--json", "-F", "--form"}
-    reads = {"-T", "--upload-file", "-K", "--config", "--post-file", "--body-file", "-i", "--input-file"}
-    writes = {"-o", "--output", "-O", "--output-document", "-c", "--cookie-jar"}
-    use = USE_OPTIONS.get(name, frozenset())
-    for i, w in enumerate(args):
-        opt, eq, val = w.value.partition("=") if w.value.startswith("--") else (w.value, "", "")
-        nxt = Word(val, w.static) if eq else (args[i + 1] if i + 1 < len(args) else None)
-        if nxt is None:
-            continue
-        if opt in reads_at and "@" in nxt.value:
-            path = nxt.value.split("@", 1)[1].split(";", 1)[0]
-            out.append((Word(path, nxt.static, vars=nxt.vars), READ))
-        elif opt in reads:
-            out.append((nxt, READ))
-        elif opt in writes and not (name == "wget" and opt == "-O" and nxt.value == "-"):
-            if not (name == "curl" and opt == "-O"):
-                out.append((nxt, WRITE))
-        elif opt in use:
-            out.append((nxt, USE))
-    return out
-
-
-def _dump_matches(rule: DumpRule, args: tuple[Word, ...]) -> bool:
-    vals = [w.value for w in args]
-    positional = [v for v in vals if not v.startswith("-")]
-    if rule.unless_first:
-        if not positional or positional[0] in rule.unless_first:
-            return False
-    if rule.args:
-        it = iter(v.lower() for v in positional)
-        for want in rule.args:
-            if not any(_glob(v, want.lower()) for v in it):
-                return False
-    if rule.flags and not any(_has_flag(vals, f) for f in rule.flags):
-        return False
-    if rule.option:
-        found = False
-        for i, v in enumerate(vals):
-            for opt in rule.option:
-                value: str | None = None
-                if v == opt and i + 1 < len(vals):
-                    value = vals[i + 1]
-                elif v.startswith(opt + "="):
-                    value = v[len(opt) + 1 :]
-                elif len(opt) == 2 and v.startswith(opt) and len(v) > 2 and not opt.startswith("--"):
-                    value = v[2:].lstrip("=")
-                if value is not None and (
-                    not rule.option_values
-                    or any(fnmatchcase(value.lower(), p.lower()) for p in rule.option_values)
-                ):
-                    found = True
-        if not found:
-            return False
-    return True
-
-
-def _glob(value: str, pattern: str) -> bool:
-    """fnmatch plus one level of ``{a,b}`` alternatives (policy data uses them): the
-    first ``{…}`` group that holds no other brace is expanded."""
-    close = pattern.find("}")
-    while close >= 0:
-        open_ = pattern.rfind("{", 0, close)
-        if open_ >= 0:
-            return any(
-                fnmatchcase(value, pattern[:open_] + alt + pattern[close + 1 :])
-                for alt in pattern[open_ + 1 : close].split(",")
-            )
-        close = pattern.find("}", close + 1)
-    return fnmatchcase(value, pattern)
-
-
-def _has_flag(vals: list[str], flag: str) -> bool:
-    for v in vals:
-        if v == flag or v.startswith(flag + "="):
-            return True
-        if len(flag) == 2 and flag[0] == "-" and flag[1] != "-" and v.startswith("-") and not v.startswith("--"):
-            if flag[1] in v[1:] and v[1:].isalpha():
-                return True
-    return False
 
 
 def _expand_glob(pattern: str, cwd: str) -> list[str]:

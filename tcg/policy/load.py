@@ -128,7 +128,7 @@ SETTING_CHOICES: dict[str, tuple[str, ...]] = {
 # Fields an entry of an array of tables may have: "str" (a string) or "strs"
 # (a string or a list of strings). A typo in a rule must be an error naming the
 # file and line, not a rule that silently matches nothing. Keep in step with
-# tcg/policy/engine.py compile_dump_rules (which re-checks without line numbers).
+# tcg/policy/dumprules.py compile_dump_rules (which re-checks without line numbers).
 TABLE_FIELDS: dict[str, dict[str, str]] = {
     "credential_dumps": {
         "id": "str",
@@ -390,8 +390,8 @@ def validate(data: dict[str, Any], path: str, text: str = "") -> None:
                 if not isinstance(value, list) or not all(isinstance(v, typ) for v in value):
                     fail(dotted, f"{dotted} must be a list of strings", 'write it as ["a", "b"]')
             elif k == INBOUND_ACTION:
-                _, _, surface, kind = dotted.split(".")
-                if surface not in INBOUND_SURFACES or kind not in INBOUND_KINDS:
+                _, _, surface, inbound_kind = dotted.split(".")
+                if surface not in INBOUND_SURFACES or inbound_kind not in INBOUND_KINDS:
                     fail(dotted, f"unknown inbound surface or kind in {dotted!r}",
                          f"surfaces: {', '.join(INBOUND_SURFACES)}; kinds: {', '.join(INBOUND_KINDS)}")
                 if not isinstance(value, str) or value.lower() not in INBOUND_ACTIONS:
@@ -503,16 +503,16 @@ def _merge(base: dict[str, Any], layer: Layer, notices: list[str], prefix: str =
             existing += [v for v in value if v not in existing]
             base[key] = existing
         elif k == TABLE_LIST:
-            existing = {e["id"]: e for e in base.get(key, [])}
+            by_id = {e["id"]: e for e in base.get(key, [])}
             for entry in value:
-                if entry["id"] in existing and repo:
+                if entry["id"] in by_id and repo:
                     notices.append(
                         f"{layer.path}: [[{dotted}]] id {entry['id']!r} ignored: a repository policy "
                         "cannot replace a rule"
                     )
                     continue
-                existing[entry["id"]] = entry
-            base[key] = list(existing.values())
+                by_id[entry["id"]] = entry
+            base[key] = list(by_id.values())
         else:  # SETTING
             if repo:
                 notices.append(f"{layer.path}: {dotted} ignored: a repository policy cannot change settings")
@@ -649,6 +649,8 @@ class PolicySnapshots:
 
     def get(self, key: str) -> Policy | None:
         entry = self._entries().get(key)
+        if not isinstance(entry, dict):
+            return None
         try:
             data = entry["data"]
             if not isinstance(data, dict) or not isinstance(entry["fingerprint"], str):

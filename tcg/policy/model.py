@@ -90,8 +90,8 @@ class Decision(metaclass=_DecisionType):
     @classmethod
     def parse(cls, value: str) -> Decision:
         try:
-            return cls(value.lower())
-        except ValueError:
+            return cls._by_value[value.lower()]
+        except KeyError:
             raise ValueError(
                 f"unknown decision {value!r} (expected one of: "
                 + ", ".join(d.value for d in cls)

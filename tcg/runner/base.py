@@ -8,7 +8,20 @@ loop only sees file descriptors / bytes and an :class:`OutputFilter`.
 from __future__ import annotations
 
 import os
-import sys
+
+from tcg.errors import ExitCode
+
+# The OS helpers live in tcg.osutil, below every package; the names stay importable
+# from here for the station, the sandbox, the launcher and the scanner, which import
+# them from tcg.runner.base today (their owners move those imports).
+from tcg.osutil import (  # noqa: F401
+    F_SETPIPE_SZ,
+    PIPE_SIZE,
+    fd_identity,
+    grow_pipe,
+    which,
+    write_all,
+)
 
 # The interfaces below are typing Protocols for checkers; at run time they are
 # plain classes, because importing typing costs ~3 ms of every mediated command.
@@ -19,12 +32,12 @@ if TYPE_CHECKING:
 else:
     Protocol = object
 
-# Exit codes of the station agent (DESIGN §3): the child's own, 128+N for a
+# Exit codes of a mediated run (docs/cli.md): the child's own, 128+N for a
 # signal, 126 when policy blocks, 127 when the command cannot be started.
-EXIT_BLOCKED = 126
-EXIT_NOT_FOUND = 127
-EXIT_USAGE = 2
-SIGNAL_BASE = 128
+EXIT_BLOCKED = ExitCode.BLOCKED
+EXIT_NOT_FOUND = ExitCode.NOT_FOUND
+EXIT_USAGE = ExitCode.USAGE
+SIGNAL_BASE = ExitCode.SIGNAL_BASE
 
 
 class OutputFilter(Protocol):
@@ -107,59 +120,6 @@ def exit_code_from_status(status: int) -> int:
     """waitpid status → shell-style exit code (signal N → 128+N)."""
     code = os.waitstatus_to_exitcode(status)
     return SIGNAL_BASE - code if code < 0 else code
-
-
-def which(name: str, path: str | None) -> str | None:
-    """PATH lookup without importing shutil (hot path)."""
-    if os.sep in name or (os.altsep and os.altsep in name):
-        return name if os.access(name, os.X_OK) and not os.path.isdir(name) else None
-    for d in (path or os.defpath).split(os.pathsep):
-        candidate = os.path.join(d or ".", name)
-        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
-            return candidate
-    return None
-
-
-def write_all(fd: int, data: bytes | memoryview) -> None:
-    """Write every byte, waiting on a non-blocking fd instead of failing."""
-    view = memoryview(data)
-    while view:
-        try:
-            n = os.write(fd, view)
-        except BlockingIOError:
-            import select
-
-            select.select([], [fd], [])
-            continue
-        view = view[n:]
-
-
-PIPE_SIZE = 1 << 20
-F_SETPIPE_SZ = 1031  # Linux fcntl (older Pythons' fcntl module does not name it)
-
-
-def grow_pipe(fd: int, size: int = PIPE_SIZE) -> None:
-    """Linux: ask for a ``size`` pipe buffer (default 64 KiB), so bulk data moves in a
-    few large reads and writes instead of many small ones, each a wake-up. Best
-    effort: not Linux, not a pipe, or over /proc/sys/fs/pipe-max-size keeps the default."""
-    if fd < 0 or not sys.platform.startswith("linux"):
-        return
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, F_SETPIPE_SZ, size)
-    except OSError:
-        pass
-
-
-def fd_identity(fd: int) -> str:
-    """A stable id for what ``fd`` is connected to: a pipe's inode or a tty's rdev."""
-    import stat
-
-    st = os.fstat(fd)
-    if stat.S_ISCHR(st.st_mode):
-        return f"c{st.st_rdev}"
-    return f"i{st.st_dev}:{st.st_ino}"
 
 
 class LazyFilter:

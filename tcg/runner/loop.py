@@ -1,6 +1,6 @@
 """The PTY copy loop: raw mode, signals as a select()-able fd, SIGWINCH → child.
 
-Design (research/shells_pty.md §5): every read is written out at once (no
+Design: every read is written out at once (no
 timers that batch output); the only buffering is input queued while the PTY
 is not writable, output read while the previous chunk was being masked and
 written (``_MasterReader``), and what the masker holds back as a
@@ -16,7 +16,8 @@ import os
 import select
 import time
 
-from tcg.runner.base import OutputFilter, PtyChild, read_burst, write_all
+from tcg.osutil import write_all
+from tcg.runner.base import OutputFilter, PtyChild, read_burst
 from tcg.runner.signals import (  # noqa: F401 - re-exported
     DRAIN_IDLE,
     ESCALATE,
@@ -156,6 +157,7 @@ class _MasterReader:
         try:
             if self._blocked and hasattr(signal, "pthread_sigmask"):
                 signal.pthread_sigmask(signal.SIG_BLOCK, self._blocked)
+            wait: Callable[[], object]
             if hasattr(select, "epoll"):  # Linux; macOS's poll() does not take ttys
                 poller = select.poll()
                 poller.register(self.fd, select.POLLIN)

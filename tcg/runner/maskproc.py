@@ -23,7 +23,7 @@ import os
 import sys
 import time
 
-from tcg.runner.base import grow_pipe, write_all
+from tcg.osutil import grow_pipe, write_all
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -12,7 +12,8 @@ import os
 import select
 import time
 
-from tcg.runner.base import OutputFilter, exit_code_from_status, read_burst, write_all
+from tcg.osutil import write_all
+from tcg.runner.base import OutputFilter, exit_code_from_status, read_burst
 from tcg.runner.signals import (
     DRAIN_IDLE,
     ESCALATE_SIGNALS,
@@ -79,7 +80,9 @@ def run_pipes(
     when it cannot be started (and whatever ``spawn`` raises before anything ran).
     """
     if spawn is None:
-        from tcg.runner.posix import spawn_pipes as spawn
+        from tcg.runner.posix import spawn_pipes
+
+        spawn = spawn_pipes
 
     with SignalPipe(("SIGCHLD", *FORWARDED)) as sigs:
         pid, out_r, err_r = spawn(argv, env, channel_var=channel_var)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import errno
 import os
 
-from tcg.runner.base import SpawnError, exit_code_from_status, fd_identity, grow_pipe, which
+from tcg.osutil import fd_identity, grow_pipe, which
+from tcg.runner.base import SpawnError, exit_code_from_status
 from tcg.runner.signals import signal
 
 TYPE_CHECKING = False
@@ -216,7 +217,7 @@ def _login_tty(fd: int) -> None:  # pragma: no cover - runs in the child
 
 
 def _read_all(fd: int) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         try:
             data = os.read(fd, 4096)

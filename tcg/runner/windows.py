@@ -3,7 +3,7 @@
 Cannot run on the Linux CI; kept small and import-safe (pywinpty is imported
 only when a child is spawned). pywinpty's ``read()`` returns ``str``: it is
 re-encoded here so only bytes leave the adapter. ConPTY re-renders the screen
-(research/shells_pty.md §5), so masking in PTY mode is best effort on
+(it repaints rather than passing bytes through), so masking in PTY mode is best effort on
 Windows; the agent case uses pipes, like on POSIX. There is no SIGWINCH: the
 loop polls the console size and calls ``set_size``.
 """
@@ -75,7 +75,7 @@ class WindowsPty:
 
 
 def powershell_argv(line: str, exe: str = "powershell.exe") -> list[str]:
-    """How a PowerShell line is run (DESIGN §7)."""
+    """How a PowerShell line is run (docs/shells.md): no profile, no prompt, one -Command."""
     return [exe, "-NoLogo", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Command", line]
 
 

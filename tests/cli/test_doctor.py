@@ -140,15 +140,21 @@ def test_missing_git_and_entry_points_fail(capsys, tmp_path, monkeypatch):
 
 
 @needs_posix
-@pytest.mark.skipif(os.name == "posix" and os.geteuid() == 0, reason="root can write anywhere")
-def test_unwritable_state_dir_fails(capsys, full_path, tcg_home):
-    tcg_home.mkdir()
-    os.chmod(tcg_home, 0o500)
-    try:
-        rc, out, _ = doctor(capsys)
-    finally:
-        os.chmod(tcg_home, 0o700)
-    assert rc == 1 and line_for(out, "event log").startswith("FAIL")
+def test_unwritable_state_dir_fails():
+    """As an unprivileged user (nobody when the tests run as root: root writes anywhere)."""
+    from tests.helpers.unprivileged import run_unprivileged, unprivileged_home
+
+    code = (
+        "import os, sys\n"
+        "from tcg.cli import main\n"
+        "os.chmod(os.environ['TCG_HOME'], 0o500)\n"
+        "sys.exit(main(['doctor']))\n"
+    )
+    with unprivileged_home() as home:
+        proc = run_unprivileged(code, home)
+        os.chmod(home, 0o700)
+    assert proc.returncode == 1, proc.stderr
+    assert line_for(proc.stdout, "event log").startswith("FAIL")
 
 
 def test_doctor_does_not_write(full_path, tcg_home, fresh_key):

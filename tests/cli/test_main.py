@@ -1,4 +1,4 @@
-"""The `tcg` group: help, version, unknown and not-yet-built commands."""
+"""The `tcg` group: help, version, unknown commands, a broken install."""
 
 from __future__ import annotations
 
@@ -25,13 +25,13 @@ def test_unknown_command_is_a_usage_error(capsys):
     assert "No such command" in capsys.readouterr().err
 
 
-def test_command_missing_from_this_build(capsys, monkeypatch):
+def test_a_missing_command_module_is_an_internal_error(capsys, monkeypatch):
+    """A broken install is reported, never hidden from --help."""
     monkeypatch.setitem(COMMANDS, "ghost", "tcg.cli.ghost_never_built:ghost")
-    assert main(["ghost"]) == 1
-    err = capsys.readouterr().err
-    assert err.startswith("tcg: `tcg ghost` is not available in this build\nhint: ")
-    assert main(["--help"]) == 0
-    assert "ghost" not in capsys.readouterr().out
+    assert main(["ghost"]) == 2
+    assert capsys.readouterr().err.startswith("tcg: internal error: ModuleNotFoundError\nhint: ")
+    assert main(["--help"]) == 2  # the listing reports it too, rather than leave it out
+    assert "internal error: ModuleNotFoundError" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("args", [["policy", "show", "--bogus"], ["events", "--type"]])

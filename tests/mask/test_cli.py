@@ -14,7 +14,7 @@ from tests.helpers.leaks import assert_no_secret_written
 from tests.mask.helpers import leaks, needles_of, plants
 
 TCG = str(Path(sys.executable).with_name("tcg"))
-KEY_TAIL = "Z7QH3KX9LM2PW4RT"  # AKIA + this: the exact fake key of issue 3's acceptance
+KEY_TAIL = "Z7QH3KX9LM2PW4RT"  # AKIA + this: a fake AWS key id of the documented shape
 
 
 def _read_until(fd: int, want: bytes, timeout: float) -> bytes:

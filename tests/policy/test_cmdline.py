@@ -341,7 +341,7 @@ def test_grammar_loads_with_or_without_the_package_init():
                          timeout=60, check=True).stdout.split("\n")[0]
     assert out == "['tree_sitter._binding', 'tree_sitter_bash._binding'] False"
 
-    from tcg.policy.cmdline import _binding
+    from tcg.policy.tsbinding import _binding
 
     direct = _binding("tree_sitter_bash").language()
     via_package = tree_sitter_bash.language()  # the package is loaded now: the fallback path

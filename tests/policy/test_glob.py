@@ -9,7 +9,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcg.policy.engine import _glob
+from tcg.policy.dumprules import _glob
 from tcg.policy.glob import fnmatchcase
 
 # few distinct characters, so that names and patterns collide often

@@ -1,4 +1,4 @@
-"""Decision order, worst(), verdicts (DESIGN §4)."""
+"""Decision order, worst(), verdicts (docs/policy.md)."""
 
 from __future__ import annotations
 

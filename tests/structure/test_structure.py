@@ -1,0 +1,151 @@
+"""The package's shape: no import cycles between packages, small modules, a lean hot path.
+
+The graph is read statically (tests/structure/imports.py), lazy imports inside
+functions included: a function-level import is still a dependency, it only moves
+its cost. The ledgers below hold what is known and not yet paid down; each test
+fails when something new appears AND when a ledger entry is no longer true, so
+the ledgers only shrink.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.structure.imports import PACKAGE, cycles, graph, modules
+
+MAX_LINES = 600
+# The masker's bound proof stays in one piece (its argument reads top to bottom).
+EXEMPT = {"tcg/mask/strict_bound.py"}
+# Modules over the budget today, with the ceiling they must not grow past.
+OVERSIZE = {
+    "tcg/detect/engine.py": 973,
+    "tcg/entities/matcher.py": 652,
+    "tcg/guard/rules.py": 665,
+    "tcg/policy/cmdline.py": 700,
+    "tcg/policy/engine.py": 674,
+    "tcg/policy/load.py": 720,
+    "tcg/runner/station.py": 676,
+}
+
+# Package-level cycles today (each a set of packages importing each other in a ring).
+KNOWN_PACKAGE_CYCLES = [
+    # launcher/cli wire the agents; tcg.shells.generator renders through tcg.cli
+    {"tcg.agents", "tcg.cli", "tcg.launcher", "tcg.shells"},
+    # the MCP proxy runs the entity and inbound stages; they reuse its framing
+    {"tcg.entities", "tcg.inbound", "tcg.mcp"},
+    # the engine asks the guard's rules; the guard parses with policy and masks
+    # channel payloads; the mask filter loads the policy
+    {"tcg.guard", "tcg.mask", "tcg.policy"},
+    # the station prepares the sandbox; the sandbox runs commands through the runner
+    {"tcg.runner", "tcg.sandbox"},
+]
+
+
+def _lines(path) -> int:
+    with open(path, encoding="utf-8") as f:
+        return sum(1 for _ in f)
+
+
+def _package(module: str) -> str:
+    """``tcg.policy.engine`` -> ``tcg.policy``; the top-level modules (errors, events,
+    paths, record …) are the core, one node."""
+    parts = module.split(".")
+    if len(parts) == 2 and not (PACKAGE / parts[1]).is_dir() and module != "tcg.__main__":
+        return "tcg"
+    return ".".join(parts[:2])
+
+
+def _package_cycles() -> list[set[str]]:
+    edges: dict[str, set[str]] = {}
+    for mod, deps in graph().items():
+        src = _package(mod)
+        edges.setdefault(src, set())
+        edges[src].update(_package(d) for d in deps if _package(d) != src)
+    return [set(c) for c in cycles(edges)]
+
+
+def test_no_new_cycle_between_packages():
+    found = _package_cycles()
+    for comp in found:
+        assert any(comp <= known for known in KNOWN_PACKAGE_CYCLES), (
+            f"a new import cycle between packages: {sorted(comp)}"
+        )
+    for known in KNOWN_PACKAGE_CYCLES:
+        assert any(known == comp for comp in found), (
+            f"the cycle {sorted(known)} shrank or is gone: update KNOWN_PACKAGE_CYCLES"
+        )
+
+
+@pytest.mark.parametrize("package", ["tcg.launcher", "tcg.policy", "tcg.detect", "tcg.cli"])
+def test_no_cycle_within_package(package):
+    sub = {m: {d for d in deps if d.startswith(package + ".")}
+           for m, deps in graph().items() if m.startswith(package + ".")}
+    assert cycles(sub) == []
+
+
+def test_core_does_not_import_the_surfaces():
+    """The core modules (errors, events, paths, record …) sit below every package."""
+    for mod, deps in graph().items():
+        if _package(mod) == "tcg" and mod != "tcg":
+            above = sorted(d for d in deps if _package(d) != "tcg")
+            assert above == [], f"{mod} imports {above}: the core sits below the packages"
+
+
+def test_module_size_budget():
+    over = {}
+    for path in modules().values():
+        rel = path.relative_to(PACKAGE.parent).as_posix()
+        n = _lines(path)
+        if rel in EXEMPT:
+            continue
+        if rel in OVERSIZE:
+            assert n <= OVERSIZE[rel], f"{rel} grew to {n} lines (ceiling {OVERSIZE[rel]}): split it"
+            assert n > MAX_LINES, f"{rel} is {n} lines now: drop it from OVERSIZE"
+        elif n > MAX_LINES:
+            over[rel] = n
+    assert over == {}, f"modules over {MAX_LINES} lines (give each one job): {over}"
+
+
+# ------------------------------------------------------------------ import budget
+# Modules the hot entries must not load: each costs milliseconds on every call, or
+# belongs to another surface.
+NEVER_ON_HOT_PATH = ("click", "pexpect", "rich", "hypothesis", "mcp", "tcg.cli.app", "tcg.scan",
+                     "tcg.launcher", "tcg.clipboard", "tcg.mcp", "tcg.detect.engine")
+
+
+def _loaded(code: str, runs: int = 2) -> tuple[str, list[str]]:
+    """Run ``code`` (which sets ``rc``) ``runs`` times in a fresh ``python -I``; the
+    last run's rc and the forbidden modules it loaded (the first fills start-up caches)."""
+    probe = (code + "\nimport sys; bad = sorted(m for m in sys.modules if m in "
+             + repr(NEVER_ON_HOT_PATH) + " or any(m.startswith(p + '.') for p in "
+             + repr(NEVER_ON_HOT_PATH) + "))\nprint('RESULT', rc, bad)")
+    out = None
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True,
+                             timeout=120, stdin=subprocess.DEVNULL)
+    assert out is not None
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
+    assert line, out.stderr
+    _, rc, bad = line[-1].split(" ", 2)
+    return rc, eval(bad)  # noqa: S307 - our own repr of a list of module names
+
+
+@pytest.mark.parametrize("line", ["true", "true | cat", "echo $HOME > /dev/null"])
+def test_run_line_import_budget(line):
+    rc, bad = _loaded(f"from tcg import shell_entry; rc = shell_entry.main(['run-line', {line!r}])")
+    assert rc == "0" and bad == []
+
+
+@pytest.mark.parametrize("entry", ["tcg.shell_entry", "tcg.cli"])
+def test_check_import_budget(entry):
+    rc, bad = _loaded(f"import {entry} as e; rc = e.main(['check', 'cat .env'])", runs=1)
+    assert rc == "0" and bad == []
+
+
+def test_mask_filter_import_budget():
+    rc, bad = _loaded("import io, sys; sys.stdin = io.TextIOWrapper(io.BytesIO(b'hello\\n'));"
+                      "from tcg.cli import main; rc = main(['mask'])", runs=1)
+    assert rc == "0" and [m for m in bad if m != "tcg.detect.engine"] == []
