@@ -249,6 +249,11 @@ REASONS: dict[str, ReasonInfo] = {
         "an agent tried to approve its own request, or to empty the trash (tcg approve, tcg gc --apply)",
         "ask the user to run it in their own terminal",
     ),
+    "event-log-unwritable": ReasonInfo(
+        "the security event for this action could not be written (disk full, `ulimit -f`, unwritable "
+        "state directory) and events.on-unwritable is block: the action was refused rather than run unlogged",
+        "free space where the tcg state directory lives (`tcg doctor` shows the path), or raise `ulimit -f`",
+    ),
     "internal-error": ReasonInfo(
         "tcg failed while deciding; the action was refused rather than run unchecked",
         "rerun with TCG_DEBUG=1 to see the traceback and report it",

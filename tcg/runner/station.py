@@ -431,6 +431,25 @@ class Station:
                     "hint: run `tcg doctor` to check the event log\n"
                 )
 
+    def log_unwritable(self) -> str | None:
+        """Why this line's event could not be recorded (and the policy says to
+        refuse it: ``events.on-unwritable = "block"``), else None.
+
+        Checked before an allowed line runs: the event itself is written after
+        the child exits (it carries the exit code), and a full disk or ``ulimit -f``
+        must refuse the line rather than let it run unlogged."""
+        try:
+            if self.policy is not None and self.policy.get("events.on-unwritable", "block") == "warn":
+                return None
+            from tcg.events import EventLog
+
+            EventLog().check_writable()
+        except Exception as exc:  # noqa: BLE001 - cannot tell: refuse (fail closed)
+            self._debug()
+            what = getattr(exc, "message", None) or f"checking the event log failed ({type(exc).__name__})"
+            return what
+        return None
+
     # ------------------------------------------------------------ run
 
     def run_line(self, line: str, *, shell: str | None = None) -> int:
@@ -465,6 +484,11 @@ class Station:
         """Decide on ``line``; if allowed, run ``make_argv()`` (built only then)."""
         verdict = self.decide(line)
         ok = self.allowed(verdict)
+        if ok:
+            unlogged = self.log_unwritable()
+            if unlogged is not None:  # never run a line whose event cannot be recorded
+                self._warned = True  # the refusal says it; no second warning about the record
+                return self.refuse(line, "event-log-unwritable", unlogged, mode=None, shell=None)
         if ok:  # delete-guard (docs/guard.md): save what the line destroys; BLOCK if that fails
             verdict = self.prepare(line, verdict, defer_to=os.getpid() if is_nested(self.env) else None)
             ok = verdict.decision.value != "block"

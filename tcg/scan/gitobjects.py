@@ -17,6 +17,7 @@ one that introduced it on a linear history.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
