@@ -12,10 +12,12 @@ else is imported when needed.
 
 Failure policy (DESIGN §4, STYLE §4): any exception while *deciding* (loading
 the policy, evaluating, building the masker) refuses the line with 126
-(``policy-invalid`` / ``internal-error``). A failure to *record* the event is
-not a decision error: the decision stands (a refusal is still refused, an
-allowed line still runs) and one warning goes to stderr — an unwritable state
-dir must not turn every command on the machine into a 126.
+(``policy-invalid`` / ``internal-error``). An allowed line whose event could
+not be recorded (full disk, ``ulimit -f``, unwritable log: checked before it
+runs) is refused with 126 (``event-log-unwritable``) unless the policy says
+``events.on-unwritable = "warn"``. A record that still fails after the run (the
+command itself filled the disk) does not change the outcome: one warning goes
+to stderr.
 """
 
 from __future__ import annotations
