@@ -18,7 +18,7 @@ WRITER = textwrap.dedent(
     """
     import os, sys, time
     from pathlib import Path
-    from tcg.events import EventLog, build_record, encode_record, set_rotation
+    from tcg.events import EventLog, build_record, set_rotation
     n, go = int(sys.argv[1]), Path(sys.argv[2])
     set_rotation(1 << 20, 100)  # rotate every MiB: rotations race with the other writers
     deadline = time.monotonic() + 60
@@ -26,19 +26,19 @@ WRITER = textwrap.dedent(
         time.sleep(0.001)
     log = EventLog()
     base = build_record("command_decision", surface="shell", writer=n, seq=0, pad="")
-    for i in range(%d):
+    for i in range(int(sys.argv[3])):
         base["seq"] = i
         # every 25th record beyond PIPE_BUF, so interleaving would show (~40 MB in all,
         # under the 100 MiB the rotation keeps)
-        base["pad"] = "x" * ((i * 97) %% 6000) if i %% 25 == 0 else ""
+        base["pad"] = "x" * ((i * 97) % 6000) if i % 25 == 0 else ""
         log.append(base)
-    """ % EACH
+    """
 )
 
 
 def test_eight_writers_ten_thousand_events_each_with_rotation(tmp_path, tcg_home):
     go = tmp_path / "go"
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(n), str(go)]) for n in range(WRITERS)]
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(n), str(go), str(EACH)]) for n in range(WRITERS)]
     go.touch()
     for p in procs:
         assert p.wait(timeout=600) == 0
