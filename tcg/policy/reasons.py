@@ -251,8 +251,10 @@ REASONS: dict[str, ReasonInfo] = {
     ),
     "event-log-unwritable": ReasonInfo(
         "the security event for this action could not be written (disk full, `ulimit -f`, unwritable "
-        "state directory) and events.on-unwritable is block: the action was refused rather than run unlogged",
-        "free space where the tcg state directory lives (`tcg doctor` shows the path), or raise `ulimit -f`",
+        "state directory, unreadable install key) and events.on-unwritable is block: the action was "
+        "refused rather than run unlogged",
+        "free space where the tcg state directory lives (`tcg doctor` shows the path), raise `ulimit -f`, "
+        "or fix the key file the message names",
     ),
     "internal-error": ReasonInfo(
         "tcg failed while deciding; the action was refused rather than run unchecked",

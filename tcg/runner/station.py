@@ -434,8 +434,9 @@ class Station:
                 )
 
     def log_unwritable(self) -> str | None:
-        """Why this line's event could not be recorded (and the policy says to
-        refuse it: ``events.on-unwritable = "block"``), else None.
+        """Why this line's event could not be recorded — the log is not writable
+        or the install key that keys its hashes cannot be read — and the policy
+        says to refuse it (``events.on-unwritable = "block"``), else None.
 
         Checked before an allowed line runs: the event itself is written after
         the child exits (it carries the exit code), and a full disk or ``ulimit -f``
@@ -446,10 +447,12 @@ class Station:
             from tcg.events import EventLog
 
             EventLog().check_writable()
+            self._hasher()  # the record's keyed hash needs the install key
         except Exception as exc:  # noqa: BLE001 - cannot tell: refuse (fail closed)
             self._debug()
             what = getattr(exc, "message", None) or f"checking the event log failed ({type(exc).__name__})"
-            return what
+            hint = getattr(exc, "hint", None)
+            return what + (f" ({hint})" if hint else "")
         return None
 
     # ------------------------------------------------------------ run
