@@ -118,6 +118,12 @@ class HookAdapter:
         warning = ctx.emit("agent", decision, verdict.reason, verdict.rules, **fields)
         if refused:
             return self.deny(refusal(verdict) + (f"\n{warning}" if warning else "")), 0
+        if warning is not None and _refuse_unlogged(ctx):  # never let a call run unlogged
+            from tcg.policy.reasons import REASONS
+
+            what = warning.split(": ", 2)[-1]
+            return self.deny(f"tcg: blocked (event-log-unwritable): {what}\n"
+                             f"hint: {REASONS['event-log-unwritable'].fix}"), 0
         if result.updated_input is not None:
             return self.updated_input(result.updated_input), 0
         return None, 0
@@ -232,3 +238,12 @@ class HookAdapter:
 
 
 __all__ = ["WITHHELD", "HookAdapter", "Reply", "session_context", "withheld"]
+
+
+def _refuse_unlogged(ctx: HookContext) -> bool:
+    """``events.on-unwritable`` (default block): an allowed call whose event
+    could not be written is refused rather than run unlogged."""
+    try:
+        return ctx.policy.get("events.on-unwritable", "block") != "warn"  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - no policy to ask: fail closed
+        return True
