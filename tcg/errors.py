@@ -90,7 +90,10 @@ class PolicyError(TcgError):
 
 
 class EventLogError(TcgError):
-    pass
+    """The event log could not be written; ``errno`` is the OS error's (ENOSPC,
+    EFBIG, EACCES …) when there was one."""
+
+    errno: int | None = None
 
 
 def debug_enabled() -> bool:

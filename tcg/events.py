@@ -1,7 +1,8 @@
 """The security-event log: the only writer of ``events.jsonl``.
 
-One JSON object per line, appended with a single ``write`` on an ``O_APPEND``
-descriptor so concurrent tcg processes never interleave records. The file is
+One JSON object per line, appended through tcg.jsonl (one locked ``write`` on
+an ``O_APPEND`` descriptor, torn tails isolated, rotated by size) so concurrent
+tcg processes never interleave records and the log stays bounded. The file is
 0600 inside a 0700 directory. Records carry rule ids, counts, lengths and keyed
 hashes — never a matched value. Readers skip (and count) torn lines instead of
 failing, so a crash mid-write cannot hide the records after it.
@@ -12,8 +13,9 @@ from __future__ import annotations
 import os
 import time
 
+from tcg import jsonl
 from tcg.errors import EventLogError
-from tcg.paths import ensure_private_dir, get_paths
+from tcg.paths import get_paths
 
 TYPE_CHECKING = False  # typing, pathlib and dataclasses cost import time on every command
 if TYPE_CHECKING:
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 RECORD_START = b'{"v":'
-LOCK_WAIT = 0.25  # seconds a writer waits for the append lock before writing without it
 
 EVENT_TYPES = frozenset(
     {
@@ -179,8 +180,26 @@ def _encode(value: Any, out: Callable[[str], Any]) -> None:
         raise _Unsupported
 
 
+# Rotation by size (policy ``[events]``, docs/events.md): the live file plus
+# ``keep`` rotated ones, so the log is bounded at about (keep + 1) * max_bytes.
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+DEFAULT_KEEP = 5
+_limits: list[int] = [DEFAULT_MAX_BYTES, DEFAULT_KEEP]
+
+
+def set_rotation(max_bytes: int, keep: int) -> None:
+    """Rotation limits for this process's appends (set when a policy is loaded;
+    a process that loads none uses the defaults)."""
+    _limits[:] = [int(max_bytes), int(keep)]
+
+
+def rotation() -> tuple[int, int]:
+    return _limits[0], _limits[1]
+
+
 class EventLog:
-    """Appends records to one JSONL file. Cheap to construct; opens per write."""
+    """Appends records to one JSONL file (tcg.jsonl: torn-line safe, locked,
+    rotated by size). Cheap to construct; opens per write."""
 
     def __init__(self, path: str | os.PathLike[str] | None = None, paths: Paths | None = None):
         self._path = os.fspath(path) if path is not None else (paths or get_paths()).events_path
@@ -194,33 +213,17 @@ class EventLog:
     def append(self, record: Mapping[str, Any]) -> None:
         data = encode_record(record)
         try:
-            ensure_private_dir(os.path.dirname(self._path))
-            fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            jsonl.append(self._path, data, max_bytes=_limits[0], keep=_limits[1])
         except OSError as exc:
-            raise EventLogError(
-                f"cannot open the event log {self._path}: {exc.strerror}",
-                hint="check permissions of the tcg state directory (tcg doctor)",
-            ) from exc
+            raise _log_error(self._path, exc) from exc
+
+    def check_writable(self) -> None:
+        """Raise EventLogError when a record could not be appended now (full disk,
+        file-size limit, unwritable): the caller refuses instead of acting unlogged."""
         try:
-            st = os.fstat(fd)
-            if os.name == "posix" and st.st_mode & 0o077:
-                os.fchmod(fd, 0o600)  # created by something else: make it private again
-            if _lock(fd):
-                # A record torn by a crash (no trailing newline) must not swallow
-                # ours: start on a fresh line. The lock (held only for this check
-                # and the write, released by close) keeps a concurrent writer's
-                # half-copied record from looking torn. Readers resync anyway.
-                size = os.fstat(fd).st_size
-                if size and _last_byte(fd, size) != b"\n":
-                    data = b"\n" + data
-            written = os.write(fd, data)
-            if written != len(data):
-                raise EventLogError(
-                    f"short write to the event log {self._path} ({written}/{len(data)} bytes)",
-                    hint="is the disk full?",
-                )
-        finally:
-            os.close(fd)
+            jsonl.check_writable(self._path)
+        except OSError as exc:
+            raise _log_error(self._path, exc) from exc
 
     def emit(self, event: str, **kwargs: Any) -> dict[str, Any]:
         record = build_record(event, **kwargs)
@@ -228,29 +231,16 @@ class EventLog:
         return record
 
 
-def _lock(fd: int) -> bool:
-    """Exclusive advisory lock on the log (POSIX); False where there is none."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: appends stay whole; readers resync torn lines
-        return False
-    # Bounded wait: a writer stopped (Ctrl-Z) while holding the lock must not hang
-    # every other mediated command. Without the lock we only skip the repair.
-    deadline = time.monotonic() + LOCK_WAIT
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.0005)
-        except OSError:  # e.g. a filesystem without flock
-            return False
+def _log_error(path: str, exc: OSError) -> EventLogError:
+    import errno
 
-
-def _last_byte(fd: int, size: int) -> bytes:
-    return os.pread(fd, 1, size - 1)
+    if exc.errno in (errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        hint = "free space on the disk holding the tcg state directory (or raise `ulimit -f`)"
+    else:
+        hint = "check permissions of the tcg state directory (tcg doctor)"
+    err = EventLogError(f"cannot write the event log {path}: {exc.strerror or exc}", hint=hint)
+    err.errno = exc.errno
+    return err
 
 
 class ReadStats:
@@ -266,18 +256,14 @@ class ReadStats:
 
 
 def iter_records(path: str | os.PathLike[str], stats: ReadStats | None = None) -> Iterator[dict[str, Any]]:
-    """Yield parsed records; torn or non-JSON lines are skipped and counted."""
-    try:
-        fh = open(path, "rb")  # noqa: SIM115
-    except FileNotFoundError:
-        return
-    with fh:
-        for raw in fh:
-            garbage, rec = _split_line(raw)
-            if garbage and stats is not None:
-                stats.malformed += 1
-            if rec is not None:
-                yield rec
+    """Yield parsed records of ``path`` and its rotated files, oldest first;
+    torn or non-JSON lines are skipped and counted."""
+    for raw in jsonl.iter_lines(os.fspath(path)):
+        garbage, rec = _split_line(raw)
+        if garbage and stats is not None:
+            stats.malformed += 1
+        if rec is not None:
+            yield rec
 
 
 def _parse_line(raw: bytes) -> dict[str, Any] | None:
@@ -313,34 +299,11 @@ def _split_line(raw: bytes) -> tuple[bool, dict[str, Any] | None]:
 def follow_records(
     path: str | os.PathLike[str], stats: ReadStats | None = None, poll: float = 0.25, from_start: bool = True
 ) -> Iterator[dict[str, Any]]:
-    """Like ``tail -f``: yield existing records, then new ones as they are appended."""
-    pos = 0
-    if not from_start:
-        try:
-            pos = os.stat(path).st_size
-        except FileNotFoundError:
-            pos = 0
-    pending = b""
-    while True:
-        try:
-            with open(path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                if size < pos:  # truncated/rotated
-                    pos = 0
-                    pending = b""
-                fh.seek(pos)
-                chunk = fh.read()
-                pos = fh.tell()
-        except FileNotFoundError:
-            chunk = b""
-        if chunk:
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            for line in lines:
-                garbage, rec = _split_line(line + b"\n")
-                if garbage and stats is not None:
-                    stats.malformed += 1
-                if rec is not None:
-                    yield rec
-        else:
-            time.sleep(poll)
+    """Like ``tail -F``: yield existing records (rotated files first), then new
+    ones as they are appended, across rotations."""
+    for raw in jsonl.follow_lines(os.fspath(path), poll=poll, from_start=from_start):
+        garbage, rec = _split_line(raw)
+        if garbage and stats is not None:
+            stats.malformed += 1
+        if rec is not None:
+            yield rec

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tcg import jsonl
 from tcg.events import (
     EVENT_TYPES,
     EventLog,
@@ -127,10 +128,15 @@ def test_concurrent_writers_never_interleave(tmp_path, tcg_home):
     go.touch()
     for p in procs:
         assert p.wait(timeout=120) == 0
-    raw = get_paths().events_file.read_bytes()
-    lines = raw.split(b"\n")
-    assert lines[-1] == b""
-    records = [json.loads(line) for line in lines[:-1]]  # every line parses
+    # ~12 MB: the log rotated on the way (8 MiB default); nothing lost or split
+    files = jsonl.rotated_paths(get_paths().events_path)
+    assert len(files) >= 2
+    records = []
+    for f in files:
+        raw = Path(f).read_bytes()
+        lines = raw.split(b"\n")
+        assert lines[-1] == b""
+        records += [json.loads(line) for line in lines[:-1]]  # every line parses
     assert len(records) == 4000
     for n in range(8):
         assert [r["seq"] for r in records if r["writer"] == n] == list(range(500))

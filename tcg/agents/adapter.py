@@ -164,7 +164,13 @@ class HookAdapter:
             fields["detail"] = self.masked_detail(ctx, why)
             warning = ctx.emit("agent", "block", "input-not-rewritable", verdict.rules, **fields)
             return self.deny(_not_rewritable(self.agent, why) + (f"\n{warning}" if warning else "")), 0
-        ctx.emit("agent", verdict.decision.value, verdict.reason, verdict.rules, **fields)
+        warning = ctx.emit("agent", verdict.decision.value, verdict.reason, verdict.rules, **fields)
+        if warning is not None:  # an agent's call never runs unlogged (events.on-unwritable is for a person's lines)
+            from tcg.policy.reasons import REASONS
+
+            what = warning.split(": ", 2)[-1]
+            return self.deny(f"tcg: blocked (event-log-unwritable): {what}\n"
+                             f"hint: {REASONS['event-log-unwritable'].fix}"), 0
         if result.updated_input is not None:
             return self.updated_input(result.updated_input), 0
         return None, 0
@@ -356,3 +362,4 @@ def _not_rewritable(agent: str, why: str) -> str:
 
 
 __all__ = ["WITHHELD", "HookAdapter", "Reply", "session_context", "withheld"]
+

@@ -26,9 +26,15 @@ class ToolCall:
         self.cwd = cwd
 
     def text(self, field: str) -> str | None:
-        """A string field of the input, or None."""
+        """A string field of the input, or None when it is absent (or null).
+
+        A field that is there with another type (a command as a list, a path as
+        a number) raises ValueError: the hook denies a malformed call instead of
+        letting it through unchecked."""
         value = self.input.get(field)
-        return value if isinstance(value, str) else None
+        if value is None or isinstance(value, str):
+            return value
+        raise ValueError(f"the tool input's {field!r} is a {type(value).__name__}, not a string")
 
     def path(self, field: str) -> str | None:
         """A path field, absolute (relative ones are taken from the call's cwd)."""

@@ -57,6 +57,7 @@ MSG_INVALID = "tcg: invalid JSON-RPC frame"
 MSG_BATCH = "tcg: JSON-RPC batches are not supported"
 MSG_MASK_FAILED = "tcg: response withheld (secret could not be masked into a valid frame)"
 MSG_INTERNAL = "tcg: internal error while checking the message; refused"
+MSG_SERVER_GONE = "tcg: the MCP server exited before answering this request"
 
 
 def _id_key(value: Any) -> tuple[str, Any]:
@@ -79,6 +80,9 @@ class McpSession:
         self._note = note or (lambda msg: None)
         self._lock = threading.Lock()
         self._roots_requests: set[tuple[str, Any]] = set()
+        # ids of client requests forwarded to the server and not answered yet: if the
+        # server dies (even mid-frame) each gets an error instead of waiting forever
+        self._unanswered: dict[tuple[str, Any], Any] = {}
         self.counts = {"client_requests": 0, "client_notifications": 0, "blocked": 0,
                        "server_messages": 0, "masked_messages": 0, "masked_spans": 0,
                        "withheld": 0, "invalid_client": 0, "invalid_server": 0, "internal_errors": 0,
@@ -122,6 +126,8 @@ class McpSession:
                 out.append((side, error_frame(mid, "invalid-frame", message)))
             else:
                 out.append((peer, error_frame(mid, "invalid-frame", message)))
+                if side == SERVER:
+                    self._answered(mid)
         what = "batch" if frame.kind == BATCH else f"line ({frame.problem})"
         self.note(f"refused an invalid {what} from the {side}, {line_len} bytes; "
                   f"{len(out)} error repl{'y' if len(out) == 1 else 'ies'} sent")
@@ -163,6 +169,9 @@ class McpSession:
         self._count("client_requests" if frame.kind == REQUEST else "client_notifications")
         blocked = self.checker.check(obj)
         if blocked is None:
+            if frame.kind == REQUEST:
+                with self._lock:
+                    self._unanswered[_id_key(obj["id"])] = obj["id"]
             return [(SERVER, line + b"\n")]
         self._count("blocked")
         params = obj.get("params") if isinstance(obj.get("params"), dict) else {}
@@ -197,6 +206,8 @@ class McpSession:
             if mid is None:
                 return []
             dest = SERVER if isinstance(obj, dict) and "method" in obj else CLIENT
+            if dest == CLIENT:
+                self._answered(mid)
             return [(dest, error_frame(mid, "internal-error", MSG_INTERNAL))]
 
     def _fast_path(self, line: bytes) -> bool | tuple[Frame, bool] | None:
@@ -221,11 +232,28 @@ class McpSession:
         return Frame(frame.kind, framing.from_latin1(frame.obj)), scanned
 
     def _seen(self, frame: Frame, real_id: Any) -> None:
-        """Count a valid server message; remember the id of a roots/list request."""
+        """Count a valid server message; remember the id of a roots/list request,
+        forget a client request once it is answered."""
         self._count("server_messages")
         if frame.kind == REQUEST and frame.method == "roots/list":
             with self._lock:
                 self._roots_requests.add(_id_key(real_id))
+        elif frame.kind == RESPONSE:
+            self._answered(real_id)
+
+    def _answered(self, mid: Any) -> None:
+        with self._lock:
+            self._unanswered.pop(_id_key(mid), None)
+
+    def server_gone(self) -> Output:
+        """The server exited: an error reply for every request it left unanswered
+        (a half-written last frame is never forwarded; its id is answered here)."""
+        with self._lock:
+            ids = list(self._unanswered.values())
+            self._unanswered.clear()
+        if ids:
+            self.note(f"the server exited with {len(ids)} request(s) unanswered; error replies sent")
+        return [(CLIENT, error_frame(mid, "server-exited", MSG_SERVER_GONE)) for mid in ids]
 
     def _from_server(self, line: bytes) -> Output:
         if self.entity_filter is not None:

@@ -42,6 +42,8 @@ class Handler(Protocol):
 
     def from_server(self, line: bytes) -> Output: ...
 
+    def server_gone(self) -> Output: ...
+
 
 class ServerStartError(TcgError):
     exit_code = ExitCode.NOT_FOUND
@@ -204,12 +206,25 @@ class StdioRelay:
         while down.is_alive():
             down.join(0.05)
             now = time.monotonic()
-            if self._down_busy:
+            # a frame still being masked or written extends the drain, unless we were
+            # told to stop: a client that never reads must not hold a SIGTERM for minutes
+            if self._down_busy and self.signal_received is None:
                 deadline = now + DRAIN_AFTER_EXIT
             if now > deadline or now > hard:
                 self.note("the server exited but its stdout is still open (a background child?); "
                           "stopping the relay")
                 return
+
+    def _answer_unanswered(self) -> None:
+        """Error replies for the requests the server will never answer, written
+        within DRAIN_AFTER_EXIT (a client that does not read cannot hold us)."""
+        out = self.handler.server_gone()
+        if not out or self._client_gone:
+            return
+        self._pending[CLIENT].extend(data for _dest, data in out)
+        writer = threading.Thread(target=self._flush, args=(CLIENT, True), name="mcp-errors", daemon=True)
+        writer.start()
+        writer.join(DRAIN_AFTER_EXIT)
 
     def _upstream(self) -> None:
         try:
@@ -244,6 +259,7 @@ class StdioRelay:
             down.start()
             self.proc.wait()
             self._drain(down)
+            self._answer_unanswered()
         finally:
             self._signal_group(signal.SIGTERM)  # leftovers of the server's group: no orphans
             if self._kill_timer is not None:

@@ -118,11 +118,20 @@ SCHEMA: dict[str, tuple[str, type | tuple[type, ...]]] = {
     "trash.max-entries": (SETTING, int),
     "channels.decisions.*": (DECISION, str),
     "channels.categories": (PROTECT_LIST, str),
+    "events.max-bytes": (SETTING, int),
+    "events.keep": (SETTING, int),
+    "events.on-unwritable": (SETTING, str),
 }
 # Settings that take one of a few words: a typo must be an error, not a silent default.
 SETTING_CHOICES: dict[str, tuple[str, ...]] = {
     "sandbox.mechanism": ("auto", "namespaces", "bwrap"),
     "sandbox.on-unavailable": ("block", "warn"),
+    "events.on-unwritable": ("block", "warn"),
+}
+# Numeric settings with bounds (inclusive; None = unbounded).
+SETTING_RANGES: dict[str, tuple[int, int | None]] = {
+    "events.max-bytes": (65536, None),
+    "events.keep": (1, 100),
 }
 
 # Fields an entry of an array of tables may have: "str" (a string) or "strs"
@@ -406,6 +415,10 @@ def validate(data: dict[str, Any], path: str, text: str = "") -> None:
                     fail(dotted, f"{dotted} has the wrong type", "see docs/policy.md")
                 if not isinstance(value, typ):
                     fail(dotted, f"{dotted} has the wrong type ({type(value).__name__})", "see docs/policy.md")
+                bounds = SETTING_RANGES.get(dotted)
+                if bounds and (value < bounds[0] or (bounds[1] is not None and value > bounds[1])):
+                    fail(dotted, f"{dotted} = {value!r} is out of range",
+                         f"use a value from {bounds[0]}" + (f" to {bounds[1]}" if bounds[1] else " up"))
                 choices = SETTING_CHOICES.get(dotted)
                 if choices and value not in choices:
                     fail(dotted, f"{dotted} = {value!r} is not one of: {', '.join(choices)}",
@@ -584,11 +597,22 @@ def load_policy(
     key = snapshots.key(_default_text(), texts)
     cached = snapshots.get(key)
     if cached is not None:
+        _apply_process_settings(cached)
         return cached
     layers = [default_layer(), *(layer_from_text(kind, path, text) for kind, path, text in texts)]
     policy = merge_layers(layers)
     snapshots.put(key, policy)
+    _apply_process_settings(policy)
     return policy
+
+
+def _apply_process_settings(policy: Policy) -> None:
+    """Settings that act below the policy's callers: the event log's rotation
+    applies to every record this process appends after loading its policy."""
+    from tcg import events
+
+    events.set_rotation(int(policy.get("events.max-bytes", events.DEFAULT_MAX_BYTES)),
+                        int(policy.get("events.keep", events.DEFAULT_KEEP)))
 
 
 def _read_text(path: str | os.PathLike[str]) -> str:

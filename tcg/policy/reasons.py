@@ -128,12 +128,6 @@ REASONS: dict[str, ReasonInfo] = {
         "record events, so every command would be refused",
         "drop that option: tcg gives each of the agent's commands its own OS view instead",
     ),
-    "event-log-unavailable": ReasonInfo(
-        "an agent's command was not run: the event log cannot be written (read-only or full "
-        "disk, wrong owner), and an agent's command never runs unrecorded",
-        "make the tcg state directory writable (`tcg doctor` checks the event log); inside another "
-        "sandbox, give it write access to tcg's state directory or run the agent through `tcg launch`",
-    ),
     "sandbox-unavailable": ReasonInfo(
         "an agent's command was not run: the sandbox view (secret stores hidden, secret variables "
         "removed) could not be built on this machine, and sandbox.on-unavailable is block",
@@ -261,6 +255,13 @@ REASONS: dict[str, ReasonInfo] = {
     "self-approval": ReasonInfo(
         "an agent tried to approve its own request, or to empty the trash (tcg approve, tcg gc --apply)",
         "ask the user to run it in their own terminal",
+    ),
+    "event-log-unwritable": ReasonInfo(
+        "the security event for this action could not be written (disk full, `ulimit -f`, unwritable "
+        "state directory, unreadable install key) and events.on-unwritable is block: the action was "
+        "refused rather than run unlogged",
+        "free space where the tcg state directory lives (`tcg doctor` shows the path), raise `ulimit -f`, "
+        "or fix the key file the message names",
     ),
     "internal-error": ReasonInfo(
         "tcg failed while deciding; the action was refused rather than run unchecked",

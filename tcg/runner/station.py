@@ -12,13 +12,14 @@ else is imported when needed.
 
 Failure policy (DESIGN §4, STYLE §4): any exception while *deciding* (loading
 the policy, evaluating, building the masker) refuses the line with 126
-(``policy-invalid`` / ``internal-error``). A failure to *record* the event is
-not a decision error: the decision stands (a refusal is still refused, an
-allowed line still runs) and one warning goes to stderr — an unwritable state
-dir must not turn every command on the machine into a 126. An agent's command
-is the exception: it runs only when the event log can be opened for writing
-first (else ``event-log-unavailable``, 126), so no agent command runs
-unrecorded because, say, another tool's sandbox made tcg's state read-only.
+(``policy-invalid`` / ``internal-error``). An allowed line whose event could
+not be recorded (full disk, ``ulimit -f``, unwritable log, unreadable install
+key: checked before it runs) is refused with 126 (``event-log-unwritable``)
+unless the policy says ``events.on-unwritable = "warn"`` — which a person's line
+may use, an agent's never: no agent command runs unrecorded (say, because
+another tool's sandbox made tcg's state read-only). A record that still fails
+after the run (the command itself filled the disk) does not change the outcome:
+one warning goes to stderr.
 """
 
 from __future__ import annotations
@@ -447,6 +448,29 @@ class Station:
                     "hint: run `tcg doctor` to check the event log\n"
                 )
 
+    def log_unwritable(self) -> str | None:
+        """Why this line's event could not be recorded — the log is not writable
+        or the install key that keys its hashes cannot be read — and the policy
+        says to refuse it (``events.on-unwritable = "block"``), else None.
+
+        Checked before an allowed line runs: the event itself is written after
+        the child exits (it carries the exit code), and a full disk or ``ulimit -f``
+        must refuse the line rather than let it run unlogged."""
+        try:
+            if self.actor != "agent" and self.policy is not None \
+                    and self.policy.get("events.on-unwritable", "block") == "warn":
+                return None
+            from tcg.events import EventLog
+
+            EventLog().check_writable()
+            self._hasher()  # the record's keyed hash needs the install key
+        except Exception as exc:  # noqa: BLE001 - cannot tell: refuse (fail closed)
+            self._debug()
+            what = getattr(exc, "message", None) or f"checking the event log failed ({type(exc).__name__})"
+            hint = getattr(exc, "hint", None)
+            return what + (f" ({hint})" if hint else "")
+        return None
+
     # ------------------------------------------------------------ run
 
     def run_line(self, line: str, *, shell: str | None = None) -> int:
@@ -481,6 +505,11 @@ class Station:
         """Decide on ``line``; if allowed, run ``make_argv()`` (built only then)."""
         verdict = self.decide(line)
         ok = self.allowed(verdict)
+        if ok:
+            unlogged = self.log_unwritable()
+            if unlogged is not None:  # never run a line whose event cannot be recorded
+                self._warned = True  # the refusal says it; no second warning about the record
+                return self.refuse(line, "event-log-unwritable", unlogged, mode=None, shell=None)
         if ok:  # delete-guard (docs/guard.md): save what the line destroys; BLOCK if that fails
             verdict = self.prepare(line, verdict, defer_to=os.getpid() if is_nested(self.env) else None)
             ok = verdict.decision.value != "block"
@@ -520,11 +549,6 @@ class Station:
         child_env[MEDIATED] = self.session
         box: Any = None  # tcg.sandbox.Prepared for an agent
         if self.actor == "agent":
-            problem = _event_log_problem()
-            if problem is not None:
-                self.settle()
-                return _refuse_unrecorded("event-log-unavailable",
-                                          f"{problem}; an agent's command does not run unrecorded")
             from tcg.sandbox.agent import prepare_for_agent
 
             prepared = prepare_for_agent(self.policy, child_env, self._debug)
@@ -571,26 +595,6 @@ class Station:
         self.record(line, refusal, exit_code=EXIT_BLOCKED, mode=mode, nested=False, shell=shell)
         _print_refusal(refusal)
         return EXIT_BLOCKED
-
-def _event_log_problem() -> str | None:
-    """Why this command's event could not be appended (None: the log opens for writing)."""
-    from tcg.paths import ensure_private_dir, get_paths
-
-    path = get_paths().events_path
-    try:
-        ensure_private_dir(os.path.dirname(path))
-        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
-    except OSError as exc:
-        return f"the event log {path} cannot be written ({exc.strerror})"
-    return None
-
-
-def _refuse_unrecorded(code: str, detail: str) -> int:
-    """Refuse a line when the refusal itself cannot be recorded (the log is the problem)."""
-    from tcg.policy.model import Decision, Reason, Verdict
-
-    _print_refusal(Verdict(Decision.BLOCK, (Reason(code, Decision.BLOCK, detail),)))
-    return EXIT_BLOCKED
 
 
 def _reads_secret_store(verdict: Any) -> bool:

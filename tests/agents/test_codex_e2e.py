@@ -165,7 +165,7 @@ def _in_codex_sandbox(env: dict[str, str], cwd: Path, config: list[str], line: s
 
 @pytest.mark.parametrize(("config", "reason"), [
     # Codex's default for `codex exec`: tcg's state is read-only there.
-    (['sandbox_mode="read-only"'], "event-log-unavailable"),
+    (['sandbox_mode="read-only"'], "event-log-unwritable"),
     # Even with tcg's state writable, Codex's sandbox forbids the namespaces tcg's view needs.
     (['sandbox_mode="workspace-write"', "sandbox_workspace_write.writable_roots=[{tcg_home}]"],
      "sandbox-unavailable"),

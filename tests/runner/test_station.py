@@ -253,17 +253,32 @@ def test_a_forged_masked_line_entry_is_not_logged(tcg_home):
     assert [r["command"] for r in events(tcg_home)] == ["true", "true", "true"]
 
 
+def test_event_log_unwritable_refuses_the_line_by_default(tmp_path, tcg_home):
+    """Fail closed: a line whose event cannot be recorded does not run (126)."""
+    (tcg_home / "state" / "events.jsonl").mkdir(parents=True)  # cannot be opened for append
+    marker = tmp_path / "ran"
+    res = subprocess.run(station(f"touch '{marker}'"), capture_output=True, timeout=TIMEOUT,
+                         stdin=subprocess.DEVNULL, env=station_env())
+    assert res.returncode == 126 and not marker.exists()
+    assert b"blocked (event-log-unwritable)" in res.stderr
+    assert b"Is a directory" in res.stderr  # the OS error (EISDIR) is named
+    assert b"warning: the security event was not recorded" not in res.stderr
+
+
 def test_event_log_failure_warns_once_and_keeps_the_decision(tmp_path, tcg_home):
-    """A broken state dir is not a decision error: allowed lines still run,
-    refused lines are still refused, and stderr says once that nothing was logged."""
+    """With events.on-unwritable = "warn", a broken state dir is not a decision
+    error: allowed lines still run, refused lines are still refused, and stderr
+    says once that nothing was logged."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[events]\non-unwritable = "warn"\n')
     (tcg_home / "state" / "events.jsonl").mkdir(parents=True)  # cannot be opened for append
     ok = subprocess.run(station("echo ran; exit 3"), capture_output=True, timeout=TIMEOUT,
-                        stdin=subprocess.DEVNULL, env=station_env())
+                        stdin=subprocess.DEVNULL, env=station_env(TCG_POLICY=str(policy)))
     assert ok.returncode == 3 and ok.stdout == b"ran\n"
     assert ok.stderr.count(b"warning: the security event was not recorded") == 1
     (tmp_path / ".env").write_text("A=1\n")
     refused = subprocess.run(station("cat .env"), cwd=tmp_path, capture_output=True,
                              timeout=TIMEOUT, stdin=subprocess.DEVNULL,
-                             env=station_env(TCG_ACTOR="agent"))
+                             env=station_env(TCG_ACTOR="agent", TCG_POLICY=str(policy)))
     assert refused.returncode == 126 and refused.stdout == b""
     assert b"warning: the security event was not recorded" in refused.stderr

@@ -257,21 +257,23 @@ def test_bubblewrap_keeps_a_command_exit_status_of_one(world, tmp_path):
     assert (r.returncode, r.stdout) == (1, b"ran\n"), r.stderr
 
 
-def test_agent_command_never_runs_unrecorded(world, tcg_home):
+def test_agent_command_never_runs_unrecorded(world, tcg_home, tmp_path):
     """An event log that cannot be opened (a directory in its place: it fails for root
-    too) refuses an agent's command; a person's command still runs, with a warning."""
+    too) refuses an agent's command, even where the policy lets a person's command run
+    with a warning (events.on-unwritable = "warn")."""
     log = tcg_home / "state" / "events.jsonl"
     log.parent.mkdir(parents=True, exist_ok=True)
     if log.exists():
         log.unlink()
     log.mkdir()
-    r = run_agent(world, "touch ran.txt; echo hello")
+    env = with_policy(world, tmp_path, '[events]\non-unwritable = "warn"\n')
+    r = run_agent(world, "touch ran.txt; echo hello", env=env)
     assert r.returncode == 126 and r.stdout == b""
     err = r.stderr.decode()
-    assert err.startswith("tcg: blocked (event-log-unavailable): ") and "\nhint: " in err
+    assert err.startswith("tcg: blocked (event-log-unwritable): ") and "\nhint: " in err
     assert not (world.project / "ran.txt").exists()
     human = subprocess.run([TCG_SHELL, "run-line", "--shell", BASH, "echo hello"], cwd=world.project,
-                           env={**world.env, "TCG_ACTOR": "human"}, stdin=subprocess.DEVNULL, capture_output=True,
+                           env={**env, "TCG_ACTOR": "human"}, stdin=subprocess.DEVNULL, capture_output=True,
                            timeout=120)
     assert human.returncode == 0 and human.stdout == b"hello\n"
     assert b"the security event was not recorded" in human.stderr
