@@ -505,7 +505,9 @@ class Station:
         """Decide on ``line``; if allowed, run ``make_argv()`` (built only then)."""
         verdict = self.decide(line)
         ok = self.allowed(verdict)
-        if ok:
+        # An agent's nested tcg passes through only inside the outer station's view.
+        nested = is_nested(self.env) and (self.actor != "agent" or bool(self.env.get(SANDBOXED)))
+        if ok and not nested:  # a nested line is part of the outer one, whose station records it
             unlogged = self.log_unwritable()
             if unlogged is not None:  # never run a line whose event cannot be recorded
                 self._warned = True  # the refusal says it; no second warning about the record
@@ -520,8 +522,6 @@ class Station:
 
         argv = make_argv()
         shell = argv[0] if via_shell else None
-        # An agent's nested tcg passes through only inside the outer station's view.
-        nested = is_nested(self.env) and (self.actor != "agent" or bool(self.env.get(SANDBOXED)))
         if nested:
             # No exit code: we become the command; the outer station records it.
             mode = "pty" if os.isatty(1) else "pipe"
