@@ -207,8 +207,10 @@ def test_mcp_tool_calls_are_checked_and_their_results_masked(claude_bin, project
         text_turn("done"),
     ]
     with FakeAnthropic(turns) as api:
+        # MCP_TIMEOUT: the server starts through tcg's station; on a loaded machine that can take
+        # longer than Claude Code's default wait, and the tools would be missing ("No such tool")
         proc = run_claude([TCG, "launch", "--accept-findings", "claude", "-p", "go", "--mcp-config", config],
-                          project, cli_env(claude_bin, api, hermetic_home, tcg_home))
+                          project, {**cli_env(claude_bin, api, hermetic_home, tcg_home), "MCP_TIMEOUT": "120000"})
         assert proc.returncode == 0, proc.stderr[-2000:]
         got = results(api)
         assert "tcg: blocked (protected-resource)" in got["m_env"], got["m_env"]
