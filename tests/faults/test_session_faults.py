@@ -133,3 +133,84 @@ def test_policy_replaced_by_an_invalid_one_refuses_the_next_line(panes, shell_na
     time.sleep(1.5)
     p.line("echo third > third.txt")
     assert p.file("third.txt") == "third\n"
+
+
+def _tree_rss_kib(pid: int) -> int:
+    """VmRSS of ``pid`` and every descendant (the station and its masking process)."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open(f"/proc/{p}/status") as fh:
+                total += next((int(x.split()[1]) for x in fh if x.startswith("VmRSS:")), 0)
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    todo += [int(c) for c in fh.read().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
+
+
+STREAM_LINES = 60_000
+
+
+def test_a_terminal_that_stops_reading_bounds_the_session_and_loses_nothing(tmp_path, warm_detector,
+                                                                             hermetic_home):
+    """The session's own terminal (a PTY we hold) stops reading for 3 s while a
+    program in the session prints 60,000 lines holding a token: the session
+    blocks with bounded memory, and once reading resumes every line arrives, in
+    order, masked."""
+    import fcntl
+    import re
+    import termios
+
+    from ptyprocess import PtyProcess
+
+    from tests.shells.tmux import BASHRC, render_hook
+
+    token = fresh_token()
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    (home / ".bashrc").write_text(BASHRC + f"source '{home / 'hook.bash'}'\n")
+    (home / "hook.bash").write_text(render_hook("bash"))
+    (work / "tok.txt").write_text(token + "\n")
+    (work / "stream.py").write_text(
+        "tok = open('tok.txt').read().strip()\n"
+        f"for i in range({STREAM_LINES}):\n    print(i, 'key=' + tok)\n"
+        "print('END-' + 'OF-STREAM')\n")
+    env = dict(os.environ, HOME=str(home), TERM="xterm-256color", LC_ALL="C.UTF-8")
+    env.pop("TCG_SESSION_AUTO", None)
+    bash = subprocess.run(["sh", "-c", "command -v bash"], capture_output=True, text=True).stdout.strip()
+    term = PtyProcess.spawn([sys.executable, "-I", "-m", "tcg.shell_entry", "session", "--shell", bash,
+                             "--", "--noprofile", "--rcfile", str(home / ".bashrc"), "-i"],
+                            cwd=str(work), env=env, dimensions=(40, 150))
+    got = bytearray()
+
+    def read_until(mark: bytes, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while mark not in got:
+            assert time.monotonic() < deadline, f"no {mark!r}; got the tail {bytes(got[-500:])!r}"
+            if term.fd in __import__("select").select([term.fd], [], [], 0.5)[0]:
+                got.extend(os.read(term.fd, 1 << 16))
+
+    try:
+        read_until(b"P1> ")
+        term.write(f"{shlex.quote(sys.executable)} stream.py\r".encode())
+        read_until(b"key=<SECRET:")
+        rss = []
+        for _ in range(12):  # 3 s without reading
+            time.sleep(0.25)
+            rss.append(_tree_rss_kib(term.pid))
+        queued = int.from_bytes(fcntl.ioctl(term.fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+        assert queued >= 2048, f"the terminal's buffer is not full ({queued} bytes)"  # the fault
+        assert b"END-OF-STREAM" not in got
+        assert max(rss) < 256 * 1024, f"the session grew to {max(rss)} KiB while its terminal stalled"
+        read_until(b"END-OF-STREAM", timeout=300)
+        read_until(b"P2> ")
+    finally:
+        term.terminate(force=True)
+    text = bytes(got).decode("utf-8", "replace")
+    assert token not in text and token[4:20] not in text
+    rows = [int(m.group(1)) for m in re.finditer(r"(?m)^(\d+) key=<SECRET:github-pat-classic:", text)]
+    assert rows == list(range(STREAM_LINES)), "lines lost, repeated or out of order"
