@@ -164,7 +164,7 @@ def test_a_terminal_that_stops_reading_bounds_the_session_and_loses_nothing(tmp_
     import re
     import termios
 
-    from ptyprocess import PtyProcess
+    from ptyprocess import PtyProcess  # type: ignore[import-untyped]
 
     from tests.shells.tmux import BASHRC, render_hook
 
