@@ -300,8 +300,13 @@ def follow_records(
     path: str | os.PathLike[str], stats: ReadStats | None = None, poll: float = 0.25, from_start: bool = True
 ) -> Iterator[dict[str, Any]]:
     """Like ``tail -F``: yield existing records (rotated files first), then new
-    ones as they are appended, across rotations."""
-    for raw in jsonl.follow_lines(os.fspath(path), poll=poll, from_start=from_start):
+    ones as they are appended, across rotations. Positioned when called (see
+    tcg.jsonl.follow_lines), so nothing appended before the first ``next()`` is missed."""
+    return _records(jsonl.follow_lines(os.fspath(path), poll=poll, from_start=from_start), stats)
+
+
+def _records(lines: Iterator[bytes], stats: ReadStats | None) -> Iterator[dict[str, Any]]:
+    for raw in lines:
         garbage, rec = _split_line(raw)
         if garbage and stats is not None:
             stats.malformed += 1

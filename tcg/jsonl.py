@@ -156,18 +156,24 @@ def iter_lines(path: str) -> Iterator[bytes]:
 
 def follow_lines(path: str, poll: float = 0.25, from_start: bool = True) -> Iterator[bytes]:
     """Like ``tail -F``: complete lines of the rotated files and the live file,
-    then new ones as they are appended, across rotations."""
+    then new ones as they are appended, across rotations. The files are opened
+    (and, without ``from_start``, the end taken) when this is called, not at the
+    first ``next()``: a record appended in between is not lost."""
     handles = open_all(path) if from_start else []
     current: BinaryIO | None = None
     if handles and _is_live(handles[-1], path):
         current = handles.pop()
-    for fh in handles:
-        with fh:
-            yield from fh
     if current is None:
         current = _open_or_none(path)
         if current is not None and not from_start:
             current.seek(0, os.SEEK_END)
+    return _follow(path, poll, handles, current)
+
+
+def _follow(path: str, poll: float, handles: list[BinaryIO], current: BinaryIO | None) -> Iterator[bytes]:
+    for fh in handles:
+        with fh:
+            yield from fh
     pending = b""
     try:
         while True:
