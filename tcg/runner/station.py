@@ -10,7 +10,7 @@ otherwise (so it carries the exit code), before exec for a nested pass-through.
 Hot path: this module imports only ``os`` and ``sys`` at the top; everything
 else is imported when needed.
 
-Failure policy (DESIGN §4, STYLE §4): any exception while *deciding* (loading
+Failure policy (fail closed, see docs/reliability.md): any exception while *deciding* (loading
 the policy, evaluating, building the masker) refuses the line with 126
 (``policy-invalid`` / ``internal-error``). An allowed line whose event could
 not be recorded (full disk, ``ulimit -f``, unwritable log, unreadable install

@@ -9,6 +9,7 @@ the ledgers only shrink.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -107,6 +108,34 @@ def test_module_size_budget():
         elif n > MAX_LINES:
             over[rel] = n
     assert over == {}, f"modules over {MAX_LINES} lines (give each one job): {over}"
+
+
+
+# ------------------------------------------------------------------ citations
+# Code, comments and docs cite a docs/ page or state their reason: an issue number,
+# a design-document section or a research note is not in the repository, so a
+# reader cannot follow it. Built from pieces so this file does not match itself.
+CITATION = re.compile("|".join([
+    r"\bDESIGN(\.md)?\s*§", r"\bSTYLE(\.md)?\s*§", "§" + r"\s?\d", r"\bissue #?\d",
+    "research" + r"/\w",
+]), re.IGNORECASE)
+CITATION_ROOTS = ("tcg", "tests", "docs", "scripts", "bench", "README.md")
+
+
+def test_no_citation_of_issues_or_design_sections():
+    root = PACKAGE.parent
+    found = []
+    for top in CITATION_ROOTS:
+        base = root / top
+        paths = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
+        for path in paths:
+            if path.suffix not in {".py", ".md", ".sh", ".toml", ".zsh", ".bash", ".ps1", ".doskey", ".txt"}:
+                continue
+            for n, text in enumerate(path.read_text(encoding="utf-8", errors="replace")
+                                     .splitlines(), 1):
+                if CITATION.search(text):
+                    found.append(f"{path.relative_to(root)}:{n}: {text.strip()}")
+    assert found == [], "cite a docs/ page or state the reason instead:\n" + "\n".join(found)
 
 
 # ------------------------------------------------------------------ import budget
