@@ -146,19 +146,20 @@ NEVER_ON_HOT_PATH = ("click", "pexpect", "rich", "hypothesis", "mcp", "tcg.cli.a
                      "tcg.launcher", "tcg.clipboard", "tcg.mcp", "tcg.detect.engine")
 
 
-def _loaded(code: str, runs: int = 2) -> tuple[str, list[str]]:
-    """Run ``code`` (which sets ``rc``) ``runs`` times in a fresh ``python -I``; the
-    last run's rc and the forbidden modules it loaded (the first fills start-up caches)."""
+def _loaded(code: str, runs: int = 2, stdin: bytes | None = None) -> tuple[str, list[str]]:
+    """Run ``code`` (which sets ``rc``) ``runs`` times in a fresh ``python -I`` (``stdin``
+    on its standard input); the last run's rc and the forbidden modules it loaded (the
+    first fills start-up caches)."""
     probe = (code + "\nimport sys; bad = sorted(m for m in sys.modules if m in "
              + repr(NEVER_ON_HOT_PATH) + " or any(m.startswith(p + '.') for p in "
              + repr(NEVER_ON_HOT_PATH) + "))\nprint('RESULT', rc, bad)")
     out = None
     for _ in range(runs):
-        out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, text=True,
-                             timeout=120, stdin=subprocess.DEVNULL)
+        out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, timeout=120,
+                             **({"input": stdin} if stdin is not None else {"stdin": subprocess.DEVNULL}))
     assert out is not None
-    line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT ")]
-    assert line, out.stderr
+    line = [ln for ln in out.stdout.decode(errors="replace").splitlines() if ln.startswith("RESULT ")]
+    assert line, out.stderr.decode(errors="replace")
     _, rc, bad = line[-1].split(" ", 2)
     return rc, eval(bad)  # noqa: S307 - our own repr of a list of module names
 
@@ -179,3 +180,19 @@ def test_mask_filter_import_budget():
     rc, bad = _loaded("import io, sys; sys.stdin = io.TextIOWrapper(io.BytesIO(b'hello\\n'));"
                       "from tcg.cli import main; rc = main(['mask'])", runs=1)
     assert rc == "0" and [m for m in bad if m != "tcg.detect.engine"] == []
+
+
+def test_hook_entry_import_budget(tmp_path, tcg_home):
+    """`tcg hook claude PreToolUse` on a Read: Claude Code starts it for every tool call."""
+    import json
+
+    target = tmp_path / "README.md"
+    target.write_text("hello\n")
+    event = {"session_id": "s1", "hook_event_name": "PreToolUse", "tool_name": "Read",
+             "tool_input": {"file_path": str(target)}, "cwd": str(tmp_path)}
+    rc, bad = _loaded("from tcg.cli import main; rc = main(['hook', 'claude', 'PreToolUse'])",
+                      stdin=json.dumps(event).encode())
+    assert rc == "0" and bad == []
+    records = [json.loads(ln) for ln in (tcg_home / "state" / "events.jsonl").read_text().splitlines()]
+    assert records[-1]["event"] == "hook_decision" and records[-1]["decision"] == "allow"
+    assert records[-1]["tool"] == "Read"
