@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Station agent (issue 4): an agent's read of a secret store is refused with
+# Station agent (docs/shells.md, docs/policy.md): an agent's read of a secret store is refused with
 # 126 before anything runs; a human's command runs with secrets masked.
 # Sourced by scripts/demo.sh (run/step helpers, cwd = the demo project).
 

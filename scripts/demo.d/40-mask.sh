@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2154  # bold, plain and step come from scripts/demo.sh
-# Streaming masker (issue 3): sourced by scripts/demo.sh; uses its `step` helper.
+# Streaming masker (docs/masking.md): sourced by scripts/demo.sh; uses its `step` helper.
 # The key ids below are made-up fakes with a valid shape.
 
 step "tcg mask: secrets become keyed placeholders; everything else passes through unchanged"

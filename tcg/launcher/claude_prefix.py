@@ -2,7 +2,7 @@
 
 Claude Code calls the prefix executable with the WHOLE shell line as one
 argument (``source <snapshot> … && eval '<cmd>' < /dev/null && pwd -P >| <file>``)
-for every Bash-tool command and every hook command (research/agents.md). The
+for every Bash-tool command and every hook command (docs/agents.md). The
 line is run exactly as `tcg_shell run-line LINE` would: policy first (actor =
 agent, from TCG_ACTOR/TCG_AGENT), then the shell, output masked (pipe mode).
 

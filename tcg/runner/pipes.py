@@ -1,6 +1,6 @@
 """Pipe mode: the agent case (no terminal on stdin or stdout).
 
-No PTY here on purpose (research/shells_pty.md pitfall 1): a PTY fed from a
+No PTY here on purpose: a PTY fed from a
 pipe echoes input, turns ``\\n`` into ``\\r\\n`` and can hang on EOF. stdin is
 inherited untouched; stdout and stderr get their own pipes, each through its
 own strict masker, and are written out as soon as the masker releases bytes.

@@ -10,7 +10,7 @@ otherwise (so it carries the exit code), before exec for a nested pass-through.
 Hot path: this module imports only ``os`` and ``sys`` at the top; everything
 else is imported when needed.
 
-Failure policy (DESIGN §4, STYLE §4): any exception while *deciding* (loading
+Failure policy (fail closed, see docs/reliability.md): any exception while *deciding* (loading
 the policy, evaluating, building the masker) refuses the line with 126
 (``policy-invalid`` / ``internal-error``). An allowed line whose event could
 not be recorded (full disk, ``ulimit -f``, unwritable log, unreadable install
@@ -121,11 +121,14 @@ def actor_from_env(env: Any) -> str:
     return actor(env)
 
 
-def detect_shell(option: str | None, env: Any) -> str:
+def detect_shell(option: str | None, env: Any,
+                 parent_shell: Callable[[], str | None] | None = None) -> str:
     """``--shell``, else $TCG_SHELL, else the shell that called us, else $SHELL.
 
     The parent is read from /proc (one readlink) instead of shellingham, which
-    costs import time on every command.
+    costs import time on every command. ``parent_shell`` replaces that lookup
+    (the path of the calling shell, or None when the caller is not a shell), so
+    a test decides what called us instead of depending on how it was started.
     """
     from tcg.runner.base import which
 
@@ -133,7 +136,7 @@ def detect_shell(option: str | None, env: Any) -> str:
         if candidate:
             found = which(candidate, env.get("PATH"))
             return found or candidate
-    parent = _parent_shell()
+    parent = (parent_shell or _parent_shell)()
     if parent:
         return parent
     user_shell = env.get("SHELL", "")

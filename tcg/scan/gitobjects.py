@@ -24,8 +24,8 @@ from pathlib import Path
 
 from tcg.errors import TcgError
 from tcg.gitenv import GIT_ENV_DROP, git_env  # noqa: F401 - re-exported: the scanner's git environment
+from tcg.osutil import grow_pipe
 from tcg.record import Record
-from tcg.runner.base import grow_pipe
 
 
 class GitError(TcgError):

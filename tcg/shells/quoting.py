@@ -1,8 +1,9 @@
 """Per-shell escapers for every value the generator inserts into a hook.
 
-Rules and vectors: shared/research/shells_pty.md §4. Each function either
-returns text that the target shell reads back as exactly the input, or raises
-QuotingError — never a best effort.
+The rules per shell are listed in docs/shells.md ("Every inserted value is
+escaped"); the round-trip vectors live in tests/shells/test_generator.py. Each
+function either returns text that the target shell reads back as exactly the
+input, or raises QuotingError — never a best effort.
 """
 
 from __future__ import annotations

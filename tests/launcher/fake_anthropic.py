@@ -1,4 +1,4 @@
-"""A local stand-in for the Anthropic Messages API (research/agents.md recipe).
+"""A local stand-in for the Anthropic Messages API, so the real Claude Code CLI runs offline.
 
 Scripted by turn: the Nth main-loop request (one carrying the Bash tool) gets
 the Nth scripted assistant message; any other request (side queries) gets a

@@ -174,11 +174,26 @@ def test_actor_from_env():
 
 
 def test_detect_shell_order(tmp_path):
+    """--shell, then $TCG_SHELL, then the calling shell, then $SHELL, then bash/zsh on PATH,
+    then /bin/sh; the calling shell is injected, so how pytest was started does not matter."""
+    def no_parent() -> None:  # the caller is not a shell
+        return None
+
+    def from_zsh() -> str:
+        return "/usr/bin/zsh"
+
     env = {"PATH": os.environ["PATH"], "TCG_SHELL": "zsh", "SHELL": "/bin/sh"}
-    assert st.detect_shell("/bin/bash", env) == "/bin/bash"
-    assert os.path.basename(st.detect_shell(None, env)) == "zsh"
-    # no option, no TCG_SHELL: the calling process is pytest (not a shell) -> $SHELL
-    assert st.detect_shell(None, {"PATH": os.environ["PATH"], "SHELL": BASH}) == BASH
+    assert st.detect_shell("/bin/bash", env, from_zsh) == "/bin/bash"
+    assert os.path.basename(st.detect_shell(None, env, from_zsh)) == "zsh"
+    assert st.detect_shell(None, {"PATH": os.environ["PATH"], "SHELL": BASH}, from_zsh) == "/usr/bin/zsh"
+    assert st.detect_shell(None, {"PATH": os.environ["PATH"], "SHELL": BASH}, no_parent) == BASH
+    # $SHELL that is not a known shell (or not executable) is passed over for bash on PATH
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "bash").symlink_to(BASH)
+    env = {"PATH": str(bin_dir), "SHELL": str(tmp_path / "fish-not-there")}
+    assert st.detect_shell(None, env, no_parent) == str(bin_dir / "bash")
+    assert st.detect_shell(None, {"PATH": str(tmp_path / "empty")}, no_parent) == "/bin/sh"
 
 
 def test_parent_shell_is_detected_from_proc():

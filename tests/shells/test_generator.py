@@ -32,7 +32,8 @@ SHELLS_DIR = Path(generator.__file__).parent
 TCG_SHELL = str(Path(sys.executable).with_name("tcg_shell"))
 VARIANTS = [(m, lch) for m in (True, False) for lch in (True, False)]
 
-# shells_pty.md §4 vectors (NUL and the empty string are tested separately).
+# Values each shell's quoting must read back unchanged: quotes, expansions, control
+# characters, leading glob/tilde/dash/hash (NUL and the empty string are tested separately).
 VECTORS = {
     "space": "a b", "single_quote": "it's", "double_quote": 'say "hi"',
     "dollar_var": "$HOME ${PATH} $(id) $((1+1))", "backtick": "`id`",

@@ -11,30 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from .tmux import render_hook, wait_for
+from .tmux import render_hook, stations, wait_for
 
 pytestmark = pytest.mark.shell
 PY = shlex.quote(sys.executable)
 TCG_SHELL = str(Path(sys.executable).with_name("tcg_shell"))
-
-
-def stations(pane) -> list[str]:
-    """Command lines of every station process under this pane."""
-    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
-    children: dict[int, list[tuple[int, str]]] = {}
-    for line in out.splitlines():
-        pid, ppid, args = line.strip().split(None, 2) + [""] * (3 - len(line.strip().split(None, 2)))
-        children.setdefault(int(ppid), []).append((int(pid), args))
-    found, todo = [], [pane.pane_pid()]
-    root_args = next((a for p, a in (x for v in children.values() for x in v) if p == todo[0]), "")
-    if "tcg.shell_entry session" in root_args:
-        found.append(root_args)
-    while todo:
-        for pid, args in children.get(todo.pop(), []):
-            if "tcg.shell_entry session" in args:
-                found.append(args)
-            todo.append(pid)
-    return found
 
 
 def test_static_text_appended_to_the_rc_file_starts_one_session(panes, shell_name):
@@ -120,6 +101,18 @@ def test_a_session_that_cannot_start_falls_back_to_the_plain_shell(panes, shell_
     screen = a.wait_screen("status 126")
     assert "tcg: the session could not start" in screen
 
+
+
+def test_a_session_that_fell_back_fails_the_shell_tests(panes, tmp_path):
+    """A broken station fails the shell tests instead of letting them pass against
+    the plain shell it fell back to: a pane that asked for a session checks that
+    the session started."""
+    script = tmp_path / "fault.py"
+    script.write_text(FAULT)
+    argv = [sys.executable, str(script), "--shell", shutil.which("bash"), "--",
+            "--noprofile", "--rcfile", "RCFILE", "-i"]
+    with pytest.raises(AssertionError, match="the bash session did not start"):
+        panes("bash", session=True, argv=argv, must_start=True)
 
 def test_bash_debug_trap_of_another_tool_keeps_running(panes):
     """bash: the hook chains an existing DEBUG trap (bash-preexec, starship…):

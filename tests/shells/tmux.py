@@ -70,7 +70,8 @@ class Pane:
 
     def __init__(self, shell: str, workdir: Path, home: Path, *, session: bool,
                  env: dict[str, str] | None = None, rc_extra: str = "", hook_text: str | None = None,
-                 argv: list[str] | None = None, wait_prompt: bool = True):
+                 argv: list[str] | None = None, wait_prompt: bool = True,
+                 must_start: bool | None = None):
         if TMUX is None:
             raise RuntimeError("tmux is not installed")
         self.shell = shell
@@ -94,6 +95,8 @@ class Pane:
             full_env["ZDOTDIR"] = str(home)
         self.env = full_env
         exe = shutil.which(shell)
+        if must_start is None:  # the standard session; a test of a fault passes its own argv/hook
+            must_start = session and argv is None and hook_text is None
         if argv is None:
             argv = [exe, "--noprofile", "--rcfile", "RCFILE", "-i"] if shell == "bash" \
                 else [exe, "-i"]
@@ -104,8 +107,20 @@ class Pane:
         conf.write_text("set-option -g status off\nset-option -g remain-on-exit on\n")
         self._tmux("-f", str(conf), "new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT),
                    "-c", str(workdir), *self._env_args(), *argv)
-        if wait_prompt:
-            self.wait_prompt(timeout=120)
+        if not wait_prompt:
+            return
+        try:
+            screen = self.wait_prompt(timeout=120)
+            # A session that could not start falls back to the plain shell with a
+            # notice (what a person should get); for a test that asked for the
+            # standard session, that is a broken station and must fail here rather
+            # than let the test pass against a plain shell.
+            if must_start:
+                assert "tcg: the session could not start" not in screen, (
+                    f"the {shell} session did not start; screen:\n{screen}")
+        except BaseException:
+            self.close()  # the fixture never got this pane: do not leave its tmux server behind
+            raise
 
     def _env_args(self) -> list[str]:
         keep = ("HOME", "ZDOTDIR", "TCG_HOME", "PATH", "LC_ALL", "TERM", "XDG_CONFIG_HOME",
@@ -186,7 +201,30 @@ class Pane:
         self._tmux("kill-server", check=False)
 
 
+def stations(pane: Pane) -> list[str]:
+    """Command lines of every station process under this pane."""
+    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    children: dict[int, list[tuple[int, str]]] = {}
+    for line in out.splitlines():
+        pid, ppid, args = line.strip().split(None, 2) + [""] * (3 - len(line.strip().split(None, 2)))
+        children.setdefault(int(ppid), []).append((int(pid), args))
+    found, todo = [], [pane.pane_pid()]
+    root_args = next((a for p, a in (x for v in children.values() for x in v) if p == todo[0]), "")
+    if "tcg.shell_entry session" in root_args:
+        found.append(root_args)
+    while todo:
+        for pid, args in children.get(todo.pop(), []):
+            if "tcg.shell_entry session" in args:
+                found.append(args)
+            todo.append(pid)
+    return found
+
+
 def both(panes, shell: str, **kw) -> tuple[Pane, Pane]:
     """A plain shell and the same shell in a session, set up alike (``panes`` is
-    the fixture's factory)."""
-    return panes(shell, session=False, **kw), panes(shell, session=True, **kw)
+    the fixture's factory). The session pane must really run a station: a
+    comparison against a shell that fell back to plain would pass for nothing."""
+    plain, session = panes(shell, session=False, **kw), panes(shell, session=True, **kw)
+    assert stations(session), f"the {shell} session pane runs no station; screen:\n{session.screen()}"
+    assert not stations(plain)
+    return plain, session
