@@ -49,6 +49,8 @@ Reply = tuple[dict[str, object] | None, int]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import NoReturn
+
     from tcg.policy.model import Verdict
 
 
@@ -318,6 +320,21 @@ class HookAdapter:
 
                 traceback.print_exc()
             return self.failure(event, data, exc)
+
+    def exit(self, argv: list[str]) -> NoReturn:
+        """Run main and leave at once with its code, without the interpreter's teardown
+        (freeing every loaded module costs 2–3 ms, a sixth of a hook call). Safe here:
+        the reply is flushed below, the event was written with os.write on a closed
+        descriptor, and tcg registers no atexit work on this path. An exception that
+        escapes main (it never raises) takes the ordinary way out: a traceback and
+        exit 1, which Claude Code's ``onFailure: "block"`` turns into a refusal."""
+        code = self.main(argv)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                code = code or 2  # a reply that may not have arrived: block
+        os._exit(code)
 
     def main(self, argv: list[str]) -> int:
         """`tcg hook AGENT EVENT`: stdin JSON → stdout JSON. Exit 0 with a reply; 2 = block."""

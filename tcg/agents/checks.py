@@ -1,7 +1,7 @@
 """PreToolUse decision steps: the same policy the shell applies, for an agent's own tools.
 
 - FileAccess: paths a tool reads, writes or lists (tcg.agents.tools) go through
-  tcg.policy.engine.evaluate_access — the checks a command's file arguments get
+  tcg.policy.access.evaluate_access — the checks a command's file arguments get
   (secret stores, tcg's own files, guard files such as rc files and agent
   settings) with the policy's lists, never a copy of them.
 - ShellLine: a shell tool's command line goes through evaluate_line, as
@@ -57,7 +57,7 @@ class FileAccess(DecisionStep):
         accesses = self.accesses(call)
         if not accesses:
             return []
-        from tcg.policy.engine import evaluate_access
+        from tcg.policy.access import evaluate_access
 
         verdict = evaluate_access(ctx.policy, accesses, "agent", cwd=call.cwd, env=ctx.env)
         return list(verdict.reasons)

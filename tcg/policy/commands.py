@@ -10,17 +10,18 @@ docs/parser.md; adding a command is a table edit here.
 
 from __future__ import annotations
 
+from tcg.policy.access import (  # the access kinds (defined there)
+    LIST,
+    MODIFY,
+    READ,
+    RW,
+    USE,
+    WRITE,
+)
 from tcg.policy.cmdline import SimpleCommand, Word
 
 # --------------------------------------------------------------- access model
 
-READ = "read"  # contents reach the command (and maybe its output)
-WRITE = "write"  # contents are replaced or appended
-RW = "read-write"  # both (sed -i, mv source, ln source)
-MODIFY = "modify"  # metadata or removal, contents untouched (rm, chmod, touch)
-USE = "use"  # a credential handed to a tool that does not print it (ssh -i)
-LIST = "list"  # names only (ls, find)
-NONE = "none"  # the word is not a file (echo's text, a remote path)
 
 LISTING = frozenset({"ls", "dir", "vdir", "tree", "exa", "eza", "lsd", "find", "fd", "fdfind", "du"})
 NON_READING = frozenset(

@@ -27,195 +27,34 @@ import posixpath
 
 from tcg.errors import PolicyError
 from tcg.guard import wanted as guard_wanted
-from tcg.policy.cmdline import DYN, ParsedLine, Redirect, SimpleCommand, Word, parse_line
-from tcg.policy.commands import (
-    FILE_READERS,
-    HIDDEN_READERS,
-    INTERPRETERS,
-    LIST,
-    MODIFY,
+from tcg.policy.access import (  # noqa: F401 - re-exported: callers import these from the engine
+    ACCESSES,
     NONE,
-    PRINTING,
     READ,
     RW,
-    USE,
+    SHELL_RC,
     WRITE,
-    classify,
+    PathChecks,
+    _clip,
+    _expand_home,
+    _is_under,
+    _norm,
+    _proc_environ,
+    _Rules,
+    _rx,
+    _show,
+    evaluate_access,
+    secret_store_rules,
 )
-from tcg.policy.dumprules import DumpRule, compile_dump_rules, dump_matches
-from tcg.policy.glob import fnmatchcase
+from tcg.policy.cmdline import DYN, ParsedLine, Redirect, SimpleCommand, Word, parse_line
+from tcg.policy.commands import FILE_READERS, HIDDEN_READERS, INTERPRETERS, PRINTING, classify
+from tcg.policy.dumprules import dump_matches
 from tcg.policy.model import Decision, Reason, Verdict
 
 TYPE_CHECKING = False  # typing and dataclasses cost import time on every mediated command
 if TYPE_CHECKING:
-    import re
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
-
-SHELL_RC = (
-    "~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.profile", "~/.zshrc", "~/.zshenv",
-    "~/.zprofile", "~/.zlogin", "~/.config/fish/config.fish", "~/.inputrc",
-    "~/.config/powershell/Microsoft.PowerShell_profile.ps1", "~/.config/powershell/profile.ps1",
-)
-# Compiled on first use (~0.7 ms at import otherwise, paid by every mediated command).
-_RX = {
-    "proc-environ": r"^/proc/[^/]+/(?:task/[^/]+/)?environ$",
-    "whole-env": (r"os\.environ(?!\s*(?:\[|\.get\b|\.setdefault\b|\.pop\b|\.__getitem__))"
-                  r"|process\.env(?!\s*(?:\.\w|\[))|\benviron\(\)|%ENV\b|\bENV\.(?:to_h|each|inspect|keys)"),
-    "pathish": r"[A-Za-z0-9_.~/@+%-][A-Za-z0-9_.~/@+%:-]*",
-}
-
-
-def _rx(name: str) -> re.Pattern[str]:
-    import re
-
-    return re.compile(_RX[name])  # re caches compiled patterns
-
-
-def _proc_environ(path: str) -> bool:
-    """``/proc/PID/environ`` (or a task's): the plain tests first, as every path word
-    is asked and ``re`` itself costs ~6 ms of imports per command."""
-    return path.startswith("/proc/") and "/environ" in path and bool(_rx("proc-environ").match(path))
-
-
-_MAX_DETAIL = 120
-
-
-# ------------------------------------------------------------ compiled policy
-
-
-def _lower(items: Any) -> tuple[str, ...]:
-    return tuple(str(i).lower() for i in (items or []))
-
-
-class _Rules:
-    """The policy's protection lists in the shape the checks need."""
-
-    def __init__(self, policy: Any, env: Mapping[str, str], home: str | None) -> None:
-        get = policy.get
-        # literal names first, so `.env` is reported as `.env`, not as `*.env`
-        self.basenames = tuple(
-            sorted(_lower(get("secret_stores.basenames", [])), key=lambda p: any(c in p for c in "*?["))
-        )
-        self.segments = _lower(get("secret_stores.segments", []))
-        self.allow_basenames = _lower(get("secret_stores.allow_basenames", []))
-        self.paths = tuple(_expand_home(str(p), home) for p in get("secret_stores.paths", []) or [])
-        self.listing_is_read = bool(get("secret_stores.listing_is_read", False))
-        self._policy = policy
-        self._dumps: tuple[DumpRule, ...] | None = None
-        self.secret_vars = tuple(str(v).upper() for v in get("secret_vars.names", []) or [])
-        self.secret_vars_allow = tuple(str(v).upper() for v in get("secret_vars.allow_names", []) or [])
-        self.guard_env = tuple(str(v).upper() for v in get("guard.env", []) or [])
-        self.guard_env_allow = tuple(str(v).upper() for v in get("guard.allow_env", []) or [])
-        files = list(get("guard.files", []) or []) or list(SHELL_RC)
-        self.guard_files = tuple(posixpath.normpath(_expand_home(f, home)) for f in files)
-        self.env = env
-        self._tcg: tuple[tuple[str, ...], str, tuple[str, ...]] | None = None
-        self.representatives = tuple(_representative(p) for p in self.basenames) + self.segments
-
-    @property
-    def dumps(self) -> tuple[DumpRule, ...]:
-        """``[[credential_dumps]]``, compiled on first use (the sandbox view never needs them)."""
-        if self._dumps is None:
-            self._dumps = compile_dump_rules(self._policy.get("credential_dumps", []) or [])
-            self._dump_commands = frozenset(c for r in self._dumps for c in r.commands)
-        return self._dumps
-
-    @property
-    def dump_commands(self) -> frozenset[str]:
-        self.dumps  # noqa: B018 - compiles them
-        return self._dump_commands
-
-    def tcg_files(self) -> tuple[tuple[str, ...], str, tuple[str, ...]]:
-        """(tcg roots, key file, policy files) — computed on first need (platformdirs is slow)."""
-        if self._tcg is None:
-            from tcg.paths import get_paths
-
-            p = get_paths(dict(self.env))
-            roots = tuple(_norm(r) for r in (p.config_dir, p.state_dir, p.cache_dir))
-            policies = [_norm(p.policy_path)]
-            if self.env.get("TCG_POLICY"):
-                policies.append(_norm(os.path.expanduser(self.env["TCG_POLICY"])))
-            self._tcg = (roots, _norm(p.key_path), tuple(policies))
-        return self._tcg
-
-    # ------------------------------------------------------------- matching
-
-    def store_match(self, path: str) -> str | None:
-        """The protection ``path`` falls under (basename or whole segment), or None."""
-        parts = [p for p in path.split("/") if p not in ("", ".")]
-        if not parts:
-            return None
-        base = parts[-1].lower()
-        if any(c.isspace() for c in base):
-            return None  # prose ("update .env"), not a file name
-        if any(fnmatchcase(base, p) for p in self.allow_basenames):
-            return None
-        for pat in self.basenames:
-            if fnmatchcase(base, pat):
-                return f"basename {pat}"
-        for seg in parts:
-            if seg.lower() in self.segments:
-                return f"directory {seg}"
-        for pat in self.paths:
-            if fnmatchcase(path, pat):
-                return f"path {pat}"
-        return None
-
-    def glob_may_match(self, pattern: str) -> str | None:
-        """Could this glob expand to a protected file? (used when cwd is unknown)."""
-        parts = [p for p in pattern.split("/") if p not in ("", ".")]
-        for comp in parts:
-            if not any(c in comp for c in "*?["):
-                continue
-            for rep in self.representatives:
-                if rep.startswith(".") and not comp.startswith((".", "[.]")):
-                    continue  # a leading * does not match dotfiles
-                if fnmatchcase(rep, comp.lower()) and not any(
-                    fnmatchcase(rep, a) for a in self.allow_basenames
-                ):
-                    return rep
-        return None
-
-    def secret_var(self, name: str) -> bool:
-        up = name.upper()
-        if any(fnmatchcase(up, p) for p in self.secret_vars_allow):
-            return False
-        return any(fnmatchcase(up, p) for p in self.secret_vars)
-
-    def guarded_env(self, name: str) -> bool:
-        up = name.upper()
-        if any(fnmatchcase(up, p) for p in self.guard_env_allow):
-            return False
-        return any(fnmatchcase(up, p) for p in self.guard_env)
-
-
-def secret_store_rules(policy: Any, env: Mapping[str, str]) -> _Rules:
-    """The policy's secret stores and secret variable names, compiled for matching
-    outside a command line (the sandbox view, environment scrubbing):
-    ``store_match(path)``, ``secret_var(name)``, ``segments``."""
-    return _Rules(policy, env, env.get("HOME") or None)
-
-
-def _representative(pattern: str) -> str:
-    """A concrete file name a basename glob matches (``.env.*`` → ``.env.x``)."""
-    out = pattern
-    if "[" in pattern:  # re only when needed: it costs ~6 ms of imports per command
-        import re
-
-        out = re.sub(r"\[([^\]]+)\]", lambda m: m.group(1)[0], pattern)
-    return out.replace("*", "x").replace("?", "x")
-
-
-def _expand_home(path: str, home: str | None) -> str:
-    if home and (path == "~" or path.startswith("~/")):
-        return home + path[1:]
-    return path
-
-
-def _norm(path: str) -> str:
-    return posixpath.normpath(path.replace("\\", "/"))
-
 
 # ------------------------------------------------------------------ evaluation
 
@@ -254,45 +93,6 @@ def evaluate_line(
 
 evaluate_line_safe = evaluate_line  # the name other surfaces were told to expect
 
-# File accesses a caller can name directly (an agent's own file tools: Read is READ, Write is WRITE, …).
-ACCESSES = (READ, WRITE, RW, MODIFY, LIST)
-
-
-def evaluate_access(
-    policy: Any,
-    accesses: Iterable[tuple[str, str, str]],
-    actor: str,
-    *,
-    cwd: str | os.PathLike[str] | None = None,
-    env: Mapping[str, str] | None = None,
-) -> Verdict:
-    """Decide file accesses made without a command line: ``(who, path, access)``
-    triples, ``access`` one of ACCESSES; a path with glob characters is a
-    pattern that may match at any depth (a search tool's file filter), judged
-    by what it could match. The same checks as a command's file arguments
-    (secret stores, tcg's own files, guard files). Never raises: an internal
-    failure is BLOCK ``internal-error``."""
-    try:
-        environ = os.environ if env is None else env
-        home = environ.get("HOME") or None
-        where = os.fspath(cwd) if cwd is not None else None
-        ev = _Evaluator(policy, actor, _Rules(policy, environ, home), where, home)
-        for who, path, access in accesses:
-            if access not in ACCESSES:
-                raise ValueError(f"unknown access {access!r}")
-            word = Word(_expand_home(path, home), static=True)
-            if any(c in path for c in "*?["):
-                word = Word(word.value, static=True, glob=True, pattern=word.value, recursive=True)
-            ev.check_path(who, word, access, reader=access in (READ, RW))
-        return Verdict.combine(ev.reasons)
-    except PolicyError as exc:
-        return Verdict.combine([Reason("policy-invalid", Decision.BLOCK, _clip(exc.message))])
-    except Exception as exc:  # noqa: BLE001 - fail closed: an error must never become ALLOW
-        return Verdict.combine(
-            [Reason("internal-error", Decision.BLOCK, f"tcg failed while deciding ({type(exc).__name__})")]
-        )
-
-
 # The environment _Rules reads (tcg's own directories, the policy file).
 _RULES_ENV = ("TCG_HOME", "TCG_POLICY", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME")
 _rules_memo: list[tuple[Any, _Rules]] = []
@@ -326,23 +126,8 @@ def _evaluate(policy: Any, line: str, actor: str, *, cwd: str | None, env: Mappi
     return Verdict.combine(ev.reasons)
 
 
-class _Evaluator:
-    def __init__(self, policy: Any, actor: str, rules: _Rules, cwd: str | None, home: str | None) -> None:
-        self.policy = policy
-        self.actor = actor
-        self.rules = rules
-        self.cwd = cwd
-        self.start_cwd = cwd
-        self.home = home
-        self.reasons: list[Reason] = []
-        self._seen: set[tuple[str, str]] = set()
-
-    def add(self, code: str, detail: str, rule: str | None = None) -> None:
-        detail = _clip(detail)
-        if (code, detail) in self._seen:
-            return
-        self._seen.add((code, detail))
-        self.reasons.append(Reason(code, self.policy.decision_for(self.actor, code), detail, rule))
+class _Evaluator(PathChecks):
+    """The checks of a parsed command line; the path checks themselves are PathChecks'."""
 
     def run(self, parsed: ParsedLine) -> None:
         if parsed.unparsable:
@@ -494,91 +279,6 @@ class _Evaluator:
             return
         self.check_path(name, word, access, reader=name in FILE_READERS)
 
-    def check_path(self, who: str, word: Word, access: str, reader: bool, via: str = "") -> None:
-        if word.glob and not word.recursive and self.cwd is not None and word.static:
-            matches = _expand_glob(word.pattern or word.value, self.cwd)
-            for m in matches:
-                self.check_literal(who, m, access, via)
-            return
-        if word.glob:
-            self.check_literal(who, word.value, access, via, dynamic=not word.static)
-            if access in (READ, RW) or (access == LIST and self.rules.listing_is_read):
-                rep = self.rules.glob_may_match(word.pattern or word.value)
-                if rep is not None:
-                    self.add(
-                        "unresolved-path",
-                        f"{who} {via}{_show(word.value)}: the pattern may match a protected file ({rep})",
-                        "glob",
-                    )
-            return
-        if word.static:
-            self.check_literal(who, word.value, access, via)
-            return
-        # Partly known: a protected name is still recognisable ("$DIR/.env").
-        if self.check_literal(who, word.value, access, via, dynamic=True):
-            return
-        if _proc_environ(word.value.replace(DYN, "x")):
-            return
-        if access in (READ, RW) and reader:
-            self.add(
-                "unresolved-path",
-                f"{who} {via}reads {_show(word.value)}{_from(word)}, a path only known at run time",
-                "dynamic-path",
-            )
-
-    def check_literal(self, who: str, value: str, access: str, via: str, dynamic: bool = False) -> bool:
-        """Check one concrete (or partly concrete) path; True when something matched."""
-        path = self.resolve(value)
-        hit = False
-        if _proc_environ(path.replace(DYN, "x")) and access not in (LIST, USE, MODIFY, NONE):
-            self.add("credential-dump", f"{who} {via}reads {_show(path)} (a process environment)",
-                     "proc-environ")
-            hit = True
-        if not dynamic:
-            hit = self.check_tcg(who, path, access, via) or hit
-        store = self.rules.store_match(path)
-        if store is not None:
-            if access in (READ, RW) or (access == LIST and self.rules.listing_is_read):
-                self.add("secret-store-read", f"{who} {via}reads {_show(value)} (protected {store})",
-                         "secret-store")
-                hit = True
-            if access in (WRITE, RW):
-                self.add("secret-store-write", f"{who} {via}writes {_show(value)} (protected {store})",
-                         "secret-store")
-                hit = True
-        return hit
-
-    def check_tcg(self, who: str, path: str, access: str, via: str) -> bool:
-        writes = access in (WRITE, RW, MODIFY)
-        if writes and (_is_claude_settings(path) or any(
-            path == rc or _is_under(path, rc) for rc in self.rules.guard_files
-        )):
-            self.add("guard-tamper", f"{who} {via}changes {_show(path)}, where tcg is wired in", "guard-file")
-            return True
-        # tcg's own files: only compute their locations when the path could be one
-        # (platformdirs costs ~20 ms; without TCG_HOME every tcg dir contains "tcg").
-        env = self.rules.env
-        if not posixpath.isabs(path) or not (
-            "tcg" in path.lower() or env.get("TCG_HOME") or env.get("TCG_POLICY")
-        ):
-            return False
-        roots, key, policies = self.rules.tcg_files()
-        if access not in (NONE, LIST) and path == key:
-            self.add("self-protection", f"{who} {via}touches tcg's install key {_show(path)}", "tcg-key")
-            return True
-        if writes and (
-            path in policies or any(path == r or _is_under(path, r) or _is_under(r, path) for r in roots)
-        ):
-            self.add("self-protection", f"{who} {via}writes tcg's own files ({_show(path)})", "tcg-files")
-            return True
-        return False
-
-    def resolve(self, value: str) -> str:
-        path = value
-        if not posixpath.isabs(path) and self.cwd is not None and not path.startswith(DYN):
-            path = posixpath.join(self.cwd, path)
-        return _norm(path) if path else path
-
     # ---------------------------------------------------------------- dumps
 
     def dumps(self, cmd: SimpleCommand, name: str) -> None:
@@ -653,42 +353,3 @@ class _Evaluator:
             for var in code.vars:
                 if self.rules.secret_var(var):
                     self.add("credential-dump", f"{name} code expands ${var}", "secret-var-expansion")
-
-
-def _expand_glob(pattern: str, cwd: str) -> list[str]:
-    import glob
-
-    try:
-        found = glob.glob(pattern, root_dir=cwd)[:1000]
-    except (OSError, ValueError):
-        return []
-    return found
-
-
-def _is_under(path: str, root: str) -> bool:
-    return path.startswith(root.rstrip("/") + "/")
-
-
-def _is_claude_settings(path: str) -> bool:
-    parts = path.split("/")
-    return len(parts) >= 2 and parts[-2] == ".claude" and parts[-1] in ("settings.json", "settings.local.json")
-
-
-def _from(word: Word) -> str:
-    """Which variables made a word dynamic (names only, never values)."""
-    if word.vars:
-        return " (from " + ", ".join("$" + v for v in word.vars[:3]) + ")"
-    if word.source == "<stdin>":
-        return " (from stdin)"
-    return ""
-
-
-def _show(value: str) -> str:
-    text = value.replace(DYN, "…")
-    text = "".join(c if c.isprintable() else "?" for c in text)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _clip(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _MAX_DETAIL else text[: _MAX_DETAIL - 3] + "..."

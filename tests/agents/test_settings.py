@@ -36,6 +36,18 @@ def test_claude_gets_a_settings_file_with_every_hook_fail_closed(tcg_home):
     assert wired("claude", []).args[1] == w.args[1]  # same content, same file
 
 
+def test_hooks_an_earlier_release_wrote_are_still_tcgs():
+    """The entry changed (the hook now leaves without the interpreter's teardown):
+    settings written with the earlier entry are still recognised, so install,
+    uninstall and doctor find them; a look-alike without tcg's mark is not."""
+    old = claude.hook_entry("/usr/bin/python3", "PreToolUse")
+    old["args"] = ["-I", "-c", "import sys; from tcg.agents.claude import main; sys.exit(main(sys.argv[1:]))",
+                   "PreToolUse"]
+    assert claude.ENTRY not in old["args"] and claude.is_tcg_hook(old)
+    assert not claude.is_tcg_hook({**old, "statusMessage": "mine"})
+    assert not claude.is_tcg_hook({**old, "args": ["-I", "-c", "print(1)", "PreToolUse"]})
+
+
 def test_a_users_own_settings_are_merged_not_lost(tmp_path):
     mine = tmp_path / "mine.json"
     mine.write_text(json.dumps({"model": "sonnet", "hooks": {"PreToolUse": [
