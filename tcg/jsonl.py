@@ -188,17 +188,40 @@ def _follow(path: str, poll: float, handles: list[BinaryIO], current: BinaryIO |
                 time.sleep(poll)
                 continue
             # Rotated (or not created yet): whatever the old file got last was read
-            # above; a torn tail there is dropped, then the new file from its start.
-            newer = _open_or_none(path)
-            if newer is None:
+            # above; a torn tail there is dropped. Every file rotated after it is
+            # read in order (several rotations may have passed since the last
+            # poll), then the live one from its start.
+            later = _files_after(current, path) if current is not None else []
+            if current is None:
+                first = _open_or_none(path)
+                later = [first] if first is not None else []
+            if not later:
                 time.sleep(poll)
                 continue
             if current is not None:
                 current.close()
-            current, pending = newer, b""
+            current, pending = later.pop(), b""
+            for fh in later:
+                with fh:
+                    yield from fh
     finally:
         if current is not None:
             current.close()
+
+
+def _files_after(fh: BinaryIO, path: str) -> list[BinaryIO]:
+    """The files that took over from ``fh`` after it was rotated away, oldest
+    first, the live one last: those newer than it, or all of them when it has
+    already been dropped (``keep`` rotations passed)."""
+    handles = open_all(path)
+    st = os.fstat(fh.fileno())
+    for i, h in enumerate(handles):
+        other = os.fstat(h.fileno())
+        if (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
+            for old in handles[: i + 1]:
+                old.close()
+            return handles[i + 1:]
+    return handles
 
 
 # ------------------------------------------------------------------ internals

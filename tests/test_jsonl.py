@@ -87,7 +87,7 @@ def test_events_read_across_rotation_in_order_and_follow_survives_a_rotation(tcg
         follow = follow_records(log.path, poll=0.01, from_start=False)
         # the follower is positioned at the end; records that rotate the file still arrive
         got: list[int] = []
-        t = threading.Thread(target=lambda: got.extend(next(follow)["seq"] for _ in range(300)))
+        t = threading.Thread(target=lambda: got.extend(next(follow)["seq"] for _ in range(300)), daemon=True)
         t.start()
         for i in range(600, 900):
             log.emit("command_decision", surface="shell", seq=i, pad="y" * 400)
