@@ -83,3 +83,23 @@ def loads(text: str) -> object:
     if text[end:].strip(_WHITESPACE):
         return _loads_slow(text)
     return value
+
+
+def strings_in(node: object, keys: bool = True) -> list[str]:
+    """Every string in a parsed JSON value: values, and object keys unless
+    ``keys`` is false (the hooks, the MCP checks and the transcript scan all
+    look for text wherever a tool put it)."""
+    out: list[str] = []
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, str):
+            out.append(cur)
+        elif isinstance(cur, dict):
+            for k, v in cur.items():
+                if keys and isinstance(k, str):
+                    out.append(k)
+                stack.append(v)
+        elif isinstance(cur, list):
+            stack.extend(cur)
+    return out

@@ -26,6 +26,7 @@ import os
 
 from tcg.agents import tools
 from tcg.agents.base import DecisionStep, HookContext, InputChange, InputTransform, ToolCall
+from tcg.leanjson import strings_in
 from tcg.policy.model import Reason
 
 
@@ -123,23 +124,6 @@ class ProtectedResources(DecisionStep):
                        f"{call.tool}: its arguments name a protected resource ({blocked.rule})", blocked.rule)]
 
 
-def strings_of(node: object) -> list[str]:
-    """Every string in a JSON value, object keys included."""
-    out: list[str] = []
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, str):
-            out.append(cur)
-        elif isinstance(cur, dict):
-            for k, v in cur.items():
-                out.append(k)
-                stack.append(v)
-        elif isinstance(cur, list):
-            stack.extend(cur)
-    return out
-
-
 def secret_rules(ctx: HookContext, texts: list[str]) -> list[str]:
     """Rule ids of the secrets the detector finds in ``texts`` (encoded ones too)."""
     from tcg.detect.engine import load_detector
@@ -158,7 +142,7 @@ class OutboundSecrets(DecisionStep):
     name = "outbound-secrets"
 
     def decide(self, ctx: HookContext, call: ToolCall) -> list[Reason]:
-        rules = secret_rules(ctx, strings_of(call.input))
+        rules = secret_rules(ctx, strings_in(call.input))
         if not rules:
             return []
         channel = tools.channel_of(call.tool) or "outbound"

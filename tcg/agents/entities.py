@@ -37,6 +37,7 @@ from tcg.agents.base import (
     OutputTransform,
     ToolCall,
 )
+from tcg.leanjson import strings_in
 from tcg.policy.model import Decision, Reason
 
 # tools whose input leaves the machine or goes to another model: a real name there is refused
@@ -67,20 +68,6 @@ def project_entities(ctx: HookContext) -> object | None:
         except Exception as exc:  # noqa: BLE001 - RegistryError, a damaged compiled file: fail closed
             raise EntitiesUnavailable(getattr(exc, "message", None) or type(exc).__name__) from None
     return ctx.cache["entities"]
-
-
-def _strings(node: object) -> list[str]:
-    out: list[str] = []
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, str):
-            out.append(cur)
-        elif isinstance(cur, dict):
-            stack.extend(cur.values())
-        elif isinstance(cur, list):
-            stack.extend(cur)
-    return out
 
 
 def _read_file(path: str) -> str | None:
@@ -122,14 +109,14 @@ class RestoreAliases(InputTransform):
         from tcg.entities import has_alias_like
 
         outbound = tools.channel_of(call.tool) in OUTBOUND
-        if not outbound and not any(has_alias_like(s) for s in _strings(call.input)):
+        if not outbound and not any(has_alias_like(s) for s in strings_in(call.input, keys=False)):
             return None  # nothing alias-shaped: no registry needed
         try:
             ents = project_entities(ctx)
         except EntitiesUnavailable as exc:
             return InputChange(None, [Reason(exc.reason_code, Decision.BLOCK, f"{call.tool}: {exc.message}")])
         if ents is None:
-            if outbound or not any("<SECRET:" in s or "<PII:" in s for s in _strings(call.input)):
+            if outbound or not any("<SECRET:" in s or "<PII:" in s for s in strings_in(call.input, keys=False)):
                 return None  # no registry: alias-shaped text is just text; placeholders still matter
         from tcg.entities.hooks import pre_tool_use
 

@@ -23,6 +23,7 @@ from tcg.entities import has_alias_like
 from tcg.entities.contexts import context_for_path
 from tcg.entities.objects import alias_object, alias_string
 from tcg.entities.restore import PLACEHOLDER, Problem, restore_text
+from tcg.leanjson import strings_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -103,7 +104,7 @@ def pre_tool_use(tool_name: str, tool_input: dict[str, object], ents: Entities |
         return PreResult("unchanged")
     if tool_name in OUTBOUND_TOOLS or tool_name.startswith("mcp__"):
         return _outbound(tool_input, ents)
-    if not any(isinstance(v, str) and has_alias_like(v) for v in _strings(tool_input)):
+    if not any(isinstance(v, str) and has_alias_like(v) for v in strings_in(tool_input, keys=False)):
         return PreResult("unchanged")
     new = dict(tool_input)
     problems: list[Problem] = []
@@ -189,26 +190,12 @@ def _reason(problems: list[Problem]) -> str:
             "CTXG_COMPANY_A) are turned back into real names; confirm, or rewrite with the exact alias.")
 
 
-def _strings(x: object) -> list[object]:
-    out: list[object] = []
-    stack = [x]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, str):
-            out.append(cur)
-        elif isinstance(cur, dict):
-            stack.extend(cur.values())
-        elif isinstance(cur, list):
-            stack.extend(cur)
-    return out
-
-
 def _outbound(tool_input: dict[str, object], ents: Entities | None) -> PreResult:
     """Aliases are not restored for tools whose input leaves the machine; a real
     registered value in their input is refused."""
     if ents is None or not ents.matcher:
         return PreResult("unchanged")
-    for s in _strings(tool_input):
+    for s in strings_in(tool_input, keys=False):
         if isinstance(s, str) and ents.matcher.find_bytes(s.encode("utf-8", "surrogatepass")):
             return PreResult("deny", None, "tcg: the input names a registered business entity; "
                              "this tool sends it off the machine. Use its alias instead.")

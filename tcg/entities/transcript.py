@@ -16,6 +16,8 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from tcg.leanjson import strings_in
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from tcg.paths import Paths
@@ -69,28 +71,13 @@ def all_entities(paths: Paths | None = None) -> tuple[object | None, dict[str, s
     return (Matcher(specs) if specs else None), types
 
 
-def _strings(node: object) -> list[str]:
-    out, stack = [], [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, str):
-            out.append(cur)
-        elif isinstance(cur, dict):
-            for k, v in cur.items():
-                out.append(k)
-                stack.append(v)
-        elif isinstance(cur, list):
-            stack.extend(cur)
-    return out
-
-
 def scan_file(path: str, matcher: object | None, types: dict[str, str], detector: object) -> FileCounts:
     fc = FileCounts(path)
     with open(path, "rb") as fh:
         for raw in fh:
             fc.lines += 1
             try:
-                texts = _strings(json.loads(raw))
+                texts = strings_in(json.loads(raw))
             except ValueError:
                 fc.malformed += 1
                 texts = [raw.decode("utf-8", "replace")]

@@ -32,6 +32,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from tcg.detect.normalize import normalize_for_match
+from tcg.leanjson import strings_in
 
 REASON = "protected-resource"
 RULE_DOTENV = "mcp-dotenv"
@@ -54,21 +55,6 @@ class Blocked:
 
     reason: str
     rule: str
-
-
-def iter_strings(node: Any) -> Iterator[str]:
-    """Every string in a parsed JSON value, object keys included."""
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        if isinstance(cur, str):
-            yield cur
-        elif isinstance(cur, dict):
-            for k, v in cur.items():
-                yield k
-                stack.append(v)
-        elif isinstance(cur, list):
-            stack.extend(cur)
 
 
 def builtin_rule_for_segment(segment: str) -> str | None:
@@ -212,7 +198,7 @@ class RequestChecker:
 
     def check(self, message: Any) -> Blocked | None:
         """Blocked(reason, rule) if any string in ``message`` names a protected resource."""
-        for s in iter_strings(message):
+        for s in strings_in(message):
             if s in ("2.0", "jsonrpc", "id", "method", "params"):
                 continue
             rule = self.check_string(s)

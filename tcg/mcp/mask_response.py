@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tcg.detect.encoded import MAX_RUN, MIN_RUN, decode_base64, decode_run, printable
+from tcg.leanjson import strings_in
 from tcg.mask.masker import MASKED_CATEGORIES, Masker, placeholder
-from tcg.mcp.check_request import iter_strings
 
 if TYPE_CHECKING:
     from tcg.detect.engine import Detector
@@ -253,7 +253,7 @@ class ResponseMasker:
         """Fast path: one engine scan over all strings joined by a separator that no
         rule spans; no candidate at all means no single string has one either."""
         parts = [string.encode("utf-8", "surrogatepass")
-                 for k, v in message.items() if k not in ENVELOPE for string in iter_strings(v)]
+                 for k, v in message.items() if k not in ENVELOPE for string in strings_in(v)]
         return self._parts_clean(parts, triple_eq=True, runs=True)
 
     def is_clean_latin1(self, message: dict[str, Any], facts: RawFacts) -> bool:
@@ -266,7 +266,7 @@ class ResponseMasker:
         if facts.triple_eq or facts.u_escape or not facts.utf8:
             return False
         parts = [string.encode("latin-1")
-                 for k, v in message.items() if k not in ENVELOPE for string in iter_strings(v)]
+                 for k, v in message.items() if k not in ENVELOPE for string in strings_in(v)]
         return self._parts_clean(parts, triple_eq=False, runs=facts.run)
 
     def _parts_clean(self, parts: list[bytes], *, triple_eq: bool, runs: bool) -> bool:

@@ -140,9 +140,9 @@ def test_latin1_parse_refuses_what_the_utf8_parse_refuses(line, sessions):
 
 
 def _strings(node):
-    from tcg.mcp.check_request import iter_strings
+    from tcg.leanjson import strings_in
 
-    return list(iter_strings(node))
+    return strings_in(node)
 
 
 # ------------------------------------------------------------ smuggling attempts
