@@ -96,10 +96,14 @@ def test_a_session_that_cannot_start_falls_back_to_the_plain_shell(panes, shell_
     assert stations(p) == []
     p.line('echo "[$TCG_SESSION_AUTO] [${TCG_SESSION-}]" > s.txt')
     assert p.file("s.txt") == "[0] []\n"
-    a = panes(shell_name, session=True, env={"TCG_ACTOR": "agent"}, wait_prompt=False, argv=argv)
-    wait_for(a.dead, 120, "the agent's session to refuse")
-    screen = a.wait_screen("status 126")
-    assert "tcg: the session could not start" in screen
+    # The status comes from a wrapper: tmux does not always record a pane's exit
+    # status (#{pane_dead_status}) when its program ends at once.
+    status = tmp_path / "agent-status"
+    wrapped = ["/bin/sh", "-c", '"$@"; echo $? > "$0"', str(status), *argv]
+    a = panes(shell_name, session=True, env={"TCG_ACTOR": "agent"}, wait_prompt=False, argv=wrapped)
+    wait_for(status.exists, 120, "the agent's session to refuse")
+    assert wait_for(lambda: status.read_text().strip() or None, 30, "the status") == "126"
+    assert "tcg: the session could not start" in a.wait_screen("tcg: the session could not start")
 
 
 
