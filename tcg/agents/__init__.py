@@ -18,6 +18,7 @@ Modules:
 - qwen: Qwen Code's replies (`tcg hook qwen EVENT`) and its hook entries;
 - entry: `tcg hook AGENT EVENT`, routed without click;
 - settings: the settings `tcg launch` generates, and what would switch hooks off;
+- routes: the names of the helper files `tcg launch` routes shell commands through;
 - install: `tcg agents install|uninstall claude`, and what `tcg doctor` reads.
 
 Extension points (registries in tcg.agents.pipeline, base classes in tcg.agents.base):

@@ -64,7 +64,7 @@ class ClaudeHooks(HookAdapter):
         command then runs in the station)."""
         import os.path
 
-        from tcg.launcher.wiring import PREFIX_NAME
+        from tcg.agents.routes import PREFIX_NAME
 
         prefix = env.get("CLAUDE_CODE_SHELL_PREFIX") or ""
         return bool(env.get("TCG_SESSION")) and os.path.basename(prefix) == PREFIX_NAME

@@ -58,7 +58,7 @@ class QwenHooks(HookAdapter):
 
     def shell_via_station(self, env: dict[str, str] | os._Environ[str]) -> bool:
         """`tcg launch qwen` set BASH_ENV to tcg's file (every `bash -c` runs in the station)."""
-        from tcg.launcher.wiring import BASH_ENV_NAME
+        from tcg.agents.routes import BASH_ENV_NAME
 
         return bool(env.get("TCG_SESSION")) and os.path.basename(env.get("BASH_ENV") or "") == BASH_ENV_NAME
 

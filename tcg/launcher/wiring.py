@@ -28,13 +28,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from tcg.agents.routes import BASH_ENV_NAME, PREFIX_NAME, ZDOTDIR_NAME
 from tcg.errors import ExitCode, TcgError
 from tcg.paths import Paths, ensure_private_dir, get_paths
 from tcg.shells.quoting import posix_quote
 
-PREFIX_NAME = "tcg-claude-prefix"
-BASH_ENV_NAME = "tcg-bash-env.sh"
-ZDOTDIR_NAME = "zdotdir"
 PY_PLACEHOLDER = "@TCG_PY@"
 
 CLAUDE_AGENTS = frozenset({"claude"})

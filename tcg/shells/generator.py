@@ -73,20 +73,12 @@ def _agents() -> tuple[str, ...]:
     return tuple(known) if known else DEFAULT_AGENTS
 
 
-def _launch_available() -> bool:
-    try:
-        from tcg.cli import COMMANDS
-    except Exception:  # noqa: BLE001 - no CLI, no gate
-        return False
-    return "launch" in COMMANDS
-
-
 def current_features() -> Features:
     """What this installation can wire up right now."""
     return Features(
         python=interpreter(),
         session=importlib.util.find_spec("tcg.runner.session") is not None,
-        launch=_launch_available(),
+        launch=importlib.util.find_spec("tcg.launcher.launch") is not None,
         agents=_agents(),
     )
 
