@@ -78,7 +78,7 @@ def mcp_line_filter(matcher: Matcher) -> Callable[[bytes], tuple[bytes, int]]:
         new, n = alias_object(matcher, obj, skip_keys=ENVELOPE)
         if not n:
             return line, 0
-        from tcg.mcp.framing import dumps
+        from tcg.jsonrpc import dumps
 
         return dumps(new)[:-1], n
 

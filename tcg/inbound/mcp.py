@@ -23,8 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tcg.inbound.gate import Outcome, check
-from tcg.mcp import framing
-from tcg.mcp.framing import RESPONSE, error_frame, parse_line
+from tcg.jsonrpc import RESPONSE, dumps, error_frame, parse_line
 
 SURFACE = "mcp-result"
 CLIENT = "client"  # tcg.mcp.relay.CLIENT (not imported: the relay imports this module's user)
@@ -77,7 +76,7 @@ class McpInboundGate:
                 budget = [_drain_budget()]
                 obj["result"] = _cut(result, budget, self.engine)
             _warn(obj["result"], outcome)
-        rebuilt = framing.dumps(obj)
+        rebuilt = dumps(obj)
         check_frame = parse_line(rebuilt[:-1])
         if check_frame.kind != RESPONSE or check_frame.obj.get("id") != obj["id"]:
             raise ValueError("the gated result is not a valid response")

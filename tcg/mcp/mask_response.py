@@ -44,7 +44,7 @@ from tcg.mask.masker import MASKED_CATEGORIES, Masker, placeholder
 if TYPE_CHECKING:
     from tcg.detect.engine import Detector
     from tcg.keyhash import KeyedHasher
-    from tcg.mcp.framing import RawFacts
+    from tcg.mcp.fast_parse import RawFacts
 
 ENVELOPE = frozenset({"jsonrpc", "id", "method"})
 MEDIA_TYPES = ("image/", "audio/", "video/")
@@ -257,7 +257,7 @@ class ResponseMasker:
         return self._parts_clean(parts, triple_eq=True, runs=True)
 
     def is_clean_latin1(self, message: dict[str, Any], facts: RawFacts) -> bool:
-        """:meth:`is_clean` for a message parsed by ``framing.parse_latin1`` from a line
+        """:meth:`is_clean` for a message parsed by ``fast_parse.parse_latin1`` from a line
         with the screen's ``facts``: each string's Latin-1 encoding is its real UTF-8
         bytes, so nothing is re-encoded. ``===`` anywhere in the line fails it; the
         base64 pass is skipped when the line has no 24-byte alphabet run and no

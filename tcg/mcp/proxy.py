@@ -29,10 +29,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tcg import jsonrpc
 from tcg.errors import TcgError, debug_enabled
-from tcg.mcp import framing
-from tcg.mcp.check_request import RequestChecker
-from tcg.mcp.framing import (
+from tcg.jsonrpc import (
     BATCH,
     INVALID,
     NOTIFICATION,
@@ -44,6 +43,8 @@ from tcg.mcp.framing import (
     parse_line,
     readable_id,
 )
+from tcg.mcp import fast_parse
+from tcg.mcp.check_request import RequestChecker
 from tcg.mcp.mask_response import MaskStats, ResponseMasker
 from tcg.mcp.relay import CLIENT, SERVER, Output, StdioRelay
 
@@ -74,7 +75,7 @@ class McpSession:
         self.checker = checker
         self.masker = masker
         self.inbound = inbound  # tcg.inbound.mcp.McpInboundGate: results checked after masking
-        screen = framing.RawScreen() if fast_path else None
+        screen = fast_parse.RawScreen() if fast_path else None
         self._screen = screen if screen is not None and screen.available else None
         self._emit = emit or (lambda event, **kw: None)
         self._note = note or (lambda msg: None)
@@ -212,7 +213,7 @@ class McpSession:
 
     def _fast_path(self, line: bytes) -> bool | tuple[Frame, bool] | None:
         """The fast path for a server line: screened raw (strict UTF-8, no ``\\u``
-        escape), parsed as Latin-1 (framing.parse_latin1) and scanned without
+        escape), parsed as Latin-1 (fast_parse.parse_latin1) and scanned without
         re-encoding. True: valid and clean, forward the original bytes, exactly as
         the ordinary path would. ``(frame, scanned)``: valid but not proven clean,
         the frame with its real strings for the masking below (``scanned``: the
@@ -222,14 +223,14 @@ class McpSession:
         facts = self._screen.scan(line) if self._screen is not None else None
         if facts is None or not facts.utf8 or facts.u_escape:
             return None
-        frame = framing.parse_latin1(line)
+        frame = fast_parse.parse_latin1(line)
         if frame is None:
             return None
         scanned = not facts.triple_eq
         if scanned and self.masker.is_clean_latin1(frame.obj, facts):
-            self._seen(frame, framing.from_latin1(frame.obj.get("id")))
+            self._seen(frame, fast_parse.from_latin1(frame.obj.get("id")))
             return True
-        return Frame(frame.kind, framing.from_latin1(frame.obj)), scanned
+        return Frame(frame.kind, fast_parse.from_latin1(frame.obj)), scanned
 
     def _seen(self, frame: Frame, real_id: Any) -> None:
         """Count a valid server message; remember the id of a roots/list request,
@@ -271,7 +272,7 @@ class McpSession:
         obj = frame.obj
         if not stats.spans:
             return [(CLIENT, line + b"\n")]  # nothing to mask: the original bytes
-        data = framing.dumps(masked)
+        data = jsonrpc.dumps(masked)
         check = parse_line(data[:-1])
         valid = (check.kind == frame.kind and b"\n" not in data[:-1]
                  and (frame.kind == NOTIFICATION or check.obj.get("id") == obj["id"]))
@@ -293,7 +294,7 @@ class McpSession:
 def _best_effort_id(line: bytes) -> tuple[Any, Any]:
     """(parsed object or None, its readable id or None) of a line that failed processing."""
     try:
-        obj = framing.loads(line.decode("utf-8"))
+        obj = jsonrpc.loads(line.decode("utf-8"))
     except Exception:  # noqa: BLE001 - any failure: there is just no id to answer
         obj = None
     return obj, readable_id(obj)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from tcg.errors import ExitCode, TcgError
-from tcg.mcp.framing import LineSplitter
+from tcg.jsonrpc import LineSplitter
 from tcg.osutil import grow_pipe, write_all
 
 CLIENT = "client"

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tcg.detect.engine import load_detector
+from tcg.jsonrpc import BATCH, INVALID, LineSplitter, parse_line
 from tcg.keyhash import KeyedHasher
 from tcg.mcp.check_request import RequestChecker
-from tcg.mcp.framing import BATCH, INVALID, LineSplitter, parse_line
 from tcg.mcp.mask_response import ResponseMasker
 from tcg.mcp.proxy import McpSession
 from tcg.mcp.relay import CLIENT

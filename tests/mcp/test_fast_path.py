@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tcg.detect.engine import load_detector
+from tcg.jsonrpc import INVALID, LineSplitter, parse_line
 from tcg.keyhash import KeyedHasher
-from tcg.mcp import framing
 from tcg.mcp.check_request import RequestChecker
-from tcg.mcp.framing import INVALID, RawScreen, from_latin1, parse_latin1, parse_line
+from tcg.mcp.fast_parse import RawScreen, from_latin1, parse_latin1
 from tcg.mcp.mask_response import ResponseMasker
 from tcg.mcp.proxy import McpSession
 from tcg.mcp.relay import CLIENT
@@ -222,7 +222,7 @@ def test_multibyte_utf8_cut_by_every_read_boundary(sessions, secrets):
     """The relay joins whole lines; whatever the chunking, the fast path sees the same line."""
     a = secrets["TEST_SECRET_C"]
     line = _frame(f"漢字✓—é\u2028\u0085𝄞 {a} 𝄞")
-    splitter = framing.LineSplitter()
+    splitter = LineSplitter()
     got = []
     for i in range(0, len(line) + 1, 1):
         got += splitter.feed((line + b"\n")[i:i + 1])

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tcg.mcp.framing import (
+from tcg.jsonrpc import (
     BATCH,
     INVALID,
     NOTIFICATION,

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from tcg.detect.engine import load_detector
+from tcg.jsonrpc import TCG_ERROR_CODE
 from tcg.keyhash import KeyedHasher
 from tcg.mcp.check_request import RequestChecker
-from tcg.mcp.framing import TCG_ERROR_CODE
 from tcg.mcp.mask_response import MaskStats, ResponseMasker
 from tcg.mcp.proxy import McpSession, default_name
 from tcg.mcp.relay import CLIENT, SERVER
