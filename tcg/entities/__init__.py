@@ -4,8 +4,8 @@ registry (the per-project file), morph/suffixes/translit (surface forms, made wh
 an entity is registered), normal/matcher (finding forms in text), endings (case
 endings on aliases), stream/objects (real -> alias on output), restore/contexts
 (alias -> real on what an agent writes), hooks (the Claude Code transforms),
-runtime (compiled data), verify and transcript (the proofs). docs/entities.md
-describes the behaviour.
+runtime (compiled data), transcript (the proof on a transcript). `tcg verify`
+(tcg.cli.verify) drives them end to end. docs/entities.md describes the behaviour.
 """
 
 

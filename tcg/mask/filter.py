@@ -17,6 +17,11 @@ from tcg.errors import TcgError
 from tcg.mask.masker import MODES
 from tcg.osutil import write_all
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
+
 READ_SIZE = 1 << 18  # 256 KiB: one strict-mode slice per read (see Masker.feed)
 # strict mode where freed large buffers stay in the heap (tcg.mask.alloc): twice that
 BIG_READ_SIZE = 1 << 19
@@ -109,43 +114,49 @@ def parse_args(args: list[str]) -> tuple[str | None, str] | None:
     return file, mode
 
 
+def ignore_interrupts() -> None:
+    """In a masking process: ^C and ^\\ belong to the command (the PTY loop passes
+    them on); the process ends when its input does."""
+    import signal
+
+    for name in ("SIGINT", "SIGQUIT"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+
+
+def exit_after(main: Callable[[], int]) -> NoReturn:
+    """A masking process's last step: ``main`` under tcg's error handler, then leave.
+    Everything went out with os.write; the interpreter's teardown (~10-20 ms) is
+    time the station would spend waiting before it exits, so it is skipped."""
+    import sys
+
+    from tcg.errors import run_with_error_handler
+
+    code = run_with_error_handler(main, prog="tcg")
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def worker_main(argv: list[str]) -> int:
     """``python -m tcg.mask.filter --worker --mode M --policy-fingerprint FP``: the
     masking process of the PTY runner (tcg.runner.maskproc). stdin: the command's
     raw output; stdout: the user's terminal. It refuses to run (exit 3, nothing
     written) under a policy other than the station's: the station decided with
-    that policy, and the output must be masked with the same rules."""
-    import signal
+    that policy, and the output must be masked with the same rules. A terminal
+    session's masking process follows the policy instead: tcg.runner.session_mask."""
     import sys
 
-    mode, fingerprint, follow, control = "terminal", None, False, -1
+    mode, fingerprint = "terminal", None
     it = iter(argv)
     for a in it:
         if a == "--mode":
             mode = next(it, "")
         elif a == "--policy-fingerprint":
             fingerprint = next(it, None)
-        elif a == "--follow-policy":  # a terminal session: see tcg.runner.session_mask
-            follow = True
-        elif a == "--control-fd":
-            value = next(it, "")
-            control = int(value) if value.isdigit() else -1
-    if mode not in MODES or not (fingerprint or follow):
+    if mode not in MODES or not fingerprint:
         sys.stderr.write("tcg: masking worker: bad arguments\n")
         return 2
-    # ^C and ^\ belong to the command (the PTY loop passes them on); this process
-    # ends when its input does
-    for name in ("SIGINT", "SIGQUIT"):
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_IGN)
-    if follow:
-        from tcg.runner.session_mask import run_worker
-
-        try:
-            run_worker(mode, control_fd=control)
-        except BrokenPipeError:
-            return 0
-        return 0
+    ignore_interrupts()
     from tcg.mask import masker_for
     from tcg.policy.load import load_policy
 
@@ -165,11 +176,5 @@ if __name__ == "__main__":  # pragma: no cover - run as the PTY runner's masking
     import sys
 
     if sys.argv[1:2] == ["--worker"]:
-        from tcg.errors import run_with_error_handler
-
-        code = run_with_error_handler(lambda: worker_main(sys.argv[2:]), prog="tcg")
-        # everything went out with os.write; skip the interpreter's teardown (~10-20 ms
-        # that the station would spend waiting before it exits)
-        sys.stderr.flush()
-        os._exit(code)
+        exit_after(lambda: worker_main(sys.argv[2:]))
     sys.exit(2)

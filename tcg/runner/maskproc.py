@@ -37,7 +37,8 @@ class MaskingProcessError(RuntimeError):
 
 
 class MaskerProcess:
-    """OutputFilter whose masking happens in ``python -m tcg.mask.filter --worker``.
+    """OutputFilter whose masking happens in a process of its own (``python -m
+    tcg.mask.filter --worker``, or tcg.runner.session_mask's for a session).
 
     Started on the first output byte (a silent command never pays for it).
     ``feed`` returns b"": the process writes to our stdout (fd 1) itself.
@@ -65,9 +66,12 @@ class MaskerProcess:
             self._start()
 
     def _start(self) -> None:
-        argv = [sys.executable, "-m", "tcg.mask.filter", "--worker", "--mode", self.mode]
-        argv += (["--policy-fingerprint", self.fingerprint] if self.fingerprint
-                 else ["--follow-policy", "--control-fd", "3"])
+        # a one-line command: the masker's worker, held to the station's policy; a
+        # terminal session: its own worker, which follows the policy's changes
+        argv = ([sys.executable, "-m", "tcg.mask.filter", "--worker", "--mode", self.mode,
+                 "--policy-fingerprint", self.fingerprint] if self.fingerprint
+                else [sys.executable, "-m", "tcg.runner.session_mask", "--worker", "--mode", self.mode,
+                      "--control-fd", "3"])
         r, w = os.pipe()
         actions = [(os.POSIX_SPAWN_DUP2, r, 0)]
         cr = cw = -1

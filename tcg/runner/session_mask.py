@@ -2,8 +2,8 @@
 
 A one-line command is masked with the policy that decided it (the masking
 process checks the fingerprint). A session lasts hours, and the user may edit
-the policy meanwhile: its masking process (``tcg.mask.filter --worker
---follow-policy``) re-reads the effective policy at most once a second and,
+the policy meanwhile: its masking process (``python -m tcg.runner.session_mask
+--worker``) re-reads the effective policy at most once a second and,
 when it changed, finishes the old masker's stream and continues with a new
 one. An unreadable or invalid new policy keeps the last valid one (the
 session's decisions meanwhile refuse every line with ``policy-invalid``).
@@ -147,7 +147,7 @@ def read_header(fd: int) -> tuple[int, bytes]:
 
 
 def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1) -> None:
-    """The session's masking process (``tcg.mask.filter --worker --follow-policy``);
+    """The session's masking process (:func:`main`);
     ``control_fd``: the station's messages (tcg.runner.session_screen)."""
     from tcg.mask.filter import pump
     from tcg.runner.base import write_all
@@ -163,3 +163,42 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1)
     if rest:
         write_all(out_fd, masker.feed(rest))
     pump(in_fd, out_fd, masker, mode)
+
+
+def main(argv: list[str]) -> int:
+    """``python -m tcg.runner.session_mask --worker --mode M [--control-fd N]``: the
+    masking process of a terminal session (tcg.runner.maskproc starts it). stdin:
+    the station's header line, then the shell's raw output; stdout: the user's
+    terminal; fd N: the station's messages."""
+    import sys
+
+    from tcg.mask.filter import ignore_interrupts
+    from tcg.mask.masker import MODES
+
+    mode, control = "terminal", -1
+    it = iter(argv)
+    for a in it:
+        if a == "--mode":
+            mode = next(it, "")
+        elif a == "--control-fd":
+            value = next(it, "")
+            control = int(value) if value.isdigit() else -1
+    if mode not in MODES:
+        sys.stderr.write("tcg: masking worker: bad arguments\n")
+        return 2
+    ignore_interrupts()
+    try:
+        run_worker(mode, control_fd=control)
+    except BrokenPipeError:
+        pass  # the terminal went away
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - run as the session's masking process
+    import sys
+
+    from tcg.mask.filter import exit_after
+
+    if sys.argv[1:2] == ["--worker"]:
+        exit_after(lambda: main(sys.argv[2:]))
+    sys.exit(2)

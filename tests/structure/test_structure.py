@@ -40,15 +40,6 @@ KNOWN_PACKAGE_CYCLES = [
     # the station prepares the sandbox; the sandbox runs commands through the runner
     {"tcg.runner", "tcg.sandbox"},
 ]
-# Package edges that join the cycles above into one ring, left out of the cycle
-# check until they are paid down (each must still exist, so the list only shrinks).
-KNOWN_BRIDGES = {
-    # `python -m tcg.mask.filter --worker --follow-policy` is the session's masking
-    # process; its loop lives in tcg.runner.session_mask
-    ("tcg.mask", "tcg.runner"),
-    # `tcg verify` runs the Claude Code hook the way Claude Code does (its command line)
-    ("tcg.entities", "tcg.agents"),
-}
 
 
 def _lines(path) -> int:
@@ -75,16 +66,7 @@ def _package_edges() -> dict[str, set[str]]:
 
 
 def _package_cycles() -> list[set[str]]:
-    edges = _package_edges()
-    for src, dst in KNOWN_BRIDGES:
-        edges[src].discard(dst)
-    return [set(c) for c in cycles(edges)]
-
-
-def test_known_bridges_still_exist():
-    edges = _package_edges()
-    gone = sorted(b for b in KNOWN_BRIDGES if b[1] not in edges.get(b[0], set()))
-    assert gone == [], f"these package edges are gone: drop them from KNOWN_BRIDGES: {gone}"
+    return [set(c) for c in cycles(_package_edges())]
 
 
 def test_no_new_cycle_between_packages():
