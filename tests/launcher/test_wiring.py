@@ -151,6 +151,20 @@ def test_agent_env_marks_the_actor_and_drops_a_mediated_marker():
     assert wired == ["env", "claude-shell-prefix", "claude-hooks"]
 
 
+@pytest.mark.parametrize(("agent", "variable"), [("claude", "CLAUDE_CODE_SHELL_PREFIX"), ("qwen", "BASH_ENV")])
+def test_the_agents_hook_recognises_the_helper_the_launch_wired(agent, variable, tcg_home):
+    """The hook and the launcher agree on the helper's name (tcg.agents.routes): the
+    hook trusts the station with the agent's shell commands only when the launch
+    routed them there, and not for a look-alike path or outside a launched session."""
+    from tcg.agents import claude, qwen
+
+    adapter = {"claude": claude.ADAPTER, "qwen": qwen.ADAPTER}[agent]
+    env = agent_environ(agent)
+    assert adapter.shell_via_station(env)
+    assert not adapter.shell_via_station({**env, variable: env[variable] + ".other"})
+    assert not adapter.shell_via_station({k: v for k, v in env.items() if k != "TCG_SESSION"})
+
+
 SHIMS = Path(wiring.__file__).parent / "shims"
 SHELL_SHIMS = {"bash-env.bash": "bash", "claude-prefix.sh": "sh", "zshenv.zsh": "zsh"}
 
