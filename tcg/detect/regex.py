@@ -367,8 +367,9 @@ class AnalysisMemo:
 
     Analysing ~220 rule regexes with ``re``'s parser costs ~0.3 s — paid by
     every `tcg_shell` process that masks. The results depend only on the
-    pattern text and the Python version, so they are kept in a file in the cache
-    dir, authenticated with the install's HMAC key (tcg.signed): a file that fails
+    pattern text, the Python version and this code, so they are kept in a file
+    in the cache dir, authenticated with the install's HMAC key and bound to the
+    code that wrote it (tcg.cachestore): a file that fails
     the check (edited, truncated, another install's) is ignored and rebuilt, so a
     tampered memo cannot shrink a rule's width bound. Failures are never memoised.
     The body is ``marshal`` data (plain dicts, lists, strings, numbers), read only
@@ -395,10 +396,10 @@ class AnalysisMemo:
             self._load()
 
     def _load(self) -> None:
-        from tcg.signed import read_signed
+        from tcg.cachestore import read_cache
 
         assert self._key is not None
-        body = read_signed(self.path, self._key, self._tag)
+        body = read_cache(self.path, self._key, self._tag)
         if body is None:
             return
         try:
@@ -456,13 +457,13 @@ class AnalysisMemo:
 
     def save(self) -> None:
         """Best effort: a memo that cannot be written only costs start-up time."""
-        from tcg.signed import write_signed
+        from tcg.cachestore import write_cache
 
         if not self.dirty or self.path is None or self._key is None:
             return
         body = marshal.dumps({"analysis": self._analysis, "hs": self._hs,
                               "verified": self._verified, "rules": self._rules})
-        if write_signed(self.path, self._key, self._tag, body):
+        if write_cache(self.path, self._key, self._tag, body):
             self.dirty = False
 
 

@@ -323,7 +323,7 @@ def anchors_for_detector(detector: Any) -> AnchorSet:
     from tcg.detect import derived
 
     rules = tuple(detector.rules)
-    fp = derived.fingerprint(rules, "anchors", "", (__name__,))
+    fp = derived.fingerprint(rules, "anchors", "")
     d = derived.load(detector, "anchors", fp)
     if d is not None:
         try:

@@ -127,7 +127,7 @@ class StrictBound:
         from tcg.detect import derived
 
         rules = tuple(detector.rules)
-        fp = derived.fingerprint(rules, "strict-bound", "", (__name__, "tcg.mask.anchors"))
+        fp = derived.fingerprint(rules, "strict-bound", "")
         state = derived.load(detector, "strict-bound", fp)
         if state is not None:
             try:
