@@ -11,22 +11,15 @@ from __future__ import annotations
 
 import marshal
 import re
-import warnings
 
+from tcg._lean.reparse import constants as _c
+from tcg._lean.reparse import parser as _p
 from tcg.record import Record
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
     from typing import Any
 
-try:  # Python >= 3.11
-    import re._constants as _c  # type: ignore[import-not-found]
-    import re._parser as _p  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - Python 3.10
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        import sre_constants as _c  # type: ignore[no-redef]
-        import sre_parse as _p  # type: ignore[no-redef]
 
 # A single rule may not match more than this many bytes (the masker's hold-back
 # is the maximum over all rules, so one sloppy rule would slow every stream).
