@@ -7,18 +7,19 @@ code keys them all (tcg.cachestore binds it into each file's MAC), so no cache
 lists the modules it depends on by hand — a list that drifted before: editing
 ``detect/regex.py`` left masked lines stale.
 
-The source of the identity, chosen by what it costs per process (measured with
-``tcg_shell run-line true`` on an editable install, 2 cores, noisy machine):
+The source of the identity, chosen by what it costs per process (CPU time of the
+first call, CPython 3.11, shared 2-core machine; bench/hot_paths.py times the
+commands around it):
 
 - an installed wheel: the package version and the bytes of its
   ``tcg-<version>.dist-info/RECORD``, which already holds a SHA-256 of every
-  installed file — one small read (~0.05 ms). Files edited in site-packages
+  installed file — one small read, ~0.2 ms. Files edited in site-packages
   after installation are not seen (their RECORD hashes no longer match: pip
   treats that install as damaged too);
 - anything else (an editable install, a source checkout): the version and the
-  path, size, mtime and inode of every file under the package directory, the
-  test Python's own byte-code cache applies to a source file (size + mtime) —
-  ~1 ms for ~210 files. Reading and hashing their contents instead costs
+  path, size, mtime and inode of every file under the package directory — what
+  Python itself checks (size + mtime) before reusing a byte-code file —
+  ~1.1-1.4 ms for ~210 files. Reading and hashing their contents instead costs
   ~14 ms, on every command.
 
 Computed once per process and memoised.
