@@ -6,10 +6,10 @@ imports. A few public standard-library modules cost more to import than the
 decision they serve, mostly for layers tcg does not use (enums, OpenSSL,
 pure-Python wrappers); the C module underneath does the same work. Only this
 package imports those C modules; everything else imports from here and is
-ordinary Python. Each module falls back to the public one where the private
-one is missing (another interpreter), and tests hold each equal to its public
-counterpart (tests/test_digest.py, test_leanjson.py, test_record.py,
-test_events.py, tests/sandbox/test_libc.py).
+ordinary Python (tests/structure keeps it so). Each module falls back to the
+public one where the private one is missing (another interpreter); tests hold
+what is built on them equal to the public module (tests/test_digest.py,
+test_leanjson.py, test_record.py, test_events.py, tests/sandbox/test_libc.py).
 
 Import cost, public vs private (cumulative ``python -I -X importtime``, median
 of 9 runs, CPython 3.11 on a shared 2-core machine: noisy, three runs' range):
