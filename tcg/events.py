@@ -14,6 +14,7 @@ import os
 import time
 
 from tcg import jsonl
+from tcg._lean.jsonc import encode_basestring_ascii as _quote
 from tcg.errors import EventLogError
 from tcg.paths import get_paths
 
@@ -133,12 +134,6 @@ def encode_record(record: Mapping[str, Any]) -> bytes:
 
 class _Unsupported(Exception):
     pass
-
-
-try:
-    from _json import encode_basestring_ascii as _quote
-except ImportError:  # pragma: no cover - CPython always has the accelerator
-    _quote = None  # type: ignore[assignment]
 
 
 def _encode(value: Any, out: Callable[[str], Any]) -> None:

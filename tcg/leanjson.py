@@ -10,9 +10,8 @@ none of that, so this module drives it directly: same parser, same results,
 strict (no NaN/Infinity, which JSON does not have and no agent CLI sends).
 Where ``_json`` is missing (other interpreters), ``json.loads`` is used.
 
-This is, with tcg.digest and tcg.record, one of the few modules that use a
-private CPython module to save start-up time; everything else uses the
-public standard library. It returns ``object``: callers check what they got
+The accelerator comes through tcg._lean, the one place tcg imports private
+CPython modules (it lists what each saves). It returns ``object``: callers check what they got
 (the input is whatever the calling program sent). tests/test_leanjson.py holds it equal to
 ``json.loads`` (hypothesis).
 """
@@ -42,9 +41,9 @@ class _Context:
 
 
 def _make_scanner() -> object:
-    try:
-        from _json import make_scanner
-    except ImportError:  # pragma: no cover - CPython always has the accelerator
+    from tcg._lean.jsonc import make_scanner
+
+    if make_scanner is None:  # pragma: no cover - CPython always has the accelerator
         return None
     return make_scanner(_Context())  # type: ignore[arg-type]  # duck-typed decoder context
 

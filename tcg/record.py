@@ -13,10 +13,7 @@ hashing, ``repr``, ``_replace``, ``_asdict``, pickling — through one generic
 
 from __future__ import annotations
 
-try:  # the C module itself: operator.py only re-exports it, for ~0.3 ms of import
-    from _operator import itemgetter
-except ImportError:  # pragma: no cover - an interpreter without it
-    from operator import itemgetter
+from tcg._lean.ops import itemgetter
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,5 +1,6 @@
-"""tcg.digest computes exactly what hashlib and hmac compute (it exists only to
-skip their import cost on the per-command path)."""
+"""tcg.digest computes exactly what hashlib and hmac compute: its SHA-256 is the
+interpreter's builtin one (no OpenSSL load for a file name or a fingerprint), its
+HMAC the standard library's."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ parsing ~220 regexes and compiling their hyperscan databases costs ~0.25 s, a
 sixth of a 200 MB `tcg mask` run. The results depend only on the rules, the
 code that derives them and the library versions, so they are kept in the
 detector's cache dir, one file per (kind, fingerprint), signed with the
-install's HMAC key (tcg.signed): a file that fails the check (edited, another
+install's HMAC key and bound to the code that wrote them (tcg.cachestore): a file that fails the check (edited, another
 install's, truncated) reads as absent and is rebuilt, so a forged cache can
 never shrink a hold-back bound. Serialized hyperscan databases travel inside the
 signed body. Best effort throughout: no key or no cache dir only costs time.
@@ -15,11 +15,12 @@ signed body. Best effort throughout: no key or no cache dir only costs time.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import platform
 import sys
 from pathlib import Path
+
+from tcg.digest import sha256
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
@@ -28,35 +29,18 @@ if TYPE_CHECKING:
 FORMAT = 1
 
 
-def _source_digest(modules: tuple[str, ...]) -> bytes:
-    h = hashlib.sha256()
-    for name in modules:
-        mod = sys.modules.get(name)
-        path = getattr(mod, "__file__", None)
-        if path is None:
-            return b""
-        try:
-            h.update(Path(path).read_bytes())
-        except OSError:
-            return b""
-    return h.digest()
-
-
-def fingerprint(rules: Any, kind: str, params: str, modules: tuple[str, ...]) -> str | None:
-    """Digest of everything the derived data depends on: the rules' fields, the
-    deriving code (module sources), Python/hyperscan versions and ``params``."""
-    src = _source_digest(modules)
-    if not src:
-        return None
+def fingerprint(rules: Any, kind: str, params: str) -> str:
+    """Digest of what the derived data depends on besides tcg's code (which binds
+    the file's MAC, tcg.cachestore): the rules' fields, the Python and hyperscan
+    versions, the machine and ``params``."""
     try:
         import hyperscan
 
         hs_version = str(getattr(hyperscan, "__version__", ""))
     except ImportError:  # pragma: no cover - the re engine
         hs_version = "-"
-    h = hashlib.sha256(b"tcg-derived\0%d\0" % FORMAT)
+    h = sha256(b"tcg-derived\0%d\0" % FORMAT)
     h.update(f"{kind}\0{params}\0{sys.version_info[:2]}\0{hs_version}\0{platform.machine()}\0".encode())
-    h.update(src)
     for r in rules:
         h.update(json.dumps([r.id, r.category, r.regex, list(r.keywords), int(r.max_len),
                              bool(getattr(r, "fold", False))]).encode("utf-8", "surrogatepass"))
@@ -77,9 +61,9 @@ def load(detector: Any, kind: str, fp: str | None) -> dict[str, Any] | None:
     where = _where(detector)
     if where is None or fp is None:
         return None
-    from tcg.signed import read_signed
+    from tcg.cachestore import read_cache
 
-    body = read_signed(where[0] / f"{kind}-{fp}.json", where[1], f"{kind}:{FORMAT}")
+    body = read_cache(where[0] / f"{kind}-{fp}.json", where[1], f"{kind}:{FORMAT}")
     if body is None:
         return None
     try:
@@ -93,13 +77,13 @@ def store(detector: Any, kind: str, fp: str | None, state: dict[str, Any]) -> No
     where = _where(detector)
     if where is None or fp is None:
         return
-    from tcg.signed import write_signed
+    from tcg.cachestore import write_cache
 
     try:
         body = json.dumps(state, separators=(",", ":")).encode("utf-8")
     except (TypeError, ValueError):  # pragma: no cover - a state that is not JSON
         return
-    write_signed(where[0] / f"{kind}-{fp}.json", where[1], f"{kind}:{FORMAT}", body)
+    write_cache(where[0] / f"{kind}-{fp}.json", where[1], f"{kind}:{FORMAT}", body)
 
 
 def b2s(b: bytes) -> str:

@@ -291,8 +291,7 @@ class Detector:
 
                 from tcg.detect import derived
 
-                fp = derived.fingerprint([c.rule for c in self._fold], "fold-precheck", "",
-                                         (__name__, "tcg.detect.fold"))
+                fp = derived.fingerprint([c.rule for c in self._fold], "fold-precheck", "")
                 state = derived.load(self, "fold-precheck", fp)
                 if state is not None:
                     try:
@@ -716,7 +715,8 @@ _HS_TAG = "hyperscan-db"
 
 def _hs_cache_load(path: Path | None, exprs: list[tuple[_Compiled, bytes, int]], key: bytes | None
                    ) -> tuple[Any, list[tuple[_Compiled, bytes, int]]] | None:
-    """The cached database, read only when its MAC verifies under the install key.
+    """The cached database, read only when its MAC verifies under the install key
+    and names this code (tcg.cachestore).
 
     The cache dir is writable by anything running as the user: an unsigned or
     forged database (one that matches nothing, or a blob crafted against
@@ -728,10 +728,10 @@ def _hs_cache_load(path: Path | None, exprs: list[tuple[_Compiled, bytes, int]],
 
     import hyperscan
 
-    from tcg.signed import read_signed
+    from tcg.cachestore import read_cache
 
     try:
-        raw = read_signed(path, key, _HS_TAG)
+        raw = read_cache(path, key, _HS_TAG)
         if raw is None:
             return None
         head, _, blobs = raw.partition(b"\n")
@@ -765,8 +765,8 @@ def _hs_cache_store(path: Path | None, db: Any, accepted: list[tuple[_Compiled, 
 
     import hyperscan
 
+    from tcg.cachestore import write_cache
     from tcg.paths import ensure_private_dir
-    from tcg.signed import write_signed
 
     try:
         ensure_private_dir(path.parent)
@@ -775,7 +775,7 @@ def _hs_cache_store(path: Path | None, db: Any, accepted: list[tuple[_Compiled, 
         main = bytes(hyperscan.dumpb(db.main)) if db is not None and db.main is not None else b""
         dense = bytes(hyperscan.dumpb(db.dense)) if db is not None and db.dense is not None else b""
         body = json.dumps(meta).encode("ascii") + b"\n" + len(main).to_bytes(8, "big") + main + dense
-        write_signed(path, key, _HS_TAG, body)
+        write_cache(path, key, _HS_TAG, body)
     except (OSError, hyperscan.error):
         return
 

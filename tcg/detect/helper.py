@@ -8,8 +8,9 @@ per hand-over (the masker hands over a few times per megabyte) and more imports.
 
 from __future__ import annotations
 
-import _thread
 import os
+
+from tcg._lean.threads import allocate_lock, start_new_thread
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,14 +31,14 @@ class Helper:
         self._pid = -1
 
     def _spawn(self) -> None:
-        self._go = _thread.allocate_lock()
+        self._go = allocate_lock()
         self._go.acquire()
-        self._done = _thread.allocate_lock()
+        self._done = allocate_lock()
         self._done.acquire()
         self._call: Callable[[], Any] | None = None
         self._result: tuple[Any, BaseException | None] = (None, None)
         self._pid = os.getpid()
-        _thread.start_new_thread(self._loop, (self._go, self._done))
+        start_new_thread(self._loop, (self._go, self._done))
 
     def start(self, fn: Callable[[], Any]) -> None:
         if self._pid != os.getpid():

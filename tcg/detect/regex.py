@@ -11,22 +11,15 @@ from __future__ import annotations
 
 import marshal
 import re
-import warnings
 
+from tcg._lean.reparse import constants as _c
+from tcg._lean.reparse import parser as _p
 from tcg.record import Record
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
     from typing import Any
 
-try:  # Python >= 3.11
-    import re._constants as _c  # type: ignore[import-not-found]
-    import re._parser as _p  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - Python 3.10
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        import sre_constants as _c  # type: ignore[no-redef]
-        import sre_parse as _p  # type: ignore[no-redef]
 
 # A single rule may not match more than this many bytes (the masker's hold-back
 # is the maximum over all rules, so one sloppy rule would slow every stream).
@@ -367,8 +360,9 @@ class AnalysisMemo:
 
     Analysing ~220 rule regexes with ``re``'s parser costs ~0.3 s — paid by
     every `tcg_shell` process that masks. The results depend only on the
-    pattern text and the Python version, so they are kept in a file in the cache
-    dir, authenticated with the install's HMAC key (tcg.signed): a file that fails
+    pattern text, the Python version and this code, so they are kept in a file
+    in the cache dir, authenticated with the install's HMAC key and bound to the
+    code that wrote it (tcg.cachestore): a file that fails
     the check (edited, truncated, another install's) is ignored and rebuilt, so a
     tampered memo cannot shrink a rule's width bound. Failures are never memoised.
     The body is ``marshal`` data (plain dicts, lists, strings, numbers), read only
@@ -395,10 +389,10 @@ class AnalysisMemo:
             self._load()
 
     def _load(self) -> None:
-        from tcg.signed import read_signed
+        from tcg.cachestore import read_cache
 
         assert self._key is not None
-        body = read_signed(self.path, self._key, self._tag)
+        body = read_cache(self.path, self._key, self._tag)
         if body is None:
             return
         try:
@@ -456,13 +450,13 @@ class AnalysisMemo:
 
     def save(self) -> None:
         """Best effort: a memo that cannot be written only costs start-up time."""
-        from tcg.signed import write_signed
+        from tcg.cachestore import write_cache
 
         if not self.dirty or self.path is None or self._key is None:
             return
         body = marshal.dumps({"analysis": self._analysis, "hs": self._hs,
                               "verified": self._verified, "rules": self._rules})
-        if write_signed(self.path, self._key, self._tag, body):
+        if write_cache(self.path, self._key, self._tag, body):
             self.dirty = False
 
 

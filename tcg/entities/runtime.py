@@ -3,7 +3,7 @@
 The registry is compiled once (``tcg entity add|remove`` does it right away) into
 two files next to it, each signed with the install key and bound to the
 registry file's identity (it is replaced atomically on every change) and
-tcg's matching code:
+to tcg's code (tcg.cachestore):
 - ``prefilter.bin`` — the hyperscan database (small, loaded by every mediated
   command of the project);
 - ``entities.json`` — the forms, inflections and glossary, read only when the
@@ -85,22 +85,6 @@ class Entities:
         return frozenset(self.inflections)
 
 
-def code_signature() -> str:
-    """Changes when the matching code or the look-alike table changes (stat only)."""
-    import tcg
-
-    root = os.path.dirname(tcg.__file__)
-    parts = [getattr(tcg, "__version__", "")]
-    for rel in (("entities", "matcher.py"), ("entities", "normal.py"), ("entities", "endings.py"),
-                ("entities", "runtime.py"), ("detect", "fold.py")):
-        try:
-            st = os.stat(os.path.join(root, *rel))
-        except OSError:
-            continue
-        parts.append(f"{'/'.join(rel)}:{st.st_mtime_ns}:{st.st_size}")
-    return "|".join(parts)
-
-
 def load(root: str | None = None, paths: Paths | None = None) -> Entities | None:
     """The project's entities, or None when it has no registry. Raises
     RegistryError when the registry exists but cannot be read (callers fail closed)."""
@@ -115,16 +99,16 @@ def load(root: str | None = None, paths: Paths | None = None) -> Entities | None
 def load_store(store: Store, paths: Paths | None = None) -> Entities | None:
     """Entities from the compiled files, compiling them first when they are missing
     or stale."""
+    from tcg.cachestore import read_cache
     from tcg.keyhash import load_or_create_key
-    from tcg.signed import read_signed
 
     digest = store.identity()
     if digest is None:
         return None
     key = load_or_create_key(paths)
-    tag = f"entities/{digest}/{code_signature()}"
+    tag = f"entities/{digest}"  # the code that compiled it binds the MAC (tcg.cachestore)
     pre_path, data_path = os.path.join(store.dir, PREFILTER), os.path.join(store.dir, DATA)
-    body = read_signed(pre_path, key, tag + "/prefilter")
+    body = read_cache(pre_path, key, tag + "/prefilter")
     if body is not None:
         try:
             head, _, blob = body.partition(b"\n")
@@ -139,7 +123,7 @@ def load_store(store: Store, paths: Paths | None = None) -> Entities | None:
 
     def rest() -> dict[str, object]:
         if "d" not in cache:
-            raw = read_signed(data_path, key, tag + "/data")
+            raw = read_cache(data_path, key, tag + "/data")
             if raw is not None:
                 cache["d"] = json.loads(raw)
             else:  # the prefilter without its data (a concurrent recompile): rebuild
@@ -158,21 +142,21 @@ def _data(ents: Entities) -> dict[str, object]:
 def compile_store(store: Store, paths: Paths | None = None) -> Entities | None:
     """Compile the registry into the two files (under the registry's lock: two
     processes never compile at once); returns the fresh Entities."""
+    from tcg.cachestore import write_cache
     from tcg.keyhash import load_or_create_key
-    from tcg.signed import write_signed
 
     with store.reading() as (raw, reg):
         digest = store.identity()
         if raw is None or digest is None:
             return None
         key = load_or_create_key(paths)
-        tag = f"entities/{digest}/{code_signature()}"
+        tag = f"entities/{digest}"  # the code that compiled it binds the MAC (tcg.cachestore)
         ents = Entities.from_registry(reg)
         pre = ents.matcher._prefilter()
         header = {**ents.matcher.header(), "hyperscan": pre is not None}
         data = _data(ents)
-        write_signed(os.path.join(store.dir, DATA), key, tag + "/data",
+        write_cache(os.path.join(store.dir, DATA), key, tag + "/data",
                      json.dumps(data, ensure_ascii=False).encode("utf-8"))
-        write_signed(os.path.join(store.dir, PREFILTER), key, tag + "/prefilter",
+        write_cache(os.path.join(store.dir, PREFILTER), key, tag + "/prefilter",
                      json.dumps(header).encode() + b"\n" + (pre.to_bytes() if pre else b""))
     return ents

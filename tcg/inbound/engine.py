@@ -202,11 +202,9 @@ class InboundEngine:
     def _fingerprint(self) -> str:
         import hyperscan
 
-        h = hashlib.sha256(CACHE_FORMAT.encode())
-        from tcg.inbound import prefilter
+        from tcg.fingerprint import code_fingerprint
 
-        for mod in (__file__, chars.__file__, prefilter.__file__):
-            h.update(Path(mod).read_bytes())
+        h = hashlib.sha256(CACHE_FORMAT.encode() + code_fingerprint().encode())
         h.update(f"{sys.version_info[:2]}{platform.machine()}{getattr(hyperscan, '__version__', '')}"
                  f"{chars.confusables_version()}".encode())
         for r in self.rules:

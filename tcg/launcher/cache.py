@@ -9,7 +9,8 @@ The body is ``marshal`` data (a dict of str/int/bool), signed with the install
 key (tcg.signed): the cache dir is writable by anything running as the user,
 and a forged entry must neither pass the gate nor reach marshal, which is not
 hardened against malicious data. Entries are validated field by field after
-the MAC verifies; anything unexpected is a miss.
+the MAC verifies; anything unexpected is a miss. The MAC also binds the code
+that wrote the entry (tcg.cachestore), and the scanner id names it.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import marshal
 import os
 from typing import Any
 
+from tcg.cachestore import read_cache, write_cache
+from tcg.fingerprint import code_fingerprint
 from tcg.paths import Paths
-from tcg.signed import read_signed, write_signed
 
 TAG = "launcher-cache/marshal"
 CACHE_VERSION = 2
@@ -40,27 +42,15 @@ def cache_path(scan_cache: str | os.PathLike[str], repo_hash: str) -> str:
 
 
 def scanner_id() -> str:
-    """tcg's version and its rule files: a new rule set must not reuse an old 'clean'."""
-    import tcg
-    from tcg.digest import sha256_hex
-
-    parts = [tcg.__version__]
-    rules = os.path.join(os.path.dirname(os.path.abspath(tcg.__file__)), "detect", "rules")
-    try:
-        with os.scandir(rules) as it:
-            entries = sorted(it, key=lambda e: e.name)
-        for entry in entries:
-            st = entry.stat()
-            parts.append(f"{entry.name}:{st.st_size}:{st.st_mtime_ns}")
-    except OSError:
-        parts.append("rules-unreadable")
-    return sha256_hex("\0".join(parts).encode())[:16]
+    """The scanning code, rules included (tcg.fingerprint): a new rule set or an
+    edited detector must not reuse an old 'clean'."""
+    return code_fingerprint()[:16]
 
 
 def load_cached(path: str | os.PathLike[str], state: str, fingerprint: str, scanner: str,
                 key: bytes) -> dict[str, Any] | None:
     """The cached entry when its MAC verifies and it matches all three keys; None otherwise."""
-    body = read_signed(path, key, TAG)
+    body = read_cache(path, key, TAG)
     if body is None:
         return None
     try:
@@ -85,5 +75,5 @@ def store_cached(path: str | os.PathLike[str], entry: dict[str, Any], key: bytes
     """Write the entry atomically (0600 in a 0700 dir), signed. Only CACHE_FIELDS are kept.
     OSError when it cannot be written."""
     clean = {k: v for k, v in entry.items() if k in CACHE_FIELDS}
-    if not write_signed(path, key, TAG, marshal.dumps(clean)):
+    if not write_cache(path, key, TAG, marshal.dumps(clean)):
         raise OSError(f"cannot write {os.fspath(path)}")

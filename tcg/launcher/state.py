@@ -9,7 +9,7 @@ Material (docs/agents.md "Cache"):
   the bytes of each such file hashed — content, not mtime, so an edit that adds
   a secret changes the key even within the same clock tick.
 The scanner's own identity is part of the cache key, not of this material
-(tcg.launcher.cache.scanner_id). The git commands run concurrently and
+(tcg.launcher.cache.scanner_id, the code fingerprint). The git commands run concurrently and
 read-only (``--no-optional-locks``: the gate never rewrites the index). The
 digest is keyed by the caller (HMAC, per-install key): it covers file
 contents, so it must not be stored as a plain hash of them.

@@ -17,20 +17,14 @@ from __future__ import annotations
 
 import re
 import threading
-import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from tcg._lean.reparse import parser as _p
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
     from typing import Any
-
-try:  # Python >= 3.11
-    import re._parser as _p  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - Python 3.10
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        import sre_parse as _p  # type: ignore[no-redef]
 
 MIN_ANCHOR = 3
 MIN_PARTIAL = 3
@@ -323,7 +317,7 @@ def anchors_for_detector(detector: Any) -> AnchorSet:
     from tcg.detect import derived
 
     rules = tuple(detector.rules)
-    fp = derived.fingerprint(rules, "anchors", "", (__name__,))
+    fp = derived.fingerprint(rules, "anchors", "")
     d = derived.load(detector, "anchors", fp)
     if d is not None:
         try:

@@ -24,10 +24,10 @@ import functools
 import hashlib
 import re
 import time
-import warnings
 from collections import deque
 from dataclasses import dataclass, field
 
+from tcg._lean.reparse import parser as _p
 from tcg.mask.anchors import AnchorSet, anchors_for_detector
 from tcg.mask.strict_bound import StrictBound
 from tcg.mask.view import BS_REACH, SGR, View
@@ -38,13 +38,6 @@ if TYPE_CHECKING:
 
     from tcg.detect.engine import Detector, Finding
     from tcg.keyhash import KeyedHasher
-
-try:  # Python >= 3.11
-    import re._parser as _p  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - Python 3.10
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        import sre_parse as _p  # type: ignore[no-redef]
 
 MODES = ("strict", "terminal")
 DEFAULT_HOLD_MS = 500

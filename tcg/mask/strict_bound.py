@@ -23,21 +23,14 @@ from __future__ import annotations
 
 import re
 import threading
-import warnings
 from collections.abc import Iterable
 
+from tcg._lean.reparse import parser as _p
 from tcg.mask.anchors import _prefixes
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
     from typing import Any
-
-try:  # Python >= 3.11
-    import re._parser as _p  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - Python 3.10
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        import sre_parse as _p  # type: ignore[no-redef]
 
 ALL = frozenset(range(256))
 _SPACE = frozenset(b" \t\n\r\x0b\x0c")
@@ -127,7 +120,7 @@ class StrictBound:
         from tcg.detect import derived
 
         rules = tuple(detector.rules)
-        fp = derived.fingerprint(rules, "strict-bound", "", (__name__, "tcg.mask.anchors"))
+        fp = derived.fingerprint(rules, "strict-bound", "")
         state = derived.load(detector, "strict-bound", fp)
         if state is not None:
             try:

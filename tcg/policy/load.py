@@ -19,6 +19,7 @@ import marshal
 import os
 import sys
 
+from tcg.cachestore import read_cache, write_cache
 from tcg.digest import sha256, sha256_hex
 from tcg.errors import PolicyError
 from tcg.paths import get_paths
@@ -26,7 +27,6 @@ from tcg.policy.glob import fnmatchcase
 from tcg.policy.model import Decision, worst
 from tcg.policy.reasons import REASONS
 from tcg.record import Record
-from tcg.signed import read_signed, write_signed
 
 # Every mediated command loads the policy (usually from a snapshot), so this
 # module keeps off typing, dataclasses, pathlib and hashlib: ~15 ms of imports.
@@ -631,7 +631,7 @@ def _read_text(path: str | os.PathLike[str]) -> str:
 
 class PolicySnapshots:
     """Effective policies remembered in the cache dir, keyed by the exact text of
-    every layer (and of the code that merges them).
+    every layer; the file is bound to the code that wrote it (tcg.cachestore).
 
     Parsing and validating the TOML layers costs ~15 ms of every `tcg_shell`
     start; a snapshot hit costs one small read. The file is authenticated with
@@ -656,7 +656,7 @@ class PolicySnapshots:
         self._key = existing_key(paths)
 
     def key(self, default_text: str, texts: list[tuple[str, str, str]]) -> str:
-        h = sha256(_code_stamp())
+        h = sha256()  # the code that merged it binds the file's MAC (tcg.cachestore)
         for part in (default_text, *(f"{k}\0{p}\0{t}" for k, p, t in texts)):
             h.update(b"\1" + part.encode("utf-8", "surrogatepass"))
         return h.hexdigest()
@@ -664,7 +664,7 @@ class PolicySnapshots:
     def _entries(self) -> dict[str, Any]:
         if self._key is None:
             return {}
-        body = read_signed(self.path, self._key, self.TAG)
+        body = read_cache(self.path, self._key, self.TAG)
         try:
             entries = marshal.loads(body) if body is not None else {}
         except (ValueError, EOFError, TypeError):
@@ -695,24 +695,7 @@ class PolicySnapshots:
         while len(entries) > self.KEEP:
             entries.pop(next(iter(entries)))
         body = marshal.dumps(entries)
-        write_signed(self.path, self._key, self.TAG, body)
-
-
-@_once
-def _code_stamp() -> bytes:
-    """What the merge result depends on besides the layer texts: this module, the
-    reason codes and the package version."""
-    from tcg import __version__
-    from tcg.policy import reasons
-
-    h = sha256(__version__.encode())
-    for mod_file in (__file__, reasons.__file__):
-        try:
-            with open(mod_file, "rb") as fh:
-                h.update(fh.read())
-        except OSError:
-            h.update(os.urandom(16))  # unreadable source: never reuse a snapshot
-    return h.digest()
+        write_cache(self.path, self._key, self.TAG, body)
 
 
 def merge_layers(layers: list[Layer]) -> Policy:

@@ -11,11 +11,11 @@ quiet briefly when a background grandchild keeps the slave open.
 
 from __future__ import annotations
 
-import _thread
 import os
 import select
 import time
 
+from tcg._lean.threads import allocate_lock, start_new_thread
 from tcg.osutil import write_all
 from tcg.runner.base import OutputFilter, PtyChild, read_burst
 from tcg.runner.signals import (  # noqa: F401 - re-exported
@@ -137,10 +137,10 @@ class _MasterReader:
         self._busy = False  # between a wake-up and queueing what it read
         self._error: OSError | None = None
         self._eof = False
-        self._lock = _thread.allocate_lock()
-        self._room = _thread.allocate_lock()
+        self._lock = allocate_lock()
+        self._room = allocate_lock()
         self._room.acquire()
-        self._done = _thread.allocate_lock()
+        self._done = allocate_lock()
         self._done.acquire()
         self.wake_fd, self._wake_w = os.pipe()
         self._stop_r, self._stop_w = os.pipe()
@@ -148,7 +148,7 @@ class _MasterReader:
             os.set_blocking(fd_, False)
         self._blocked = blocked_signals
         try:
-            _thread.start_new_thread(self._run, ())
+            start_new_thread(self._run, ())
         except BaseException:
             self._close_fds()
             raise

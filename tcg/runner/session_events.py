@@ -10,10 +10,10 @@ still queued (bounded wait): a decision is never silently left unrecorded.
 
 from __future__ import annotations
 
-import _thread
 import time
-from _queue import Empty, SimpleQueue  # the C module: `queue` imports threading (~10 ms)
 
+from tcg._lean.queues import Empty, SimpleQueue
+from tcg._lean.threads import allocate_lock, start_new_thread
 from tcg.runner.station import Station
 
 TYPE_CHECKING = False
@@ -32,10 +32,10 @@ class EventRecorder:
     def __init__(self, env: Mapping[str, str], *, warmup_delay: float | None = WARMUP_DELAY):
         self.station = Station(dict(env))
         self._jobs: SimpleQueue[Any] = SimpleQueue()
-        self._done = _thread.allocate_lock()
+        self._done = allocate_lock()
         self._done.acquire()
         self._warmup = warmup_delay
-        _thread.start_new_thread(self._run, ())
+        start_new_thread(self._run, ())
 
     def __call__(self, line: str, verdict: Any, policy: Any, actor: str, fields: dict[str, Any]) -> None:
         self._jobs.put((line, verdict, policy, actor, fields))

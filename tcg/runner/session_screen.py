@@ -86,15 +86,15 @@ def open_cache(env: dict[str, str]) -> tuple[ScreenCache, Any] | None:
     """The cache for the current policy and detector, and that policy; None when
     either cannot be read (then nothing is shown early)."""
     try:
+        from tcg.fingerprint import code_fingerprint
         from tcg.keyhash import KeyedHasher
         from tcg.paths import get_paths
         from tcg.policy.load import load_policy
-        from tcg.runner.station import _detector_signature
 
         policy = load_policy()
         key = KeyedHasher.for_install().key
         cache = ScreenCache(str(get_paths(env).cache_dir), key, policy.fingerprint,
-                            _detector_signature())
+                            code_fingerprint())
         return cache, policy
     except Exception:  # noqa: BLE001 - an optimisation only
         return None
@@ -212,14 +212,14 @@ class ScreenConfirmer:
                 self._confirm(bytes(self.head[: int(count)]))
 
     def _confirm(self, data: bytes) -> None:
+        from tcg.fingerprint import code_fingerprint
         from tcg.keyhash import KeyedHasher
         from tcg.paths import get_paths
-        from tcg.runner.station import _detector_signature
 
         try:
             policy = self.policy_of()
             cache = ScreenCache(str(get_paths().cache_dir), KeyedHasher.for_install().key,
-                                policy.fingerprint, _detector_signature())
+                                policy.fingerprint, code_fingerprint())
         except Exception:  # noqa: BLE001 - an optimisation only
             return
         confirm_clean(cache, policy, self.mode, data)

@@ -307,11 +307,11 @@ class _TwinMaker:
         ident = f"{self.policy.fingerprint}\0{path}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}"
         entry = None
         if self.key is not None:
+            from tcg.cachestore import read_cache
             from tcg.digest import hmac_sha256
-            from tcg.signed import read_signed
 
             entry = os.path.join(self.dir, hmac_sha256(self.key, ident.encode("utf-8", "surrogateescape"))[:24])
-            cached = read_signed(entry, self.key, self.TAG)
+            cached = read_cache(entry, self.key, self.TAG)
             if cached is not None:
                 return cached
         try:
@@ -323,9 +323,9 @@ class _TwinMaker:
             return None
         twin = self.build(os.path.basename(path), data)
         if entry is not None and self.key is not None:
-            from tcg.signed import write_signed
+            from tcg.cachestore import write_cache
 
-            write_signed(entry, self.key, self.TAG, twin)
+            write_cache(entry, self.key, self.TAG, twin)
         return twin
 
     def build(self, name: str, data: bytes) -> bytes:

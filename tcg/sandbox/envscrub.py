@@ -80,9 +80,9 @@ class ValueVerdicts:
     def _read(self) -> dict[str, Any]:
         if self.path is None or self.key is None:
             return {}
-        from tcg.signed import read_signed
+        from tcg.cachestore import read_cache
 
-        body = read_signed(self.path, self.key, TAG)
+        body = read_cache(self.path, self.key, TAG)
         try:
             data = marshal.loads(body) if body is not None else {}
         except (ValueError, EOFError, TypeError):
@@ -136,8 +136,8 @@ class ValueVerdicts:
     def _save(self, known: dict[str, Any]) -> None:
         if self.path is None or self.key is None:
             return
-        from tcg.signed import write_signed
+        from tcg.cachestore import write_cache
 
         while len(known) > VERDICTS_KEEP:
             known.pop(next(iter(known)))
-        write_signed(self.path, self.key, TAG, marshal.dumps(known))
+        write_cache(self.path, self.key, TAG, marshal.dumps(known))

@@ -87,12 +87,15 @@ class SetupFailed(Exception):
 
 def libc() -> Any:
     """(functions, get_errno): libc's mount, unshare, prctl and memset,
-    bound on first use (agent commands only), before any fork."""
+    bound on first use (agent commands only), before any fork, through ctypes'
+    C core (tcg._lean.libc) and else through ctypes."""
     if not _LIBC:
+        from tcg._lean.libc import bind, bind_ctypes
+
         try:
-            _LIBC.append(_bind_core())
+            _LIBC.append(bind(_SIGNATURES))
         except (ImportError, AttributeError, TypeError):  # pragma: no cover - another interpreter
-            _LIBC.append(_bind_ctypes())
+            _LIBC.append(bind_ctypes(_SIGNATURES))
     return _LIBC[0]
 
 
@@ -104,48 +107,6 @@ _SIGNATURES = {
     "prctl": ("iLLLL", "i"),
     "memset": ("PiL", "P"),
 }
-
-
-class _Functions:
-    """The bound functions as attributes; ``_handle`` is the dlopen handle they come from."""
-
-    _handle: int
-
-
-def _bind_core() -> tuple[Any, Any]:
-    """Bind through ``_ctypes``, ctypes' C core. Importing the ctypes package costs
-    2-3 ms more on every agent command (it defines some forty type classes) for
-    nothing these four calls need; _bind_ctypes is the fallback and the reference
-    (tests/sandbox compares the two)."""
-    import _ctypes
-
-    core: Any = _ctypes  # typeshed types these calls for ctypes' own classes only
-    types = {code: type(f"c_{code}", (core._SimpleCData,), {"_type_": code}) for code in "iLzP"}
-
-    class Function(core.CFuncPtr):  # what ctypes.CDLL(None, use_errno=True) builds per function
-        _flags_ = core.FUNCFLAG_CDECL | core.FUNCFLAG_USE_ERRNO
-        _restype_ = types["i"]
-
-    lib = _Functions()
-    lib._handle = core.dlopen(None, core.RTLD_LOCAL)
-    for name, (args, ret) in _SIGNATURES.items():
-        fn = Function((name, lib))
-        fn.argtypes = [types[c] for c in args]
-        fn.restype = types[ret]
-        setattr(lib, name, fn)
-    return lib, core.get_errno
-
-
-def _bind_ctypes() -> tuple[Any, Any]:
-    import ctypes
-
-    types = {"i": ctypes.c_int, "L": ctypes.c_ulong, "z": ctypes.c_char_p, "P": ctypes.c_void_p}
-    lib = ctypes.CDLL(None, use_errno=True)
-    for name, (args, ret) in _SIGNATURES.items():
-        fn = getattr(lib, name)
-        fn.argtypes = [types[c] for c in args]
-        fn.restype = types[ret]
-    return lib, ctypes.get_errno
 
 
 def supported() -> str | None:

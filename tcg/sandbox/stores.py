@@ -128,9 +128,9 @@ class WalkCache:
         path = self._file(root, depth)
         if path is None or self.key is None:
             return Walk()
-        from tcg.signed import read_signed
+        from tcg.cachestore import read_cache
 
-        body = read_signed(path, self.key, self.TAG)
+        body = read_cache(path, self.key, self.TAG)
         if body is None:
             return Walk()
         try:
@@ -146,9 +146,9 @@ class WalkCache:
         path = self._file(root, depth)
         if path is None or self.key is None or not walk.changed:
             return
-        from tcg.signed import write_signed
+        from tcg.cachestore import write_cache
 
-        write_signed(path, self.key, self.TAG, marshal.dumps({"root": root, "dirs": walk.dirs}))
+        write_cache(path, self.key, self.TAG, marshal.dumps({"root": root, "dirs": walk.dirs}))
 
 
 def project_root(cwd: str) -> str:

@@ -9,35 +9,36 @@ import sys
 
 import pytest
 
-from tcg.sandbox.linux import _bind_core, _bind_ctypes
+from tcg._lean.libc import bind, bind_ctypes
+from tcg.sandbox.linux import _SIGNATURES
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the view's libc calls are Linux only")
 
 MISSING = b"/nonexistent-tcg-test-dir/target"
 
 
-@pytest.mark.parametrize("bind", [_bind_core, _bind_ctypes])
-def test_both_bindings_report_errno_the_same_way(bind):
-    lib, get_errno = bind()
+@pytest.mark.parametrize("binder", [bind, bind_ctypes])
+def test_both_bindings_report_errno_the_same_way(binder):
+    lib, get_errno = binder(_SIGNATURES)
     # a target that does not exist: nothing is mounted, whoever runs the test
     assert lib.mount(None, MISSING, None, 4096, None) == -1 and get_errno() == 2  # MS_BIND, ENOENT
     assert lib.prctl(-1, 0, 0, 0, 0) == -1 and get_errno() == 22  # EINVAL
     assert lib.unshare(-1) == -1 and get_errno() == 22
 
 
-@pytest.mark.parametrize("bind", [_bind_core, _bind_ctypes])
-def test_memset_and_unsigned_long_arguments(bind):
+@pytest.mark.parametrize("binder", [bind, bind_ctypes])
+def test_memset_and_unsigned_long_arguments(binder):
     import ctypes  # the test may use ctypes to hand over a buffer; the product does not
 
-    lib, _ = bind()
+    lib, _ = binder(_SIGNATURES)
     buf = ctypes.create_string_buffer(b"secret-bytes", 12)
     lib.memset(ctypes.addressof(buf), 0, 6)
     assert buf.raw == b"\0" * 6 + b"-bytes"
 
 
-@pytest.mark.parametrize("bind", [_bind_core, _bind_ctypes])
-def test_a_successful_call_returns_the_kernels_answer(bind):
-    lib, _ = bind()
+@pytest.mark.parametrize("binder", [bind, bind_ctypes])
+def test_a_successful_call_returns_the_kernels_answer(binder):
+    lib, _ = binder(_SIGNATURES)
     with open("/proc/self/status") as fh:
         bounding = int(next(line for line in fh if line.startswith("CapBnd:")).split()[1], 16)
     for cap in range(8):  # PR_CAPBSET_READ

@@ -1,0 +1,33 @@
+"""The one place tcg imports private CPython modules.
+
+`tcg_shell run-line` runs for every command an agent sends, `tcg hook claude`
+for every tool call; each pays the interpreter's start (~12 ms) plus what it
+imports. A few public standard-library modules cost more to import than the
+decision they serve, mostly for layers tcg does not use (enums, OpenSSL,
+pure-Python wrappers); the C module underneath does the same work. Only this
+package imports those C modules; everything else imports from here and is
+ordinary Python (tests/structure keeps it so). Each module falls back to the
+public one where the private one is missing (another interpreter); tests hold
+what is built on them equal to the public module (tests/test_digest.py,
+test_leanjson.py, test_record.py, test_events.py, tests/sandbox/test_libc.py).
+
+Import cost, public vs private (cumulative ``python -I -X importtime``, median
+of 9 runs, CPython 3.11 on a shared 2-core machine: noisy, three runs' range):
+
+============  ===============================  ================  =====================================
+module        public (ms)                      private (ms)      used by
+============  ===============================  ================  =====================================
+sha.py        hashlib 2.8 (loads OpenSSL)      _sha256 0.15      tcg.digest (names, fingerprints)
+ops.py        operator 0.3                     _operator 0.07    tcg.record (every policy record)
+jsonc.py      json 7.6-17.6 (re, enum)         _json 0.2         tcg.leanjson (hook input), tcg.events
+threads.py    threading 8-10                   _thread 0 (built  runner.loop, detect.helper,
+                                               in, preloaded)    runner.session_events
+queues.py     queue 4-13                       _queue 0.2        runner.session_events
+signals.py    signal 12 (enum)                 _signal 0.08      runner.signals (every command)
+libc.py       ctypes 2.0                       _ctypes 0.4       sandbox.linux (agent commands)
+reparse.py    no public regex parser           re._parser        detect.regex (rule analysis)
+============  ===============================  ================  =====================================
+
+HMAC is not here: tcg.digest signs with the standard library's ``hmac``
+(3.2-3.6 ms to import, paid only by a process that signs or verifies).
+"""
