@@ -130,8 +130,12 @@ class GitProcess:
 
 
 def _signals() -> Any:
-    import signal  # here: a git child needs it, the launch's cache hit does not
-
+    """The signal numbers. The C module: the stdlib wrapper builds IntEnums at import
+    (~3 ms, more than a git child costs to start); imported when a child is started."""
+    try:
+        import _signal as signal
+    except ImportError:  # pragma: no cover - an interpreter without it
+        import signal  # type: ignore[no-redef]
     return signal
 
 
