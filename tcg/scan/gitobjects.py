@@ -60,7 +60,7 @@ def git(repo: Path | str, *args: str, check: bool = True) -> bytes:
     return stdout  # type: ignore[no-any-return]
 
 
-def repo_root(path: Path) -> tuple[Path, bool] | None:
+def repo_root(path: str) -> tuple[str, bool] | None:
     """(work tree root or, for a bare repository, its git dir; bare?) for ``path``, else None."""
     proc = popen_git(["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--absolute-git-dir",
                       "--show-cdup"], env=git_env())
@@ -73,13 +73,11 @@ def repo_root(path: Path) -> tuple[Path, bool] | None:
     if lines[0] == "true" or len(lines) < 3:
         # A bare repository, or the .git directory of a checkout itself (no
         # --show-cdup there): only the object database can be scanned.
-        from pathlib import Path
-
-        return Path(lines[1]), True
-    return (path / lines[2]).resolve(), False
+        return lines[1], True
+    return os.path.realpath(os.path.join(path, lines[2])), False
 
 
-def iter_reachable_blobs(repo: Path) -> Iterator[BlobRef]:
+def iter_reachable_blobs(repo: str | Path) -> Iterator[BlobRef]:
     """Yield every blob reachable from any ref, once, oldest introducing commit first."""
     env = git_env()
     rev = popen_git(
@@ -135,14 +133,14 @@ def iter_reachable_blobs(repo: Path) -> Iterator[BlobRef]:
         )
 
 
-def _empty_repo(repo: Path) -> bool:
+def _empty_repo(repo: str | Path) -> bool:
     """A fresh repository without commits makes rev-list fail; that is not an error."""
     return git(repo, "rev-parse", "--verify", "-q", "HEAD", check=False) == b"" and not git(
         repo, "for-each-ref", "--count=1", check=False
     ).strip()
 
 
-def index_blobs(repo: Path) -> list[tuple[str, str]]:
+def index_blobs(repo: str | Path) -> list[tuple[str, str]]:
     """(oid, path) of every regular file staged in the index (stage entries included)."""
     out = git(repo, "ls-files", "--stage", "-z", check=False)
     result = []
@@ -157,7 +155,7 @@ def index_blobs(repo: Path) -> list[tuple[str, str]]:
     return result
 
 
-def staged_blobs(repo: Path) -> list[tuple[str, str]]:
+def staged_blobs(repo: str | Path) -> list[tuple[str, str]]:
     """(oid, path) of every blob the next commit adds or changes: the index against HEAD,
     or against the empty tree on a branch without commits. Deletions and submodules
     carry no content and are left out."""
@@ -178,7 +176,7 @@ def staged_blobs(repo: Path) -> list[tuple[str, str]]:
     return result
 
 
-def blob_sizes(repo: Path, oids: list[str]) -> dict[str, int]:
+def blob_sizes(repo: str | Path, oids: list[str]) -> dict[str, int]:
     """Size of each blob, from one ``git cat-file --batch-check`` (missing ones left out)."""
     proc = popen_git(["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname) %(objectsize)"],
                      stdin=PIPE, env=git_env())
