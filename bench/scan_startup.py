@@ -1,7 +1,7 @@
 """Start-up of `tcg scan` on a one-commit repository, against the interpreter's floor,
 git's own time and the peer scanners, in the same run.
 
-    .venv/bin/python bench/scan_startup.py [--runs 30] [--no-peers]
+    .venv/bin/python bench/scan_startup.py [--runs 30] [--no-peers] [--baseline-tree DIR]
 
 The commands run interleaved (round-robin, so all see the same machine load). For each
 run the wall time around the whole process and its CPU time (user + system of the
@@ -17,6 +17,11 @@ the CPU time is the steadier figure, and the acceptance ratio is printed for bot
   signed start-up cache, with tcg byte-compiled as an install leaves it;
 * the peers, when installed (pip extra ``bench``), on the same repository after one warm-up
   each: ``kingfisher scan REPO --no-validate --no-update-check`` and ``betterleaks git REPO``.
+
+* with ``--baseline-tree DIR`` (a directory holding another version's ``tcg`` package, e.g.
+  ``git archive main tcg | tar -x -C DIR``): ``tcg scan`` of that code too, as
+  ``tcg (baseline)``, with its own TCG_HOME, interleaved with the rest — a before/after
+  comparison under the same load.
 
 The acceptance figure is ``tcg - git`` against ``2 × python``.
 """
@@ -72,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--no-peers", action="store_true", help="leave out kingfisher and betterleaks")
+    ap.add_argument("--baseline-tree", type=Path, metavar="DIR",
+                    help="also time `tcg scan` of the tcg package in DIR (another version), interleaved")
     args = ap.parse_args(argv)
     compileall.compile_dir(str(HERE.parent / "tcg"), quiet=1)
     with tempfile.TemporaryDirectory(prefix="scan-startup-") as td:
@@ -91,6 +98,12 @@ def main(argv: list[str] | None = None) -> int:
             "git": ["sh", "-c", git_script],
             "tcg scan": [tool("tcg"), "scan", r],
         }
+        envs = {name: env for name in cmds}
+        if args.baseline_tree is not None:
+            base = args.baseline_tree.resolve()
+            compileall.compile_dir(str(base / "tcg"), quiet=1)
+            cmds["tcg (baseline)"] = [tool("tcg"), "scan", r]
+            envs["tcg (baseline)"] = dict(env, PYTHONPATH=str(base), TCG_HOME=str(root / "tcg-home-baseline"))
         if not args.no_peers:
             for name, cmd in (("kingfisher", [tool("kingfisher"), "scan", r, "--no-validate",
                                               "--no-update-check", "-q"]),
@@ -98,13 +111,14 @@ def main(argv: list[str] | None = None) -> int:
                                                "-l", "error"])):
                 if Path(cmd[0]).exists() or shutil.which(cmd[0]):
                     cmds[name] = cmd
+                    envs[name] = env
         for name in cmds:  # warm-up: the signed cache, kingfisher's rule cache, the page cache
-            timed(cmds[name], env)
+            timed(cmds[name], envs[name])
         wall: dict[str, list[float]] = {k: [] for k in cmds}
         cpu: dict[str, list[float]] = {k: [] for k in cmds}
         for _ in range(args.runs):
             for name, cmd in cmds.items():
-                w, c = timed(cmd, env)
+                w, c = timed(cmd, envs[name])
                 wall[name].append(w)
                 cpu[name].append(c)
     print(f"{args.runs} interleaved runs each, medians (load avg {os.getloadavg()[0]:.2f} at the end):")
@@ -115,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {k:<12} {mw[k] * 1000:8.1f} {mc[k] * 1000:8.1f} {mw[k] / mw['python']:12.2f}"
               f" {mc[k] / mc['python']:11.2f}")
     for label, m in (("wall", mw), ("CPU", mc)):
+        if "tcg (baseline)" in m:
+            print(f"{label}: baseline (tcg - git) / python = "
+                  f"{(m['tcg (baseline)'] - m['git']) / m['python']:.2f}")
         print(f"{label}: (tcg - git) / python = {(m['tcg scan'] - m['git']) / m['python']:.2f} "
               f"(acceptance: <= 2.0, i.e. tcg <= {(2 * m['python'] + m['git']) * 1000:.1f} ms)"
               + "".join(f"; tcg / {p} = {m['tcg scan'] / m[p]:.2f}" for p in ("kingfisher", "betterleaks")

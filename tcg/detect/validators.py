@@ -11,15 +11,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cache
 
 Validator = Callable[[bytes], bool]
 
-_SEPARATORS = re.compile(rb"[\s\-.()/]")
+
+@cache
+def _pattern(source: bytes) -> re.Pattern[bytes]:
+    """``source`` compiled on first use: the detector imports this module on every scan,
+    most validators never run there, and compiling their patterns up front was most of
+    the module's import."""
+    return re.compile(source)
+
+
+_SEPARATORS = rb"[\s\-.()/]"
 
 
 def _digits(value: bytes) -> str | None:
     """The digits of ``value`` with separators removed, or None if anything else remains."""
-    raw = _SEPARATORS.sub(b"", value)
+    raw = _pattern(_SEPARATORS).sub(b"", value)
     if not raw.isdigit():
         return None
     return raw.decode("ascii")
@@ -208,12 +218,12 @@ def ru_passport(value: bytes) -> bool:
 _AWS_PREFIXES = (
     b"AKIA", b"ASIA", b"AGPA", b"AIDA", b"AROA", b"AIPA", b"ANPA", b"ANVA", b"APKA", b"ABIA", b"ACCA",
 )
-_AWS_BODY = re.compile(rb"[A-Z2-7]{16}")
+_AWS_BODY = rb"[A-Z2-7]{16}"
 
 
 def aws_key_id(value: bytes) -> bool:
     """AWS access key id: a known 4-letter resource prefix + 16 base32 characters."""
-    return len(value) == 20 and value[:4] in _AWS_PREFIXES and _AWS_BODY.fullmatch(value[4:]) is not None
+    return len(value) == 20 and value[:4] in _AWS_PREFIXES and _pattern(_AWS_BODY).fullmatch(value[4:]) is not None
 
 
 def e164(value: bytes) -> bool:
@@ -288,9 +298,9 @@ def _periodic(value: bytes) -> bool:
     return any(value[: n - unit] == value[unit:] for unit in range(1, min(16, n // 2) + 1))
 
 
-_TOKEN_SEPARATORS = re.compile(rb"[-_.:/+ ]")
-_PADDING_RUN = re.compile(rb"([A-Za-z0-9])\1{5,}")
-_BLOCK_RUN = re.compile(rb"([A-Za-z0-9])\1{3}")
+_TOKEN_SEPARATORS = rb"[-_.:/+ ]"
+_PADDING_RUN = rb"([A-Za-z0-9])\1{5,}"
+_BLOCK_RUN = rb"([A-Za-z0-9])\1{3}"
 
 
 def not_placeholder(value: bytes) -> bool:
@@ -300,13 +310,13 @@ def not_placeholder(value: bytes) -> bool:
     blocks of one character (``…AAAABBBBCCCC…``). The heuristics detect-secrets and gitleaks apply to
     generic matches; vendor rules with a fixed prefix do not need them."""
     core = value.strip(b"=")
-    if not core or _periodic(core) or _sequential(core) or _sequential(_TOKEN_SEPARATORS.sub(b"", core)):
+    if not core or _periodic(core) or _sequential(core) or _sequential(_pattern(_TOKEN_SEPARATORS).sub(b"", core)):
         return False
-    run = _PADDING_RUN.search(core)
+    run = _pattern(_PADDING_RUN).search(core)
     if run is not None and (run.end() - run.start()) * 3 >= len(core):
         return False
     # blocks of four like AAAABBBBCCCC: one in a generated token is rare, two never
-    return len(_BLOCK_RUN.findall(core)) < 2
+    return len(_pattern(_BLOCK_RUN).findall(core)) < 2
 
 
 def token_like(value: bytes) -> bool:

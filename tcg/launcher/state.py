@@ -23,6 +23,7 @@ from collections.abc import Iterator
 
 from tcg.digest import sha256
 from tcg.errors import TcgError
+from tcg.gitenv import DEVNULL, popen_git
 from tcg.gitenv import git_env as scanner_git_env
 
 __all__ = ["HASH_LIMIT", "RepoState", "StateError", "find_repo", "git_env", "repo_state", "state_material"]
@@ -153,51 +154,23 @@ def _digest(root: str, refs_out: bytes, status_out: bytes) -> bytes:
 def _run_all(where: str, commands: list[tuple[str, ...]], env: dict[str, str]) -> list[tuple[int, bytes]]:
     """Run git commands concurrently: [(exit status, stdout)], stdin/stderr on /dev/null.
 
-    os.posix_spawnp and pipes where the platform has them (subprocess costs
-    ~10 ms of imports, more than the git commands take to run); subprocess
-    elsewhere. Reading the pipes one after the other cannot deadlock: the
-    commands do not depend on each other, so each one finishes.
+    Started with tcg.gitenv.popen_git (os.posix_spawnp where the platform has it:
+    subprocess costs more to import than the git commands take to run). Reading the
+    pipes one after the other cannot deadlock: the commands do not depend on each
+    other, so each one finishes.
     """
-    if not hasattr(os, "posix_spawnp"):  # pragma: no cover - Windows
-        import subprocess
-
-        procs = [subprocess.Popen(["git", "-C", where, *c], stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env) for c in commands]
-        return [(p.returncode, out) for p in procs for out, _ in [p.communicate()]]
     running = []
     try:
         for args in commands:
-            r, w = os.pipe()
-            actions = [
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, w, 1),
-                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
-                (os.POSIX_SPAWN_CLOSE, r),
-                (os.POSIX_SPAWN_CLOSE, w),
-            ]
-            try:
-                pid = os.posix_spawnp("git", ["git", "-C", where, *args], env, file_actions=actions)
-            except BaseException:
-                os.close(r)
-                os.close(w)
-                raise
-            os.close(w)
-            running.append((pid, r))
+            running.append(popen_git(["git", "-C", where, *args], env=env, stdin=DEVNULL, stderr=DEVNULL))
     except FileNotFoundError:
-        for pid, r in running:
-            os.close(r)
-            os.waitpid(pid, 0)
+        for proc in running:
+            proc.communicate()
         raise
     results = []
-    for pid, r in running:
-        chunks = []
-        try:
-            while chunk := os.read(r, 1 << 16):
-                chunks.append(chunk)
-        finally:
-            os.close(r)
-        _, status = os.waitpid(pid, 0)
-        results.append((os.waitstatus_to_exitcode(status), b"".join(chunks)))
+    for proc in running:
+        out, _ = proc.communicate()
+        results.append((int(proc.returncode), out))
     return results
 
 

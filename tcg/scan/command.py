@@ -46,9 +46,9 @@ class BaselineError(TcgError):
 
 def parse_args(args: list[str]) -> dict[str, Any] | None:
     """Keyword arguments of :func:`run` for the plain forms of `tcg scan …`; None for
-    anything else, which the click command then handles (help, messages, exit codes)."""
-    from pathlib import Path
-
+    anything else, which the click command then handles (help, messages, exit codes).
+    Targets stay strings (the scanner works with os.path); pathlib is imported only for
+    a baseline file."""
     opts: dict[str, Any] = {"paths": [], "history": True, "staged": False, "fmt": "text",
                             "max_objects": None, "max_bytes": None, "baseline_file": None,
                             "write_file": None, "jobs": None, "all_occurrences": False}
@@ -72,11 +72,13 @@ def parse_args(args: list[str]) -> dict[str, Any] | None:
                     return None
                 opts[key] = value
             else:
+                from pathlib import Path
+
                 opts[key] = Path(value)
         elif a == "--" or a.startswith("-"):
             return None
         else:
-            opts["paths"].append(Path(a))
+            opts["paths"].append(a)
         i += 1
     return opts
 
@@ -129,7 +131,7 @@ def exit_code_for(status: str) -> int:
     return {"clean": EXIT_CLEAN, "findings": EXIT_FINDINGS, "partial": EXIT_PARTIAL}.get(status, EXIT_ERROR)
 
 
-def run(paths: list[Path] | tuple[Path, ...], *, history: bool = True, staged: bool = False,
+def run(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...], *, history: bool = True, staged: bool = False,
         fmt: str = "text", max_objects: int | None = None, max_bytes: int | None = None,
         baseline_file: Path | None = None, write_file: Path | None = None,
         jobs: int | None = None, all_occurrences: bool = False) -> int:
@@ -144,19 +146,17 @@ def run(paths: list[Path] | tuple[Path, ...], *, history: bool = True, staged: b
         raise
 
 
-def _run(paths: list[Path], history: bool, staged: bool, fmt: str, max_objects: int | None,
+def _run(paths: list[str | os.PathLike[str]], history: bool, staged: bool, fmt: str, max_objects: int | None,
          max_bytes: int | None, baseline_file: Path | None, write_file: Path | None,
          jobs: int | None, all_occurrences: bool) -> int:
-    from pathlib import Path
-
     from tcg.events import EventLog
     from tcg.policy.load import load_policy
     from tcg.scan.engine import scan_paths
     from tcg.scan.progress import Progress
     from tcg.scan.report import partial_note, render
 
-    targets = list(paths) or [Path.cwd()]
-    policy = load_policy(cwd=targets[0] if len(targets) == 1 and targets[0].is_dir() else None)
+    targets = list(paths) or [os.getcwd()]
+    policy = load_policy(cwd=targets[0] if len(targets) == 1 and os.path.isdir(targets[0]) else None)
     known = load_baseline(baseline_file) if baseline_file is not None else set()
     progress = Progress(enabled=sys.stderr.isatty())
     try:

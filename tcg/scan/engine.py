@@ -17,7 +17,6 @@ import sys
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
 
 from tcg.errors import TcgError
 from tcg.record import Record
@@ -174,13 +173,15 @@ def _pool_init() -> None:
 
 class _Target(Record, fields="index path repo bare", defaults=(False,)):
     """A PATH to scan: its position, the path as given (absolute), the work tree root or
-    git dir when it is a repository (else None), whether that repository is bare."""
+    git dir when it is a repository (else None), whether that repository is bare. Plain
+    strings and os.path: pathlib (with urllib.parse and ipaddress) is a visible share of
+    a small scan's start-up."""
 
     __slots__ = ()
 
     index: int  # type: ignore[assignment]  # shadows tuple.index on purpose
-    path: Path
-    repo: Path | None
+    path: str
+    repo: str | None
     bare: bool
 
 
@@ -236,7 +237,7 @@ def _batches(kind: str, root: str, items: Iterable[tuple[Any, int]]) -> Iterator
         yield (kind, root, batch)
 
 
-def _index_items(repo: Path, pairs: list[tuple[str, str]], allow: tuple[str, ...],
+def _index_items(repo: str, pairs: list[tuple[str, str]], allow: tuple[str, ...],
                  max_blob: int, stats: Counter[str]) -> list[tuple[tuple[str, str, str | None, str], int]]:
     """Blob items for (oid, path) pairs of the index, with their sizes from git."""
     sizes = gitobjects.blob_sizes(repo, [oid for oid, _ in pairs]) if pairs else {}
@@ -261,8 +262,9 @@ def _enumerate(target: _Target, history: bool, staged: bool, max_blob: int,
     if target.repo is None:
         if staged:
             raise TcgError(f"--staged needs a git repository: {target.path} is not the root of one")
-        names = [target.path.name] if target.path.is_file() else worktree.dir_files(target.path)
-        root = target.path.parent if target.path.is_file() else target.path
+        is_file = os.path.isfile(target.path)
+        names = [os.path.basename(target.path)] if is_file else worktree.dir_files(target.path)
+        root = os.path.dirname(target.path) if is_file else target.path
         for rel in names:
             if _allowed(rel, allow):
                 stats["files_skipped_allowed"] += 1
@@ -304,7 +306,7 @@ def _enumerate(target: _Target, history: bool, staged: bool, max_blob: int,
     return _Plan(blobs, files, stats)
 
 
-def _size_of(root: Path, rel: str) -> int:
+def _size_of(root: str, rel: str) -> int:
     try:
         return os.lstat(os.path.join(root, rel)).st_size
     except OSError:
@@ -314,16 +316,17 @@ def _size_of(root: Path, rel: str) -> int:
 def _resolve_targets(paths: Iterable[str | os.PathLike[str]]) -> list[_Target]:
     targets = []
     for i, p in enumerate(paths):
-        path = Path(p).expanduser().absolute()
+        path = os.path.abspath(os.path.expanduser(os.fspath(p)))
         repo = None
         bare = False
-        if path.is_dir() and (path / ".git").is_dir() and (path / ".git" / "HEAD").is_file():
+        dot_git = os.path.join(path, ".git")
+        if os.path.isdir(dot_git) and os.path.isfile(os.path.join(dot_git, "HEAD")):
             repo = path  # the common case, without spawning git
-        elif path.is_dir():
+        elif os.path.isdir(path):
             found = gitobjects.repo_root(path)
             # Only a repository rooted exactly here: a subdirectory of a checkout is
             # scanned as a plain directory (its history is the whole repository's).
-            if found is not None and found[0].resolve() == path.resolve():
+            if found is not None and os.path.realpath(found[0]) == os.path.realpath(path):
                 repo = path
                 bare = found[1]
         targets.append(_Target(i, path, repo, bare))
@@ -336,7 +339,7 @@ def _plan_all(targets: list[_Target], history: bool, staged: bool, max_blob: int
     work in child processes); one target lists here, without starting a thread."""
     live = []
     for t in targets:
-        if t.path.exists():
+        if os.path.exists(t.path):
             live.append(t)
         else:
             errors.append(f"{t.path}: no such file or directory")
@@ -445,7 +448,7 @@ def scan_paths(
     planned = 0
     for t, plan in _plan_all(targets, history, staged, max_blob, allow, errors):
         stats.update(plan.stats)
-        root = t.path.parent if t.path.is_file() else t.path  # a single file: its dir
+        root = os.path.dirname(t.path) if os.path.isfile(t.path) else t.path  # a single file: its dir
         kept_b = [(item, n) for item, n in plan.blobs if budget.take(n)]
         kept_f = [(item, n) for item, n in plan.files if budget.take(n)]
         planned += sum(n for _, n in kept_b) + sum(n for _, n in kept_f)

@@ -18,14 +18,16 @@ one that introduced it on a linear history.
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Iterator
-from pathlib import Path
 
 from tcg.errors import TcgError
-from tcg.gitenv import GIT_ENV_DROP, git_env  # noqa: F401 - re-exported: the scanner's git environment
+from tcg.gitenv import DEVNULL, GIT_ENV_DROP, PIPE, git_env, popen_git  # noqa: F401 - re-exported: the scanner's git environment
 from tcg.osutil import grow_pipe
 from tcg.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
 
 
 class GitError(TcgError):
@@ -47,61 +49,50 @@ class BlobRef(Record, fields="oid size path commit"):
 
 def git(repo: Path | str, *args: str, check: bool = True) -> bytes:
     """Run a read-only git command in ``repo`` and return stdout."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), *args],
-        capture_output=True,
-        env=git_env(),
-        check=False,
-    )
+    proc = popen_git(["git", "-C", str(repo), *args], env=git_env())
+    stdout, stderr = proc.communicate()
     if check and proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        err = stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(
             f"git {args[0]} failed in {repo}: {err[-1] if err else proc.returncode}",
             hint="is it a readable git repository? (`git -C PATH status`)",
         )
-    return proc.stdout
+    return stdout  # type: ignore[no-any-return]
 
 
-def repo_root(path: Path) -> tuple[Path, bool] | None:
+def repo_root(path: str) -> tuple[str, bool] | None:
     """(work tree root or, for a bare repository, its git dir; bare?) for ``path``, else None."""
-    proc = subprocess.run(
-        ["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--absolute-git-dir", "--show-cdup"],
-        capture_output=True,
-        env=git_env(),
-        check=False,
-    )
+    proc = popen_git(["git", "-C", str(path), "rev-parse", "--is-bare-repository", "--absolute-git-dir",
+                      "--show-cdup"], env=git_env())
+    stdout, _ = proc.communicate()
     if proc.returncode != 0:
         return None
-    lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    lines = stdout.decode("utf-8", "surrogateescape").splitlines()
     if len(lines) < 2:
         return None
     if lines[0] == "true" or len(lines) < 3:
         # A bare repository, or the .git directory of a checkout itself (no
         # --show-cdup there): only the object database can be scanned.
-        return Path(lines[1]), True
-    return (path / lines[2]).resolve(), False
+        return lines[1], True
+    return os.path.realpath(os.path.join(path, lines[2])), False
 
 
-def iter_reachable_blobs(repo: Path) -> Iterator[BlobRef]:
+def iter_reachable_blobs(repo: str | Path) -> Iterator[BlobRef]:
     """Yield every blob reachable from any ref, once, oldest introducing commit first."""
     env = git_env()
-    rev = subprocess.Popen(
+    rev = popen_git(
         [
             "git", "-C", str(repo), "rev-list", "--objects", "--all", "--reverse", "--in-commit-order",
             "--missing=print",  # partial clone: list absent objects as "?oid", never fetch them
         ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
         env=env,
     )
-    check = subprocess.Popen(
+    check = popen_git(
         [
             "git", "-C", str(repo), "cat-file",
             "--batch-check=%(objecttype) %(objectname) %(objectsize) %(rest)", "--buffer",
         ],
         stdin=rev.stdout,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
         env=env,
     )
     assert rev.stdout is not None and check.stdout is not None
@@ -142,14 +133,14 @@ def iter_reachable_blobs(repo: Path) -> Iterator[BlobRef]:
         )
 
 
-def _empty_repo(repo: Path) -> bool:
+def _empty_repo(repo: str | Path) -> bool:
     """A fresh repository without commits makes rev-list fail; that is not an error."""
     return git(repo, "rev-parse", "--verify", "-q", "HEAD", check=False) == b"" and not git(
         repo, "for-each-ref", "--count=1", check=False
     ).strip()
 
 
-def index_blobs(repo: Path) -> list[tuple[str, str]]:
+def index_blobs(repo: str | Path) -> list[tuple[str, str]]:
     """(oid, path) of every regular file staged in the index (stage entries included)."""
     out = git(repo, "ls-files", "--stage", "-z", check=False)
     result = []
@@ -164,7 +155,7 @@ def index_blobs(repo: Path) -> list[tuple[str, str]]:
     return result
 
 
-def staged_blobs(repo: Path) -> list[tuple[str, str]]:
+def staged_blobs(repo: str | Path) -> list[tuple[str, str]]:
     """(oid, path) of every blob the next commit adds or changes: the index against HEAD,
     or against the empty tree on a branch without commits. Deletions and submodules
     carry no content and are left out."""
@@ -185,15 +176,13 @@ def staged_blobs(repo: Path) -> list[tuple[str, str]]:
     return result
 
 
-def blob_sizes(repo: Path, oids: list[str]) -> dict[str, int]:
+def blob_sizes(repo: str | Path, oids: list[str]) -> dict[str, int]:
     """Size of each blob, from one ``git cat-file --batch-check`` (missing ones left out)."""
-    proc = subprocess.run(
-        ["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname) %(objectsize)"],
-        input="".join(f"{o}\n" for o in oids).encode("ascii"),
-        capture_output=True, env=git_env(), check=False,
-    )
+    proc = popen_git(["git", "-C", str(repo), "cat-file", "--batch-check=%(objectname) %(objectsize)"],
+                     stdin=PIPE, env=git_env())
+    stdout, _ = proc.communicate("".join(f"{o}\n" for o in oids).encode("ascii"))
     sizes = {}
-    for line in proc.stdout.splitlines():
+    for line in stdout.splitlines():
         parts = line.split()
         if len(parts) == 2 and parts[1].isdigit():
             sizes[parts[0].decode("ascii")] = int(parts[1])
@@ -211,11 +200,11 @@ class BlobReader:
 
     def __init__(self, repo: Path | str):
         self.repo = str(repo)
-        self._proc = subprocess.Popen(
+        self._proc = popen_git(
             ["git", "-C", self.repo, "cat-file", "--batch"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stdin=PIPE,
+            stdout=PIPE,
+            stderr=DEVNULL,
             env=git_env(),
             bufsize=1 << 20,
         )

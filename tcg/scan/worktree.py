@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 from tcg.scan.gitobjects import git
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
 
@@ -25,7 +28,7 @@ def _split_z(out: bytes) -> list[str]:
     return list(seen)
 
 
-def repo_files(repo: Path, *, changed_only: bool) -> list[str]:
+def repo_files(repo: str | Path, *, changed_only: bool) -> list[str]:
     """Paths (relative to the work tree) of files to read from disk.
 
     ``changed_only``: modified tracked files plus untracked-not-ignored ones;
@@ -36,7 +39,7 @@ def repo_files(repo: Path, *, changed_only: bool) -> list[str]:
     return _split_z(out)
 
 
-def dir_files(root: Path) -> list[str]:
+def dir_files(root: str | Path) -> list[str]:
     """Every regular file under a plain directory (no symlinks followed, VCS dirs skipped)."""
     result: list[str] = []
     root_s = str(root)

@@ -9,6 +9,7 @@ the ledgers only shrink.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -244,3 +245,50 @@ def test_hook_entry_import_budget(tmp_path, tcg_home):
     records = [json.loads(ln) for ln in (tcg_home / "state" / "events.jsonl").read_text().splitlines()]
     assert records[-1]["event"] == "hook_decision" and records[-1]["decision"] == "allow"
     assert records[-1]["tool"] == "Read"
+
+
+# `tcg scan` of a small repository: pre-commit hooks, CI and the launch gate start one per
+# repository, so its start-up is paid on every call. Of tcg it loads the entry, the core
+# modules, the scanner, the detector (keyword + re engine for a small scan), the policy
+# snapshot; of the standard library none of the modules below (git runs on posix_spawn).
+SCAN_TCG_PACKAGES = ("tcg.scan", "tcg.detect", "tcg.policy", "tcg._lean")
+SCAN_ENTRY = ("tcg", "tcg.cli", "tcg.router")
+SCAN_NEVER = ("subprocess", "signal", "selectors", "locale", "contextlib", "json", "tomllib", "tomli",
+              "hashlib", "hmac", "typing", "dataclasses", "inspect", "multiprocessing", "concurrent",
+              "shutil", "tempfile", "hyperscan", "click", "platformdirs")
+
+
+def _core_module(name: str) -> bool:
+    """A top-level module of the package (tcg/errors.py, tcg/events.py …), not a package."""
+    parts = name.split(".")
+    return len(parts) == 2 and (PACKAGE / f"{parts[1]}.py").is_file()
+
+
+def test_scan_entry_import_budget(tmp_path, tcg_home):
+    """`tcg scan REPO` of a one-commit repository loads only what such a scan uses."""
+    repo = tmp_path / "one"
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t.invalid", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t.invalid", "PATH": os.environ["PATH"],
+           "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+    (repo / "f").write_bytes(b"abc")
+    subprocess.run(["git", "-C", str(repo), "add", "f"], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "-m", "one"], check=True, env=env)
+    probe = ("import sys; before = set(sys.modules)\nfrom tcg.cli import main\n"
+             f"rc = main(['scan', {str(repo)!r}])\n"
+             "print('RESULT', rc, sorted(set(sys.modules) - before))")
+    out = None
+    for _ in range(2):  # the first run fills the start-up caches (rules memo, policy snapshot)
+        out = subprocess.run([sys.executable, "-I", "-c", probe], capture_output=True, timeout=120,
+                             stdin=subprocess.DEVNULL)
+    assert out is not None
+    line = [ln for ln in out.stdout.decode(errors="replace").splitlines() if ln.startswith("RESULT ")]
+    assert line, out.stderr.decode(errors="replace")
+    _, rc, loaded = line[-1].split(" ", 2)
+    mods = eval(loaded)  # noqa: S307 - our own repr of a list of module names
+    assert rc == "0", out.stderr.decode(errors="replace")
+    stray = sorted(m for m in mods if m.startswith("tcg.") and m not in SCAN_ENTRY and not _core_module(m)
+                   and not any(m == p or m.startswith(p + ".") for p in SCAN_TCG_PACKAGES))
+    assert stray == [], f"`tcg scan` loads tcg modules it does not use: {stray}"
+    heavy = sorted(m for m in mods if any(m == n or m.startswith(n + ".") for n in SCAN_NEVER))
+    assert heavy == [], f"`tcg scan` of one commit loads {heavy}"
