@@ -130,12 +130,9 @@ class GitProcess:
 
 
 def _signals() -> Any:
-    """The signal numbers. The C module: the stdlib wrapper builds IntEnums at import
-    (~3 ms, more than a git child costs to start); imported when a child is started."""
-    try:
-        import _signal as signal
-    except ImportError:  # pragma: no cover - an interpreter without it
-        import signal  # type: ignore[no-redef]
+    """The signal numbers, from the lean C module (see tcg._lean): the stdlib wrapper
+    builds IntEnums at import; imported when a child is started."""
+    from tcg._lean.signals import signal
     return signal
 
 
