@@ -46,7 +46,8 @@ from tcg.inbound.rules import (
 #: a database in the cache, not read yet (InboundEngine._database)
 _STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
-CACHE_FORMAT = "tcg-inbound-1"
+CACHE_FORMAT = "tcg-inbound-2"
+PAIR = 2  # a slot of the ascii database: a pair of literal sets as one expression
 RULES_FORMAT = "tcg-inbound-rules-1"  # the parsed packaged rules (signed like the databases)
 # Mark kinds (hyperscan ids of the marks databases).
 INVISIBLE, EXPENSIVE, TRIGGER, PERCENT, NFKC = 1, 2, 3, 4, 5
@@ -285,27 +286,43 @@ class InboundEngine:
         return db
 
     def _compile_rules(self) -> set[int]:
-        """Compile the prefilter database: the literal sets of every rule
-        (tcg.inbound.prefilter), one hyperscan id per set. A rule without a
-        prefilter, or whose examples the database does not cover (every ``re``
-        match must hold a candidate end), is left to ``re`` (returns the indices
-        of the rest)."""
+        """Compile the prefilter databases from the literal sets of every rule
+        (tcg.inbound.prefilter). A rule without a prefilter, or whose examples the
+        databases do not cover (every ``re`` match must hold a candidate end), is
+        left to ``re`` (returns the indices of the rest).
+
+        Two databases: ``ascii`` holds the alternatives whose literals are all
+        ASCII, scanned in byte mode over one byte per character of the text
+        (:func:`ascii_proxy`), so its offsets are character offsets; a pair of
+        sets is one expression there (first set, at most ``reach`` characters,
+        second set) and only where both occur close together does it report,
+        which keeps the Python callbacks to a few thousand on 5 MB of prose or
+        code whose every line holds a common word. ``utf8`` holds the rest in
+        UTF-8 mode (hyperscan folds the case of non-ASCII letters there, which
+        costs seconds to compile), scanned over the UTF-8 only when the text is
+        not ASCII; a pair there is two literal sets matched up in Python."""
         import hyperscan
 
-        slots: list[tuple[int, int, int]] = []  # (rule index, alternative, 0/1)
-        exprs: list[tuple[bytes, int, int]] = []
+        slots: list[tuple[int, int, int]] = []  # (rule index, alternative, 0/1 or PAIR)
+        exprs: dict[str, list[tuple[bytes, int, int]]] = {"ascii": [], "utf8": []}
         for c in self._compiled:
             for alt, sets in enumerate(c.rule.prefilter):
+                # the ASCII literals of each set: all an ASCII text can hold
+                plain = [[s for s in literals if s.isascii()] for literals in sets]
+                if all(plain):
+                    body = [b"(?:" + b"|".join(_literal(s)[0] for s in literals) + b")" for literals in plain]
+                    gap = b"[\\x00-\\xff]{0,%d}" % c.rule.prefilter_reach[alt]
+                    exprs["ascii"].append((gap.join(body), hyperscan.HS_FLAG_CASELESS, len(slots)))
+                    slots.append((c.index, alt, PAIR))
+                if plain == [list(literals) for literals in sets]:
+                    continue
                 for k, literals in enumerate(sets):
-                    exprs.extend((*_literal(s), len(slots)) for s in literals)
+                    exprs["utf8"].extend((_literal(s)[0], _literal(s)[1] | hyperscan.HS_FLAG_UTF8, len(slots))
+                                         for s in literals)
                     slots.append((c.index, alt, k))
         self._slots = slots
-        # two databases: literals with non-ASCII letters need UTF-8 mode to fold case,
-        # which costs seconds to compile; the rest compile in a fraction of that, and
-        # an ASCII text is never scanned for the others
         self._rules_db = {}
-        for name in ("ascii", "utf8"):
-            part = [x for x in exprs if bool(x[1] & hyperscan.HS_FLAG_UTF8) == (name == "utf8")]
+        for name, part in exprs.items():
             if part:
                 db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
                 db.compile(expressions=[e for e, _, _ in part], ids=[i for _, _, i in part],
@@ -316,7 +333,7 @@ class InboundEngine:
             if c.index not in good:
                 continue
             for ex in c.rule.examples_match + c.rule.examples_no_match:
-                for text in (ex, "padding " * 5 + ex + " trailing"):
+                for text in (ex, "padding " * 5 + ex + " trailing", "\u00e9 " + ex + " \u0436"):
                     ends = self._candidates(text).get(c.index, [])
                     for m in _all_matches(c.pat, text):
                         if not any(m.start() < e <= m.end() for e in ends):
@@ -326,41 +343,58 @@ class InboundEngine:
     def _candidates(self, text: str, data: bytes | None = None) -> dict[int, list[int]]:
         """Rule index -> character offsets (ascending) inside every match of the
         rule: the end of the last literal of one of its alternatives' prefilters."""
-        data = encode(text) if data is None else data
-        hits: dict[int, list[int]] = {}
+        ascii_only = text.isascii()
+        found: dict[int, set[int]] = {}
+        halves: dict[int, list[int]] = {}  # utf8 slot -> byte ends
 
-        def on_match(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
-            got = hits.get(sid)
+        def on_pair(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
+            idx = slots[sid][0]
+            got = found.get(idx)
             if got is None:
-                hits[sid] = [to]
+                found[idx] = {to}
+            else:
+                got.add(to)
+
+        def on_half(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
+            got = halves.get(sid)
+            if got is None:
+                halves[sid] = [to]
             else:
                 got.append(to)
 
+        slots = self._slots
         with self._lock:
-            for name in self._rules_db:
-                if name == "ascii" or len(data) != len(text):
-                    self._database("rules", name).scan(data, match_event_handler=on_match)
-        if not hits:
-            return {}
-        ascii_only = len(data) == len(text)
+            if "ascii" in self._rules_db:
+                self._database("rules", "ascii").scan(ascii_proxy(text, data if ascii_only else None),
+                                                      match_event_handler=on_pair)
+            if "utf8" in self._rules_db and not ascii_only:
+                data = encode(text) if data is None else data
+                self._database("rules", "utf8").scan(data, match_event_handler=on_half)
+        if halves:
+            self._match_halves(text, data, halves, found)  # type: ignore[arg-type]
+        return {idx: sorted(ends) for idx, ends in found.items() if ends}
+
+    def _match_halves(self, text: str, data: bytes, halves: dict[int, list[int]],
+                      found: dict[int, set[int]]) -> None:
+        """Add the candidate ends of the utf8 database's literal sets (byte ends in
+        ``halves``) to ``found``, as character offsets."""
         by_alt: dict[tuple[int, int], list[list[int]]] = {}
-        for sid, ends in hits.items():
+        for sid, ends in halves.items():
             idx, alt, k = self._slots[sid]
-            pair = by_alt.setdefault((idx, alt), [[], []])
-            pair[k] = ends
-        found: dict[int, set[int]] = {}
+            by_alt.setdefault((idx, alt), [[], []])[k] = ends
+        byte_ends: dict[int, set[int]] = {}
         for (idx, alt), (first, second) in by_alt.items():
             if len(self._compiled[idx].rule.prefilter[alt]) == 1:
-                found.setdefault(idx, set()).update(first)
+                byte_ends.setdefault(idx, set()).update(first)
             elif first and second:
-                # bytes: one per character in ASCII text, up to 4 otherwise
-                reach = self._compiled[idx].rule.prefilter_reach[alt] * (1 if ascii_only else 4)
-                found.setdefault(idx, set()).update(_follows(first, second, reach))
-        found = {k: v for k, v in found.items() if v}
-        if not found:
-            return {}
-        conv = byte_to_char(data, sorted({b for v in found.values() for b in v}), text.isascii())
-        return {idx: sorted(conv[b] for b in ends) for idx, ends in found.items()}
+                # bytes: up to 4 per character
+                reach = self._compiled[idx].rule.prefilter_reach[alt] * 4
+                byte_ends.setdefault(idx, set()).update(_follows(sorted(first), sorted(second), reach))
+        if not byte_ends:
+            return
+        conv = byte_to_char(data, sorted({b for v in byte_ends.values() for b in v}), False)
+        for idx, ends in byte_ends.items():
+            found.setdefault(idx, set()).update(conv[b] for b in ends)
 
     def _compile_marks(self) -> None:
         import hyperscan
@@ -459,6 +493,14 @@ class InboundEngine:
 @cache
 def _simple_pattern(kind: int) -> re.Pattern[str]:
     return re.compile(chars.py_class(_SIMPLE[kind]))
+
+
+def ascii_proxy(text: str, data: bytes | None = None) -> bytes:
+    """One byte per character: ASCII as it is, anything else "?". The ASCII
+    literals match there exactly where they match the text (hyperscan's byte mode
+    folds ASCII case only), and offsets are character offsets. ``data``: the
+    text's UTF-8 when the text is ASCII (then the same bytes)."""
+    return data if data is not None else text.encode("ascii", "replace")
 
 
 def encode(text: str) -> bytes:
