@@ -124,6 +124,9 @@ class _Compiled:
         self.index = index
         self.rule = rule
         self.width = rule.max_width
+        # a match lies within [end - before, end + after] of its prefilter literal's end
+        self.before = min(rule.prefilter_span[0], rule.max_width) if rule.prefilter else rule.max_width
+        self.after = min(rule.prefilter_span[1], rule.max_width) if rule.prefilter else rule.max_width
 
     @cached_property
     def pat(self) -> re.Pattern[str]:
@@ -477,7 +480,7 @@ class InboundEngine:
             for idx, ends in self._candidates(text, data).items():
                 c = self._compiled[idx]
                 if c.index in self._in_db:
-                    n = count_matches(c, text, _windows(ends, c.width, len(text)))
+                    n = count_matches(c, text, _windows(ends, c.before, c.after, len(text)))
                     if n:
                         found[c.rule.id] = n
         for c in self._re_only:
@@ -535,14 +538,14 @@ def _follows(first: list[int], second: list[int], reach: int) -> list[int]:
     return out
 
 
-def _windows(ends: list[int], width: int, n: int) -> list[tuple[int, int]]:
+def _windows(ends: list[int], before: int, after: int, n: int) -> list[tuple[int, int]]:
     """Merged ``[lo, hi)`` ranges that hold every match containing a literal that
-    ends at one of ``ends`` (a match is at most ``width`` long), plus the margin
-    count_matches keeps for lookarounds on both sides."""
+    ends at one of ``ends`` (a match starts at most ``before`` characters before
+    that end and stops at most ``after`` after it), plus the margin count_matches
+    keeps for lookarounds on both sides."""
     out: list[tuple[int, int]] = []
-    reach = width + LOOKAROUND_MAX
     for e in ends:
-        lo, hi = max(0, e - reach), min(n, e + reach + 1)
+        lo, hi = max(0, e - before - LOOKAROUND_MAX), min(n, e + after + LOOKAROUND_MAX + 1)
         if out and lo <= out[-1][1]:
             out[-1] = (out[-1][0], max(out[-1][1], hi))
         else:
