@@ -261,7 +261,10 @@ class InboundEngine:
                 plain = [[s for s in literals if s.isascii()] for literals in sets]
                 if all(plain):
                     body = [b"(?:" + b"|".join(_literal(s)[0] for s in literals) + b")" for literals in plain]
-                    gap = b"[\\x00-\\xff]{0,%d}" % c.rule.prefilter_reach[alt]
+                    # reach: the most characters the elements holding the two literals match,
+                    # so between the literals there are at most that less both their lengths
+                    inner = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in plain)
+                    gap = b"[\\x00-\\xff]{0,%d}" % max(0, inner)
                     exprs["ascii"].append((gap.join(body), hyperscan.HS_FLAG_CASELESS, len(slots)))
                     slots.append((c.index, alt, PAIR))
                 if plain == [list(literals) for literals in sets]:
