@@ -9,7 +9,11 @@ noisy, so several runs say more than one):
   the interpreter, ``-I -c ENTRY PreToolUse``, the event JSON on stdin);
 - the same hook on a Read of ``.env`` (a refusal: also masks the detail for the
   event, so it loads the detector);
-- the PostToolUse hook on that Read's output (masks; loads the detector).
+- the PostToolUse hook on that Read's output (masks; loads the detector; the
+  inbound gate checks it as a file read);
+- the same PostToolUse output from a Grep (masked the same way; the inbound gate
+  leaves a Grep's output alone): the hook without the gate, the baseline for
+  the gate's own cost on every Read.
 
 Target: median(PreToolUse, ordinary Read) <= 1.5 x median(python -I -c pass).
 Wall-clock and CPU time (user + system of the child, from wait4) are both
@@ -70,9 +74,9 @@ def main() -> int:
                    XDG_CACHE_HOME=str(t / "cache"), TCG_SESSION="0123456789abcdef", TCG_ACTOR="agent",
                    TCG_AGENT="claude")
 
-        def event(name: str, tool_input: dict, **extra: object) -> bytes:
+        def event(name: str, tool_input: dict, tool: str = "Read", **extra: object) -> bytes:
             return json.dumps({"session_id": "bench", "transcript_path": str(t / "t.jsonl"), "cwd": str(work),
-                               "permission_mode": "bypassPermissions", "hook_event_name": name, "tool_name": "Read",
+                               "permission_mode": "bypassPermissions", "hook_event_name": name, "tool_name": tool,
                                "tool_input": tool_input, "tool_use_id": "toolu_1", **extra}).encode()
 
         read_ok = event("PreToolUse", {"file_path": str(work / "notes.txt")})
@@ -81,6 +85,7 @@ def main() -> int:
                                              + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8" + "\n", "numLines": 2,
                                              "startLine": 1, "totalLines": 2}}
         post = event("PostToolUse", {"file_path": str(work / "notes.txt")}, tool_response=response)
+        post_grep = event("PostToolUse", {"pattern": "token", "path": str(work)}, tool="Grep", tool_response=response)
         # Key, policy snapshot and detector cache: created by the first calls, as in a session.
         subprocess.run([py, "-I", "-m", "tcg", "policy", "show"], env=env, cwd=work, capture_output=True)
         hook = [py, "-I", "-c", ENTRY]
@@ -89,6 +94,7 @@ def main() -> int:
             "PreToolUse, Read notes.txt (allow)": ([*hook, "PreToolUse"], read_ok),
             "PreToolUse, Read .env (deny)": ([*hook, "PreToolUse"], read_env),
             "PostToolUse, Read with a token (mask)": ([*hook, "PostToolUse"], post),
+            "PostToolUse, Grep, same output (no gate)": ([*hook, "PostToolUse"], post_grep),
         }
         for argv, data in cases.values():  # warm: key, snapshot, detector cache, page cache
             for _ in range(3):
@@ -116,6 +122,9 @@ def main() -> int:
     key = "PreToolUse, Read notes.txt (allow)"
     print(f"PreToolUse on a Read: {med[key] / base:.2f} x python -I -c pass wall-clock, {cmed[key] / cbase:.2f} x CPU "
           f"(target <= 1.50 x); load average {load:.1f}")
+    gate, nogate = "PostToolUse, Read with a token (mask)", "PostToolUse, Grep, same output (no gate)"
+    print(f"inbound gate on a PostToolUse Read: +{med[gate] - med[nogate]:.1f} ms wall, "
+          f"+{cmed[gate] - cmed[nogate]:.1f} ms CPU over the same output without the gate")
     return 0
 
 

@@ -2,21 +2,20 @@
 
 Rules are Python ``re`` patterns with Unicode semantics (tcg/inbound/rules.py).
 hyperscan runs their prefilter literals (tcg/inbound/prefilter.py), all rules in
-ONE database, over the UTF-8 bytes of a view; Python ``re`` then confirms each
-rule only inside windows around the places where its literals occur (for a
-pair of literal sets: where the second follows the first closely enough).
-Without hyperscan, or for a rule hyperscan cannot prefilter (no literals, or
-examples the database does not cover), the rule runs with ``re`` over the whole
-view. Both paths count the same matches: the confirmation is one loop
+one database per alphabet (ASCII literals over one byte per character of a view,
+the rest in UTF-8 mode over its UTF-8; a pair of ASCII literal sets is one
+expression there, so only the places where the second follows the first closely
+enough are reported); Python ``re`` then confirms each rule only inside a window
+around those places, as wide as the rule's parse tree allows before and after
+them. Without hyperscan, or for a rule hyperscan cannot prefilter (no literals,
+or examples the database does not cover), the rule runs with ``re`` over the
+whole view. Both paths count the same matches: the confirmation is one loop
 (:func:`count_matches`).
 
-Marks (invisible characters, expensive-script characters, confusable-letter
-triggers, characters NFKC changes and percent-encodings) are found by small
-exact databases over the raw text, with a per-kind cap so a flood costs a
-bounded number of callbacks; ``re`` does the same work when hyperscan is missing.
-
-The compiled databases are kept in the cache dir in one file signed with the
-install key (tcg.signed): a file that fails the MAC check reads as absent.
+Marks (invisible characters, expensive-script characters and the like) come from
+tcg.inbound.marks; the parsed rules' cache from tcg.inbound.store. The compiled
+databases are kept in the cache dir, each in a file signed with the install key
+(tcg.signed): a file that fails the MAC check reads as absent.
 """
 
 from __future__ import annotations
@@ -27,44 +26,21 @@ import platform
 import re
 import sys
 import threading
-from dataclasses import dataclass, field
-from functools import cache, cached_property, lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
-from tcg.inbound import chars
+from tcg.inbound import chars, marks
+from tcg.inbound.marks import EXPENSIVE, INVISIBLE, NFKC, PERCENT, TRIGGER, Marks  # noqa: F401 - re-exported
 from tcg.inbound.prefilter import SPACE, SPACE_RUN
-from tcg.inbound.rules import (
-    FLAGS,
-    LOOKAROUND_MAX,
-    InboundRule,
-    builtin_rule_files,
-    load_rules,
-    rule_from_record,
-)
+from tcg.inbound.rules import FLAGS, LOOKAROUND_MAX, InboundRule, builtin_rule_files
+from tcg.inbound.store import load_state, packaged_rules, store_state
 
 #: a database in the cache, not read yet (InboundEngine._database)
 _STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
-CACHE_FORMAT = "tcg-inbound-1"
-RULES_FORMAT = "tcg-inbound-rules-1"  # the parsed packaged rules (signed like the databases)
-# Mark kinds (hyperscan ids of the marks databases).
-INVISIBLE, EXPENSIVE, TRIGGER, PERCENT, NFKC = 1, 2, 3, 4, 5
-#: marks kept per database before it stops (a flood is a flood at any larger count)
-MARK_CAPS = {INVISIBLE: 20_000, EXPENSIVE: 2_001, TRIGGER: 4_000, PERCENT: 2_000, NFKC: 4_000}
-
-
-@dataclass
-class Marks:
-    """Character offsets of each kind of mark in a text (ascending), and whether a
-    kind stopped at its cap (then only the first ``MARK_CAPS[kind]`` are listed)."""
-
-    at: dict[int, list[int]] = field(default_factory=dict)
-    capped: set[int] = field(default_factory=set)
-
-    def of(self, kind: int) -> list[int]:
-        return self.at.get(kind, [])
-
+CACHE_FORMAT = "tcg-inbound-2"
+PAIR = 2  # a slot of the ascii database: a pair of literal sets as one expression
 
 # A whitespace run inside a literal (prefilter.SPACE). ASCII only: the nfkc view turns
 # every other whitespace character into a space, so a phrase joined by NBSP in the
@@ -87,33 +63,6 @@ def _literal(s: str) -> tuple[bytes, int]:
     return body, flags
 
 
-def _marks_patterns() -> dict[int, list[tuple[str, str]]]:
-    """(hyperscan expression, Python expression) per mark kind; the two spell the
-    same character classes."""
-    table = chars.skeleton_table()
-    foreign = chars.ranges_of({cp for cp in table if chr(cp) not in chars.NATIVE_CYRILLIC})
-    cyr = [(0x0400, 0x04FF)]
-    latin = "[A-Za-z]"
-    exp = list(chars.EXPENSIVE.values())
-    return {
-        INVISIBLE: [(chars.class_pattern(chars.ALL_INVISIBLE), chars.py_class(chars.ALL_INVISIBLE))],
-        EXPENSIVE: [(chars.class_pattern(exp), chars.py_class(exp))],
-        TRIGGER: [
-            (chars.class_pattern(foreign), chars.py_class(foreign)),
-            (latin + chars.class_pattern(cyr), latin + chars.py_class(cyr)),
-            (chars.class_pattern(cyr) + latin, chars.py_class(cyr) + latin),
-        ],
-        PERCENT: [("%[0-9A-Fa-f]{2}", "%[0-9A-Fa-f]{2}"),
-                  (r"[?&][A-Za-z0-9_.-]{1,40}=[A-Za-z0-9_.%-]{0,64}\+",
-                   r"[?&][A-Za-z0-9_.-]{1,40}=[A-Za-z0-9_.%-]{0,64}\+")],
-        NFKC: [(chars.class_pattern(chars.nfkc_unstable()), chars.py_class(chars.nfkc_unstable()))],
-    }
-
-
-#: the mark kinds whose Python pattern is one character class (used to count and cut)
-_SIMPLE = {INVISIBLE: chars.ALL_INVISIBLE, EXPENSIVE: tuple(chars.EXPENSIVE.values())}
-
-
 class _Compiled:
     """A rule ready to count: its pattern, allow patterns and width. The patterns
     are compiled on first use: with the databases and rules from the cache, a
@@ -123,6 +72,9 @@ class _Compiled:
         self.index = index
         self.rule = rule
         self.width = rule.max_width
+        # a match lies within [end - before, end + after] of its prefilter literal's end
+        self.before = min(rule.prefilter_span[0], rule.max_width) if rule.prefilter else rule.max_width
+        self.after = min(rule.prefilter_span[1], rule.max_width) if rule.prefilter else rule.max_width
 
     @cached_property
     def pat(self) -> re.Pattern[str]:
@@ -182,7 +134,6 @@ class InboundEngine:
         self._compiled = [_Compiled(i, r) for i, r in enumerate(self.rules)]
         #: the widest match any rule can have (characters)
         self.max_width = max((r.max_width for r in self.rules), default=0)
-        self._py_marks: dict[int, list[re.Pattern[str]]] | None = None  # the re engine's marks
         # one scan at a time on each database's scratch (re-entered when a cached
         # database is unreadable and all are compiled again in the middle of a scan)
         self._lock = threading.RLock()
@@ -220,7 +171,7 @@ class InboundEngine:
         check of the rest would cost a short check most of its start-up."""
         self._cache = (cache_dir / f"engine-{self._fingerprint()}", key) \
             if cache_dir is not None and key is not None else None
-        state = _load_state(self._cache_path("json"), key, CACHE_FORMAT)
+        state = load_state(self._cache_path("json"), key, CACHE_FORMAT)
         if state is not None:
             try:
                 accepted = {int(i) for i in state["rules"]}
@@ -249,14 +200,14 @@ class InboundEngine:
         from tcg.signed import write_signed
 
         accepted = self._compile_rules()
-        self._compile_marks()
+        self._marks_db = marks.compile_databases()
         if self._cache is not None:
             key = self._cache[1]
             for table, prefix in ((self._rules_db, "rules"), (self._marks_db, "marks")):
                 for name, db in table.items():
                     write_signed(self._cache_path(f"{prefix}-{name}.hs"), key,  # type: ignore[arg-type]
                                  CACHE_FORMAT, derived.dump_hs(db).encode("ascii"))
-            _store_state(self._cache_path("json"), key, CACHE_FORMAT,
+            store_state(self._cache_path("json"), key, CACHE_FORMAT,
                          {"rules": sorted(accepted), "slots": self._slots,
                           "rules_db": sorted(self._rules_db), "marks": sorted(self._marks_db)})
         return accepted
@@ -283,27 +234,46 @@ class InboundEngine:
         return db
 
     def _compile_rules(self) -> set[int]:
-        """Compile the prefilter database: the literal sets of every rule
-        (tcg.inbound.prefilter), one hyperscan id per set. A rule without a
-        prefilter, or whose examples the database does not cover (every ``re``
-        match must hold a candidate end), is left to ``re`` (returns the indices
-        of the rest)."""
+        """Compile the prefilter databases from the literal sets of every rule
+        (tcg.inbound.prefilter). A rule without a prefilter, or whose examples the
+        databases do not cover (every ``re`` match must hold a candidate end), is
+        left to ``re`` (returns the indices of the rest).
+
+        Two databases: ``ascii`` holds the alternatives whose literals are all
+        ASCII, scanned in byte mode over one byte per character of the text
+        (:func:`ascii_proxy`), so its offsets are character offsets; a pair of
+        sets is one expression there (first set, at most ``reach`` characters,
+        second set) and only where both occur close together does it report,
+        which keeps the Python callbacks to a few thousand on 5 MB of prose or
+        code whose every line holds a common word. ``utf8`` holds the rest in
+        UTF-8 mode (hyperscan folds the case of non-ASCII letters there, which
+        costs seconds to compile), scanned over the UTF-8 only when the text is
+        not ASCII; a pair there is two literal sets matched up in Python."""
         import hyperscan
 
-        slots: list[tuple[int, int, int]] = []  # (rule index, alternative, 0/1)
-        exprs: list[tuple[bytes, int, int]] = []
+        slots: list[tuple[int, int, int]] = []  # (rule index, alternative, 0/1 or PAIR)
+        exprs: dict[str, list[tuple[bytes, int, int]]] = {"ascii": [], "utf8": []}
         for c in self._compiled:
             for alt, sets in enumerate(c.rule.prefilter):
+                # the ASCII literals of each set: all an ASCII text can hold
+                plain = [[s for s in literals if s.isascii()] for literals in sets]
+                if all(plain):
+                    body = [b"(?:" + b"|".join(_literal(s)[0] for s in literals) + b")" for literals in plain]
+                    # reach: the most characters the elements holding the two literals match,
+                    # so between the literals there are at most that less both their lengths
+                    inner = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in plain)
+                    gap = b"[\\x00-\\xff]{0,%d}" % max(0, inner)
+                    exprs["ascii"].append((gap.join(body), hyperscan.HS_FLAG_CASELESS, len(slots)))
+                    slots.append((c.index, alt, PAIR))
+                if plain == [list(literals) for literals in sets]:
+                    continue
                 for k, literals in enumerate(sets):
-                    exprs.extend((*_literal(s), len(slots)) for s in literals)
+                    exprs["utf8"].extend((_literal(s)[0], _literal(s)[1] | hyperscan.HS_FLAG_UTF8, len(slots))
+                                         for s in literals)
                     slots.append((c.index, alt, k))
         self._slots = slots
-        # two databases: literals with non-ASCII letters need UTF-8 mode to fold case,
-        # which costs seconds to compile; the rest compile in a fraction of that, and
-        # an ASCII text is never scanned for the others
         self._rules_db = {}
-        for name in ("ascii", "utf8"):
-            part = [x for x in exprs if bool(x[1] & hyperscan.HS_FLAG_UTF8) == (name == "utf8")]
+        for name, part in exprs.items():
             if part:
                 db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
                 db.compile(expressions=[e for e, _, _ in part], ids=[i for _, _, i in part],
@@ -314,7 +284,7 @@ class InboundEngine:
             if c.index not in good:
                 continue
             for ex in c.rule.examples_match + c.rule.examples_no_match:
-                for text in (ex, "padding " * 5 + ex + " trailing"):
+                for text in (ex, "padding " * 5 + ex + " trailing", "\u00e9 " + ex + " \u0436"):
                     ends = self._candidates(text).get(c.index, [])
                     for m in _all_matches(c.pat, text):
                         if not any(m.start() < e <= m.end() for e in ends):
@@ -324,112 +294,85 @@ class InboundEngine:
     def _candidates(self, text: str, data: bytes | None = None) -> dict[int, list[int]]:
         """Rule index -> character offsets (ascending) inside every match of the
         rule: the end of the last literal of one of its alternatives' prefilters."""
-        data = encode(text) if data is None else data
-        hits: dict[int, list[int]] = {}
+        ascii_only = text.isascii()
+        found: dict[int, set[int]] = {}
+        halves: dict[int, list[int]] = {}  # utf8 slot -> byte ends
 
-        def on_match(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
-            got = hits.get(sid)
+        def on_pair(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
+            idx = slots[sid][0]
+            got = found.get(idx)
             if got is None:
-                hits[sid] = [to]
+                found[idx] = {to}
+            else:
+                got.add(to)
+
+        def on_half(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
+            got = halves.get(sid)
+            if got is None:
+                halves[sid] = [to]
             else:
                 got.append(to)
 
+        slots = self._slots
         with self._lock:
-            for name in self._rules_db:
-                if name == "ascii" or len(data) != len(text):
-                    self._database("rules", name).scan(data, match_event_handler=on_match)
-        if not hits:
-            return {}
-        ascii_only = len(data) == len(text)
+            if "ascii" in self._rules_db:
+                self._database("rules", "ascii").scan(ascii_proxy(text, data if ascii_only else None),
+                                                      match_event_handler=on_pair)
+            if "utf8" in self._rules_db and not ascii_only:
+                data = encode(text) if data is None else data
+                self._database("rules", "utf8").scan(data, match_event_handler=on_half)
+        if halves:
+            self._match_halves(text, data, halves, found)  # type: ignore[arg-type]
+        return {idx: sorted(ends) for idx, ends in found.items() if ends}
+
+    def _match_halves(self, text: str, data: bytes, halves: dict[int, list[int]],
+                      found: dict[int, set[int]]) -> None:
+        """Add the candidate ends of the utf8 database's literal sets (byte ends in
+        ``halves``) to ``found``, as character offsets."""
         by_alt: dict[tuple[int, int], list[list[int]]] = {}
-        for sid, ends in hits.items():
+        for sid, ends in halves.items():
             idx, alt, k = self._slots[sid]
-            pair = by_alt.setdefault((idx, alt), [[], []])
-            pair[k] = ends
-        found: dict[int, set[int]] = {}
+            by_alt.setdefault((idx, alt), [[], []])[k] = ends
+        byte_ends: dict[int, set[int]] = {}
         for (idx, alt), (first, second) in by_alt.items():
             if len(self._compiled[idx].rule.prefilter[alt]) == 1:
-                found.setdefault(idx, set()).update(first)
+                byte_ends.setdefault(idx, set()).update(first)
             elif first and second:
-                # bytes: one per character in ASCII text, up to 4 otherwise
-                reach = self._compiled[idx].rule.prefilter_reach[alt] * (1 if ascii_only else 4)
-                found.setdefault(idx, set()).update(_follows(first, second, reach))
-        found = {k: v for k, v in found.items() if v}
-        if not found:
-            return {}
-        conv = byte_to_char(data, sorted({b for v in found.values() for b in v}), text.isascii())
-        return {idx: sorted(conv[b] for b in ends) for idx, ends in found.items()}
-
-    def _compile_marks(self) -> None:
-        import hyperscan
-
-        for kind, pats in _marks_patterns().items():
-            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            # percent marks are ASCII: byte mode keeps their bounded repeats cheap
-            flags = 0 if kind == PERCENT else hyperscan.HS_FLAG_UTF8
-            db.compile(expressions=[hs.encode("ascii") for hs, _ in pats], ids=[kind] * len(pats),
-                       flags=[flags] * len(pats))
-            self._marks_db[kind] = db
-
-    @staticmethod
-    def _hs_ends(db: Any, data: bytes) -> dict[int, set[int]]:
-        ends: dict[int, set[int]] = {}
-        if db is None:
-            return ends
-
-        def on_match(rid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
-            ends.setdefault(rid, set()).add(to)
-
-        db.scan(data, match_event_handler=on_match)
-        return ends
+                # bytes: up to 4 per character
+                reach = self._compiled[idx].rule.prefilter_reach[alt] * 4
+                byte_ends.setdefault(idx, set()).update(_follows(sorted(first), sorted(second), reach))
+        if not byte_ends:
+            return
+        conv = byte_to_char(data, sorted({b for v in byte_ends.values() for b in v}), False)
+        for idx, at in byte_ends.items():
+            found.setdefault(idx, set()).update(conv[b] for b in at)
 
     # ------------------------------------------------------------ scanning
 
     def marks(self, text: str, data: bytes | None = None) -> Marks:
         """Invisible/expensive/trigger/percent marks of ``text`` (char offsets)."""
-        out = Marks()
-        ascii_only = text.isascii()
-        kinds = (PERCENT,) if ascii_only else (INVISIBLE, EXPENSIVE, TRIGGER, PERCENT, NFKC)
-        if self.engine == "hyperscan":
-            data = data if data is not None else encode(text)
-            raw: dict[int, list[int]] = {}
-            with self._lock:
-                for kind in kinds:
-                    hits = _scan_capped(self._database("marks", kind), data, MARK_CAPS[kind])
-                    if len(hits) >= MARK_CAPS[kind]:
-                        out.capped.add(kind)
-                    if hits:
-                        raw[kind] = hits
-            if raw:
-                conv = byte_to_char(data, sorted({b for v in raw.values() for b in v}), ascii_only)
-                for kind, hits in raw.items():
-                    out.at[kind] = [conv[b] for b in hits]
-            return out
-        if self._py_marks is None:
-            self._py_marks = {k: [re.compile(py) for _, py in v] for k, v in _marks_patterns().items()}
-        for kind in kinds:
-            found: list[int] = []
-            for pat in self._py_marks[kind]:
-                for m in pat.finditer(text):
-                    found.append(m.end())
-                    if len(found) >= MARK_CAPS[kind]:
-                        break
-            if found:
-                found = sorted(set(found))
-                if len(found) >= MARK_CAPS[kind]:
-                    out.capped.add(kind)
-                    found = found[:MARK_CAPS[kind]]
-                out.at[kind] = found
+        kinds = marks.kinds_of(text)
+        if self.engine != "hyperscan":
+            return marks.scan_re(text, kinds)
+        data = data if data is not None else encode(text)
+        with self._lock:
+            raw, capped = marks.scan_hyperscan(lambda kind: self._database("marks", kind), data, kinds)
+        out = Marks(capped=capped)
+        if raw:
+            conv = byte_to_char(data, sorted({b for v in raw.values() for b in v}), text.isascii())
+            for kind, hits in raw.items():
+                out.at[kind] = [conv[b] for b in hits]
         return out
 
-    def count_kind(self, kind: int, text: str) -> int:
+    @staticmethod
+    def count_kind(kind: int, text: str) -> int:
         """Exact number of characters of a mark kind (after a capped scan)."""
-        return len(self.py_mark(kind).findall(text))
+        return marks.count_kind(kind, text)
 
     @staticmethod
     def py_mark(kind: int) -> re.Pattern[str]:
         """The Python pattern of a single-character mark kind (INVISIBLE, EXPENSIVE)."""
-        return _simple_pattern(kind)
+        return marks.py_mark(kind)
 
     def scan_view(self, text: str, data: bytes | None = None) -> dict[str, int]:
         """Rule id -> match count in one view (rules that do not match are absent);
@@ -441,7 +384,7 @@ class InboundEngine:
             for idx, ends in self._candidates(text, data).items():
                 c = self._compiled[idx]
                 if c.index in self._in_db:
-                    n = count_matches(c, text, _windows(ends, c.width, len(text)))
+                    n = count_matches(c, text, _windows(ends, c.before, c.after, len(text)))
                     if n:
                         found[c.rule.id] = n
         for c in self._re_only:
@@ -454,9 +397,12 @@ class InboundEngine:
 # ---------------------------------------------------------------- helpers
 
 
-@cache
-def _simple_pattern(kind: int) -> re.Pattern[str]:
-    return re.compile(chars.py_class(_SIMPLE[kind]))
+def ascii_proxy(text: str, data: bytes | None = None) -> bytes:
+    """One byte per character: ASCII as it is, anything else "?". The ASCII
+    literals match there exactly where they match the text (hyperscan's byte mode
+    folds ASCII case only), and offsets are character offsets. ``data``: the
+    text's UTF-8 when the text is ASCII (then the same bytes)."""
+    return data if data is not None else text.encode("ascii", "replace")
 
 
 def encode(text: str) -> bytes:
@@ -491,38 +437,19 @@ def _follows(first: list[int], second: list[int], reach: int) -> list[int]:
     return out
 
 
-def _windows(ends: list[int], width: int, n: int) -> list[tuple[int, int]]:
+def _windows(ends: list[int], before: int, after: int, n: int) -> list[tuple[int, int]]:
     """Merged ``[lo, hi)`` ranges that hold every match containing a literal that
-    ends at one of ``ends`` (a match is at most ``width`` long), plus the margin
-    count_matches keeps for lookarounds on both sides."""
+    ends at one of ``ends`` (a match starts at most ``before`` characters before
+    that end and stops at most ``after`` after it), plus the margin count_matches
+    keeps for lookarounds on both sides."""
     out: list[tuple[int, int]] = []
-    reach = width + LOOKAROUND_MAX
     for e in ends:
-        lo, hi = max(0, e - reach), min(n, e + reach + 1)
+        lo, hi = max(0, e - before - LOOKAROUND_MAX), min(n, e + after + LOOKAROUND_MAX + 1)
         if out and lo <= out[-1][1]:
             out[-1] = (out[-1][0], max(out[-1][1], hi))
         else:
             out.append((lo, hi))
     return out
-
-
-def _scan_capped(db: Any, data: bytes, cap: int) -> list[int]:
-    import hyperscan
-
-    hits: list[int] = []
-    append = hits.append
-
-    def on_match(_rid: int, _f: int, to: int, _fl: int, _c: Any) -> bool | None:
-        append(to)
-        return True if len(hits) >= cap else None
-
-    try:
-        db.scan(data, match_event_handler=on_match)
-    except hyperscan.ScanTerminated:
-        pass
-    if len(hits) > 1:
-        hits = sorted(set(hits))
-    return hits
 
 
 def _all_matches(pat: re.Pattern[str], text: str) -> list[re.Match[str]]:
@@ -535,51 +462,6 @@ def _all_matches(pat: re.Pattern[str], text: str) -> list[re.Match[str]]:
             return out
         out.append(m)
         pos = m.start() + 1
-
-
-def _load_state(path: Path | None, key: bytes | None, tag: str) -> dict[str, Any] | None:
-    """A signed cache file's JSON object; None when absent, forged or unreadable."""
-    if path is None or key is None:
-        return None
-    from tcg.signed import read_signed_json
-
-    return read_signed_json(path, key, tag)
-
-
-def _store_state(path: Path | None, key: bytes | None, tag: str, state: dict[str, Any]) -> None:
-    """Best effort: a cache that cannot be written only costs compile time."""
-    if path is None or key is None:
-        return
-    from tcg.signed import write_signed
-
-    write_signed(path, key, tag, json.dumps(state, separators=(",", ":")).encode("ascii"))
-
-
-def packaged_rules(files: list[tuple[str, str]], cache_dir: Path | None,
-                   key: bytes | None) -> list[InboundRule]:
-    """The packaged rules (``files``: builtin_rule_files()), read from a signed cache
-    file when neither the rule files nor the code that parses them changed since it
-    was written; else parsed and validated (tcg.inbound.rules.load_rules) and stored.
-    Parsing analyses every pattern's tree for its prefilter: most of a cold
-    process's start-up. A file that fails the MAC check reads as absent."""
-    from tcg.inbound import prefilter
-    from tcg.inbound import rules as rules_mod
-
-    h = hashlib.sha256(RULES_FORMAT.encode())
-    for mod in (rules_mod.__file__, prefilter.__file__):
-        h.update(Path(mod).read_bytes())
-    h.update(sys.version.encode())
-    h.update(json.dumps(files, ensure_ascii=False).encode("utf-8"))
-    path = cache_dir / f"rules-{h.hexdigest()[:32]}.json" if cache_dir is not None else None
-    state = _load_state(path, key, RULES_FORMAT)
-    if state is not None:
-        try:
-            return [rule_from_record(r) for r in state["rules"]]
-        except (KeyError, TypeError):
-            pass  # a record of another shape: parse again
-    rules = load_rules()
-    _store_state(path, key, RULES_FORMAT, {"rules": [r.record() for r in rules]})
-    return rules
 
 
 @lru_cache(maxsize=4)

@@ -27,16 +27,8 @@ from urllib.parse import unquote, unquote_plus
 
 from tcg.inbound import chars
 from tcg.inbound.decoders import decoded_runs
-from tcg.inbound.engine import (
-    EXPENSIVE,
-    INVISIBLE,
-    NFKC,
-    PERCENT,
-    TRIGGER,
-    InboundEngine,
-    Marks,
-    encode,
-)
+from tcg.inbound.engine import InboundEngine, encode
+from tcg.inbound.marks import EXPENSIVE, INVISIBLE, NFKC, PERCENT, TRIGGER, Marks
 
 # The wallet-drain budget (characters of the expensive scripts).
 DRAIN_THRESHOLD = 50  # more than this flags the text

@@ -115,9 +115,9 @@ def _cut(value: Any, budget: list[int], engine: Any) -> Any:
     """``value`` with the expensive-script characters past the shared budget removed
     from its strings (in document order)."""
     if isinstance(value, str):
-        from tcg.inbound.engine import EXPENSIVE, InboundEngine
+        from tcg.inbound.marks import EXPENSIVE, py_mark
 
-        pattern = InboundEngine.py_mark(EXPENSIVE)
+        pattern = py_mark(EXPENSIVE)
         out = []
         last = 0
         for m in pattern.finditer(value):

@@ -201,10 +201,11 @@ def _element_sets(seq: Any) -> list[tuple[int, int, tuple[str, ...]]]:
     return out
 
 
-def _pair(seq: Any) -> tuple[tuple[tuple[str, ...], ...], int] | None:
-    """One or two literal sets for one alternative, in match order, and the most
+def _pair(seq: Any) -> tuple[tuple[tuple[str, ...], ...], int, tuple[int, int]] | None:
+    """One or two literal sets for one alternative, in match order; the most
     characters between the end of a literal of the first and the end of one of the
-    second (0 for one set), or None."""
+    second (0 for one set); and the span of a match around the end of its last
+    literal (:func:`prefilter_of`); or None."""
     # a set with a common string by its letters ("you", "and") would report nearly every
     # line; among the rest, prefer sets without everyday words (COMMON)
     sets = [s for s in _element_sets(seq) if rarity(s[2]) <= MAX_RARITY]
@@ -213,10 +214,11 @@ def _pair(seq: Any) -> tuple[tuple[tuple[str, ...], ...], int] | None:
     ranked = sorted(sets, key=lambda s: cost(s[2]))
     first = ranked[0]
     second = next((s for s in ranked[1:] if s[0] != first[0]), None)
+    n = len(list(seq))
     if second is None:
-        return (first[2],), 0
+        return (first[2],), 0, (_width(seq, 0, first[1]), _width(seq, first[0], n))
     a, b = sorted((first, second))
-    return (a[2], b[2]), _width(seq, a[0], b[1])
+    return (a[2], b[2]), _width(seq, a[0], b[1]), (_width(seq, 0, b[1]), _width(seq, b[0], n))
 
 
 def _width(seq: Any, start: int, end: int) -> int:
@@ -241,16 +243,21 @@ def _alternatives(seq: Any) -> list[Any]:
     return [seq]
 
 
-def prefilter_of(seq: Any) -> tuple[Prefilter, tuple[int, ...]]:
+def prefilter_of(seq: Any) -> tuple[Prefilter, tuple[int, ...], tuple[int, int]]:
     """Per top-level alternative, one or two literal sets (see the module doc) and
-    the reach between them; ((), ()) when an alternative has none, so the rule runs
-    with re alone."""
+    the reach between them; and (before, after): a match of the pattern starts at
+    most ``before`` characters before the end of the last literal of its
+    alternative's prefilter, and ends at most ``after`` characters after it — the
+    confirmation window around a candidate. ((), (), (0, 0)) when an alternative has
+    none, so the rule runs with re alone."""
     out = []
     gaps = []
+    before = after = 0
     for alt in _alternatives(seq):
         pair = _pair(alt)
         if pair is None:
-            return (), ()
+            return (), (), (0, 0)
         out.append(pair[0])
         gaps.append(pair[1])
-    return tuple(out), tuple(gaps)
+        before, after = max(before, pair[2][0]), max(after, pair[2][1])
+    return tuple(out), tuple(gaps), (before, after)

@@ -76,6 +76,9 @@ class InboundRule:
     #: per alternative: most characters from the end of a first-set literal to the end
     #: of a second-set literal (0 when the alternative has one set)
     prefilter_reach: tuple[int, ...] = ()
+    #: (before, after): a match starts at most ``before`` characters before the end of
+    #: the last prefilter literal of its alternative and ends at most ``after`` after it
+    prefilter_span: tuple[int, int] = (0, 0)
     source: str = ""
 
     def __repr__(self) -> str:
@@ -183,12 +186,12 @@ def parse_rule(raw: Any, source: str) -> InboundRule:
     for key, value in (("match", ex_match), ("no_match", ex_no)):
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
             raise _fail(source, rid, f"examples.{key} must be a non-empty list of strings")
-    prefilter, reach = prefilter_of(tree)
+    prefilter, reach, span = prefilter_of(tree)
     return InboundRule(
         id=rid, family=family, language=language, description=description.strip(),
         regex=pattern, source_regex=src, allow=tuple(allow), examples_match=tuple(ex_match),
         examples_no_match=tuple(ex_no), max_width=hi, prefilter=prefilter,
-        prefilter_reach=reach, source=source,
+        prefilter_reach=reach, prefilter_span=span, source=source,
     )
 
 

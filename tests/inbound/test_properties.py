@@ -36,3 +36,36 @@ def test_gate_total(engine, text, surface):
     assert out.action in ("pass", "allow", "warn", "block") and isinstance(out.text, str)
     if out.action == "block":
         assert out.text.startswith("[tcg:")
+
+
+MATCHES = [(r.id, ex) for r in RULES for ex in r.examples_match]
+WIDE = st.sampled_from(["\u00e9", "\u0436", "\u4e2d", "\U0001f600", "\u00a0", "\uff49", " ", "\n"])
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+def test_a_wide_character_prefix_moves_nothing(engines):
+    """The ASCII literal database scans one byte per character, the UTF-8 one the
+    UTF-8: text in other scripts before a phrase (byte offsets far from character
+    offsets) must not move a candidate out of its window."""
+    prefix = "Ниже — текст 中文 😀 façade.\n" * 3
+    for rid, example in MATCHES:
+        hs = inspect(engines["hyperscan"], prefix + example)
+        assert rid in hs.rules, (rid, example)
+        plain = inspect(engines["re"], prefix + example)
+        assert (hs.rules, hs.where) == (plain.rules, plain.where), (rid, example)
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(match=st.sampled_from(MATCHES), prefix=st.text(alphabet=WIDE, max_size=30),
+       inserts=st.lists(st.tuples(st.floats(0, 1), WIDE), max_size=3))
+def test_engines_agree_with_wide_characters_around_and_inside_phrases(engines, match, prefix, inserts):
+    """Multi-byte characters before a phrase and between the words of a pair of
+    literal sets: both engines find the same rules, counts and views."""
+    text = match[1]
+    for where, ch in inserts:
+        i = int(where * len(text))
+        text = text[:i] + ch + text[i:]
+    text = prefix + text
+    hs, plain = inspect(engines["hyperscan"], text), inspect(engines["re"], text)
+    assert (hs.rules, hs.where) == (plain.rules, plain.where)

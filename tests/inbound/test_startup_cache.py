@@ -14,10 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tcg.detect.engine import hyperscan_available
-from tcg.inbound import engine as engine_mod
-from tcg.inbound.engine import InboundEngine, packaged_rules
+from tcg.inbound import store as store_mod
+from tcg.inbound.engine import InboundEngine
 from tcg.inbound.inspect import inspect
 from tcg.inbound.rules import builtin_rule_files, rule_from_record
+from tcg.inbound.store import packaged_rules
 from tests.inbound.conftest import RULES
 from tests.inbound.test_quality import quality
 
@@ -49,7 +50,7 @@ def test_packaged_rules_come_from_the_signed_cache(tmp_path, monkeypatch):
     def no_parsing(*_a, **_k):
         raise AssertionError("the rules were parsed again")
 
-    monkeypatch.setattr(engine_mod, "load_rules", no_parsing)
+    monkeypatch.setattr(store_mod, "load_rules", no_parsing)
     assert packaged_rules(files, tmp_path, KEY) == RULES
 
     # a forged cache (a rule made harmless, MAC line kept) reads as absent: parsed again
@@ -58,7 +59,7 @@ def test_packaged_rules_come_from_the_signed_cache(tmp_path, monkeypatch):
     doc["rules"][0]["regex"] = "(?!)x"
     cached.write_bytes(mac + b"\n" + json.dumps(doc).encode())
     parsed = []
-    monkeypatch.setattr(engine_mod, "load_rules", lambda: parsed.append(1) or list(RULES))
+    monkeypatch.setattr(store_mod, "load_rules", lambda: parsed.append(1) or list(RULES))
     assert packaged_rules(files, tmp_path, KEY) == RULES
     assert parsed == [1]
     # another install's key cannot read it either
@@ -70,7 +71,7 @@ def test_changed_rule_files_are_parsed_again(tmp_path, monkeypatch):
     files = builtin_rule_files()
     packaged_rules(files, tmp_path, KEY)
     parsed = []
-    monkeypatch.setattr(engine_mod, "load_rules", lambda: parsed.append(1) or list(RULES))
+    monkeypatch.setattr(store_mod, "load_rules", lambda: parsed.append(1) or list(RULES))
     edited = [(name, text + "\n# edited\n") for name, text in files]
     packaged_rules(edited, tmp_path, KEY)
     assert parsed == [1]

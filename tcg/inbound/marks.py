@@ -1,0 +1,154 @@
+"""Marks: where a text holds characters the views and the character checks care
+about — invisible characters, characters of the expensive scripts, confusable-letter
+triggers, percent-encodings and characters NFKC changes.
+
+With hyperscan they are found by small exact databases (one per kind) over the
+UTF-8 of the text, with a per-kind cap so a flood costs a bounded number of
+callbacks; without it Python ``re`` does the same work with the same character
+classes. The databases are compiled and cached by tcg.inbound.engine.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from tcg.inbound import chars
+
+# Mark kinds (hyperscan ids of the marks databases).
+INVISIBLE, EXPENSIVE, TRIGGER, PERCENT, NFKC = 1, 2, 3, 4, 5
+#: marks kept per database before it stops (a flood is a flood at any larger count)
+MARK_CAPS = {INVISIBLE: 20_000, EXPENSIVE: 2_001, TRIGGER: 4_000, PERCENT: 2_000, NFKC: 4_000}
+
+
+@dataclass
+class Marks:
+    """Character offsets of each kind of mark in a text (ascending), and whether a
+    kind stopped at its cap (then only the first ``MARK_CAPS[kind]`` are listed)."""
+
+    at: dict[int, list[int]] = field(default_factory=dict)
+    capped: set[int] = field(default_factory=set)
+
+    def of(self, kind: int) -> list[int]:
+        return self.at.get(kind, [])
+
+
+
+
+def marks_patterns() -> dict[int, list[tuple[str, str]]]:
+    """(hyperscan expression, Python expression) per mark kind; the two spell the
+    same character classes."""
+    table = chars.skeleton_table()
+    foreign = chars.ranges_of({cp for cp in table if chr(cp) not in chars.NATIVE_CYRILLIC})
+    cyr = [(0x0400, 0x04FF)]
+    latin = "[A-Za-z]"
+    exp = list(chars.EXPENSIVE.values())
+    return {
+        INVISIBLE: [(chars.class_pattern(chars.ALL_INVISIBLE), chars.py_class(chars.ALL_INVISIBLE))],
+        EXPENSIVE: [(chars.class_pattern(exp), chars.py_class(exp))],
+        TRIGGER: [
+            (chars.class_pattern(foreign), chars.py_class(foreign)),
+            (latin + chars.class_pattern(cyr), latin + chars.py_class(cyr)),
+            (chars.class_pattern(cyr) + latin, chars.py_class(cyr) + latin),
+        ],
+        PERCENT: [("%[0-9A-Fa-f]{2}", "%[0-9A-Fa-f]{2}"),
+                  (r"[?&][A-Za-z0-9_.-]{1,40}=[A-Za-z0-9_.%-]{0,64}\+",
+                   r"[?&][A-Za-z0-9_.-]{1,40}=[A-Za-z0-9_.%-]{0,64}\+")],
+        NFKC: [(chars.class_pattern(chars.nfkc_unstable()), chars.py_class(chars.nfkc_unstable()))],
+    }
+
+
+#: the mark kinds whose Python pattern is one character class (used to count and cut)
+_SIMPLE = {INVISIBLE: chars.ALL_INVISIBLE, EXPENSIVE: tuple(chars.EXPENSIVE.values())}
+
+
+
+def compile_databases() -> dict[int, Any]:
+    """One hyperscan database per mark kind."""
+    import hyperscan
+
+    out = {}
+    for kind, pats in marks_patterns().items():
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        # percent marks are ASCII: byte mode keeps their bounded repeats cheap
+        flags = 0 if kind == PERCENT else hyperscan.HS_FLAG_UTF8
+        db.compile(expressions=[hs.encode("ascii") for hs, _ in pats], ids=[kind] * len(pats),
+                   flags=[flags] * len(pats))
+        out[kind] = db
+    return out
+
+
+def kinds_of(text: str) -> tuple[int, ...]:
+    """The mark kinds a text can hold: an ASCII text only percent-encodings."""
+    return (PERCENT,) if text.isascii() else (INVISIBLE, EXPENSIVE, TRIGGER, PERCENT, NFKC)
+
+
+def scan_hyperscan(database: Any, data: bytes, kinds: tuple[int, ...]) -> tuple[dict[int, list[int]], set[int]]:
+    """(kind -> byte offsets of the ends of its marks, kinds that hit their cap);
+    ``database(kind)``: that kind's compiled database."""
+    raw: dict[int, list[int]] = {}
+    capped: set[int] = set()
+    for kind in kinds:
+        hits = _scan_capped(database(kind), data, MARK_CAPS[kind])
+        if len(hits) >= MARK_CAPS[kind]:
+            capped.add(kind)
+        if hits:
+            raw[kind] = hits
+    return raw, capped
+
+
+@cache
+def _py_patterns() -> dict[int, list[re.Pattern[str]]]:
+    return {k: [re.compile(py) for _, py in v] for k, v in marks_patterns().items()}
+
+
+def scan_re(text: str, kinds: tuple[int, ...]) -> Marks:
+    """The marks of ``text`` found with Python ``re`` (the engine without hyperscan)."""
+    out = Marks()
+    patterns = _py_patterns()
+    for kind in kinds:
+        found: list[int] = []
+        for pat in patterns[kind]:
+            for m in pat.finditer(text):
+                found.append(m.end())
+                if len(found) >= MARK_CAPS[kind]:
+                    break
+        if found:
+            found = sorted(set(found))
+            if len(found) >= MARK_CAPS[kind]:
+                out.capped.add(kind)
+                found = found[:MARK_CAPS[kind]]
+            out.at[kind] = found
+    return out
+
+
+def count_kind(kind: int, text: str) -> int:
+    """Exact number of characters of a mark kind (after a capped scan)."""
+    return len(py_mark(kind).findall(text))
+
+
+@cache
+def py_mark(kind: int) -> re.Pattern[str]:
+    """The Python pattern of a single-character mark kind (INVISIBLE, EXPENSIVE)."""
+    return re.compile(chars.py_class(_SIMPLE[kind]))
+
+
+def _scan_capped(db: Any, data: bytes, cap: int) -> list[int]:
+    import hyperscan
+
+    hits: list[int] = []
+    append = hits.append
+
+    def on_match(_rid: int, _f: int, to: int, _fl: int, _c: Any) -> bool | None:
+        append(to)
+        return True if len(hits) >= cap else None
+
+    try:
+        db.scan(data, match_event_handler=on_match)
+    except hyperscan.ScanTerminated:
+        pass
+    if len(hits) > 1:
+        hits = sorted(set(hits))
+    return hits
