@@ -23,7 +23,6 @@ MAX_LINES = 600
 EXEMPT = {"tcg/mask/strict_bound.py"}
 # Modules over the budget today, with the ceiling they must not grow past.
 OVERSIZE = {
-    "tcg/detect/engine.py": 1001,
     "tcg/entities/matcher.py": 652,
     "tcg/guard/rules.py": 665,
     "tcg/inbound/engine.py": 608,
