@@ -24,7 +24,6 @@ EXEMPT = {"tcg/mask/strict_bound.py"}
 # Modules over the budget today, with the ceiling they must not grow past.
 OVERSIZE = {
     "tcg/entities/matcher.py": 652,
-    "tcg/guard/rules.py": 665,
     "tcg/inbound/engine.py": 608,
     "tcg/policy/cmdline.py": 700,
     "tcg/policy/load.py": 747,
