@@ -19,7 +19,8 @@ import os
 from dataclasses import dataclass
 
 from tcg.entities.endings import Inflection
-from tcg.entities.matcher import EntitySpec, Matcher, Prefilter
+from tcg.entities.matcher import EntitySpec, Matcher
+from tcg.entities.prefilter import Prefilter
 from tcg.entities.registry import Registry, Store
 
 TYPE_CHECKING = False
@@ -91,7 +92,7 @@ def code_signature() -> str:
 
     root = os.path.dirname(tcg.__file__)
     parts = [getattr(tcg, "__version__", "")]
-    for rel in (("entities", "matcher.py"), ("entities", "normal.py"), ("entities", "endings.py"),
+    for rel in (("entities", "matcher.py"), ("entities", "prefilter.py"), ("entities", "normal.py"), ("entities", "endings.py"),
                 ("entities", "runtime.py"), ("detect", "fold.py")):
         try:
             st = os.stat(os.path.join(root, *rel))

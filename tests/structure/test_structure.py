@@ -23,7 +23,6 @@ MAX_LINES = 600
 EXEMPT = {"tcg/mask/strict_bound.py"}
 # Modules over the budget today, with the ceiling they must not grow past.
 OVERSIZE = {
-    "tcg/entities/matcher.py": 652,
     "tcg/inbound/engine.py": 608,
     "tcg/policy/cmdline.py": 700,
     "tcg/policy/load.py": 747,
