@@ -32,9 +32,15 @@ from tcg.detect import regex as rx
 from tcg.detect.entropy import shannon_entropy
 from tcg.detect.findings import Finding, char_index, resolve, unresolved
 from tcg.detect.hsdb import NeedsExamplesError, default_engine
-from tcg.detect.rule import Rule, builtin_rule_files, load_rules
+from tcg.detect.rule import (
+    Rule,
+    builtin_rule_files,
+    load_rules,
+    rule_files_digest,
+    rule_from_memo,
+    rule_to_memo,
+)
 from tcg.detect.validators import VALIDATORS, Validator
-from tcg.digest import sha256
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
@@ -534,49 +540,17 @@ def _cached_detector(disabled: frozenset[str], engine: str,
     detector = None
     if remembered is not None:
         try:
-            rules = [_rule_from_memo(d) for d in remembered]
+            rules = [rule_from_memo(d) for d in remembered]
             detector = Detector.from_rules(wanted(rules), engine=engine, cache_dir=cache_dir,
                                            memo=memo)
         except (NeedsExamplesError, TypeError, ValueError, KeyError):
             detector = None
     if detector is None:
         full = load_rules(memo=memo)
-        memo.store_rules(digest, [_rule_to_memo(r) for r in full])
+        memo.store_rules(digest, [rule_to_memo(r) for r in full])
         detector = Detector.from_rules(wanted(full), engine=engine, cache_dir=cache_dir, memo=memo)
     memo.save()
     return detector
-
-
-def rule_files_digest(files: list[tuple[str, str]]) -> str:
-    """SHA-256 over the rule files' names and texts, each length-prefixed (unambiguous)."""
-    h = sha256()
-    for name, text in files:
-        for part in (name, text):
-            raw = part.encode("utf-8", "surrogatepass")
-            h.update(b"%d\0" % len(raw) + raw)
-    return h.hexdigest()
-
-
-_MEMO_FIELDS = ("id", "category", "description", "regex", "keywords", "entropy", "validator",
-                "fold", "max_len", "min_len", "allow_values", "allow_patterns", "block_end",
-                "has_value_group", "source")
-
-
-def _rule_to_memo(rule: Rule) -> dict[str, Any]:
-    # Examples stay out of the cache: they are only needed to verify a database.
-    return {f: getattr(rule, f) for f in _MEMO_FIELDS}
-
-
-_NO_EXAMPLES = {"examples_match": (), "examples_no_match": ()}
-
-
-def _rule_from_memo(d: dict[str, Any]) -> Rule:
-    fields = {**_NO_EXAMPLES, **{f: d[f] for f in _MEMO_FIELDS}}
-    for f in ("keywords", "allow_values", "allow_patterns"):
-        fields[f] = tuple(fields[f])
-    if fields["validator"] is not None and fields["validator"] not in VALIDATORS:
-        raise ValueError("unknown validator in memo")
-    return Rule(*[fields[f] for f in Rule._fields])  # positional: the Record's fast path
 
 
 def load_detector(policy: Policy | None = None, *, engine: str | None = None,
