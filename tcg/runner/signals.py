@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import os
 
-try:  # the C module: the stdlib wrapper builds IntEnums and imports enum (~4 ms a command)
-    import _signal as signal
-except ImportError:  # pragma: no cover - an interpreter without it
-    import signal  # type: ignore[no-redef]
+from tcg.osutil import signal  # the C module (see tcg.osutil)
 
 # After the child is gone: stop once the master has been quiet this long.
 DRAIN_IDLE = 0.1
