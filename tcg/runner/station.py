@@ -557,8 +557,9 @@ def _detector_signature() -> str:
     except OSError:
         names = []
     paths = [os.path.join(rules, n) for n in names]
-    paths += [os.path.join(root, *p) for p in (("detect", "engine.py"), ("detect", "rule.py"),
-                                               ("mask", "masker.py"), ("mask", "view.py"))]
+    paths += [os.path.join(root, *p) for p in (("detect", "engine.py"), ("detect", "findings.py"),
+                                               ("detect", "rule.py"), ("mask", "masker.py"),
+                                               ("mask", "view.py"))]
     for path in paths:
         try:
             st = os.stat(path)
