@@ -1,9 +1,9 @@
 """What the detector reports, and how overlapping candidates become that report.
 
-A finding is a span and a rule id, never the value. Every engine produces the same
-candidates (tcg.detect.engine); the order in which they win over each other is a
-rule of its own, kept here so the masker, the scanner and the tests read one
-definition of "the findings".
+A finding is a span and a rule id, never the value. Both engines produce the same
+candidates (tcg.detect.engine); which of them win where they overlap is a rule of
+its own (secrets before personal data before references, then position, then rule
+order), kept beside the type it produces rather than inside the matching loop.
 """
 
 from __future__ import annotations
