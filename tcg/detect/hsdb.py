@@ -11,8 +11,6 @@ at import (the rule analysis in tcg.detect.regex loads with the first build).
 from __future__ import annotations
 
 import os
-import threading
-from functools import lru_cache
 
 from tcg.digest import sha256
 
@@ -77,6 +75,8 @@ class HsPair:
         self.dense = dense
         self.dense_ids = dense_ids if dense is not None else frozenset()
         # the helper thread's scan of the dense database: a scratch of its own
+        import threading  # here, not at import: asking for the engine stays cheap
+
         self.helper_lock = threading.Lock()
         self.helper_scratch: Any = None
         self.helper: Helper | None = None
@@ -126,16 +126,22 @@ class DenseScan:
             self._lock.release()
 
 
-@lru_cache(maxsize=1)
+_SPARE: list[bool] = []  # _cpus_to_spare's answer, once asked
+
+
 def _cpus_to_spare() -> bool:
     """More than one CPU is ours (the affinity mask where the OS has one), unless
     TCG_DETECT_THREADS=1 asks for a single thread. Asked once per process."""
-    if os.environ.get(THREADS_ENV, "").strip() == "1":
-        return False
-    try:
-        return len(os.sched_getaffinity(0)) > 1
-    except (AttributeError, OSError):  # macOS, Windows
-        return (os.cpu_count() or 1) > 1
+    if not _SPARE:
+        if os.environ.get(THREADS_ENV, "").strip() == "1":
+            spare = False
+        else:
+            try:
+                spare = len(os.sched_getaffinity(0)) > 1
+            except (AttributeError, OSError):  # macOS, Windows
+                spare = (os.cpu_count() or 1) > 1
+        _SPARE.append(spare)
+    return _SPARE[0]
 
 
 def build(compiled: list[CompiledRule], memo: AnalysisMemo | None, cache_dir: Path | None
