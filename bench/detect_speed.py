@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent
 DATA = ROOT / ".data"
 sys.path.insert(0, str(ROOT.parent))
 
-from tcg.detect.engine import Detector, hyperscan_available  # noqa: E402
+from tcg.detect.engine import Detector  # noqa: E402
+from tcg.detect.hsdb import hyperscan_available  # noqa: E402
 from tcg.detect.rule import load_rules  # noqa: E402
 
 SECRET_EVERY = 100_000

@@ -108,15 +108,16 @@ def part0(env: dict[str, str], work: str) -> None:
     imports = []
     for _ in range(9):
         proc = subprocess.run([PY, "-I", "-X", "importtime", "-c",
-                               "import tcg.policy.engine, tcg.policy.load; import tcg.guard.rules"],
+                               "import tcg.policy.engine, tcg.policy.load; import tcg.guard.rules, tcg.guard.copies"],
                               env=env, capture_output=True, check=True)
         total = 0
         for row in proc.stderr.decode().splitlines():
             parts = row.split("|")
-            if len(parts) == 3 and parts[2].strip() in ("tcg.guard.rules", "tcg.guard.plan"):
+            if len(parts) == 3 and parts[2].strip() in ("tcg.guard.rules", "tcg.guard.plan", "tcg.guard.wording",
+                                                           "tcg.guard.copies"):
                 total += int(parts[0].split(":")[1])
         imports.append(total)
-    print(f"  import of tcg.guard.rules (+plan), paid by guarded lines only: {statistics.median(imports)} us "
+    print(f"  import of tcg.guard.rules (+plan, wording, copies), paid by guarded lines only: {statistics.median(imports)} us "
           "(median of 9)")
 
 

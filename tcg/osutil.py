@@ -1,7 +1,9 @@
-"""Small OS helpers every layer uses: PATH lookup, whole writes, pipe sizes, fd identity.
+"""Small OS helpers every layer uses: PATH lookup, whole writes, pipe sizes, fd identity,
+the signal module, and the error for a program that cannot be started.
 
-They sit below the masker, the runner, the scanner and the MCP relay, so none of
-those depends on another to write to a pipe. Standard library only, imported lazily
+They sit below the masker, the runner, the sandbox, the scanner and the MCP relay,
+so none of those depends on another to write to a pipe or start a program (the
+sandbox's spawner reports exec failures the way the runner's does). Standard library only, imported lazily
 where a helper needs more than ``os`` (these run on every mediated command).
 """
 
@@ -9,6 +11,10 @@ from __future__ import annotations
 
 import os
 import sys
+
+# The signal module every layer uses: the C module (see tcg._lean); the stdlib
+# wrapper builds IntEnums and imports enum (~4 ms a command, in every child).
+from tcg._lean.signals import signal  # noqa: F401
 
 
 def which(name: str, path: str | None) -> str | None:
@@ -62,3 +68,35 @@ def fd_identity(fd: int) -> str:
     if stat.S_ISCHR(st.st_mode):
         return f"c{st.st_rdev}"
     return f"i{st.st_dev}:{st.st_ino}"
+
+
+class SpawnError(Exception):
+    """The command could not be started; ``exit_code`` is what a shell would return
+    (127 not found, 126 not executable: tcg.errors.ExitCode)."""
+
+    def __init__(self, message: str, exit_code: int | None = None):
+        super().__init__(message)
+        if exit_code is None:
+            from tcg.errors import ExitCode
+
+            exit_code = int(ExitCode.NOT_FOUND)
+        self.exit_code = exit_code
+
+
+def resolve_program(argv: list[str], env: dict[str, str]) -> str:
+    """The path ``argv[0]`` runs (PATH from ``env``); SpawnError (127) when there is none."""
+    if not argv:
+        raise SpawnError("empty command", 127)
+    path = which(argv[0], env.get("PATH"))
+    if path is None:
+        raise SpawnError(f"{argv[0]}: command not found", 127)
+    return path
+
+
+def spawn_error(name: str, err: int, message: str) -> SpawnError:
+    """The SpawnError for an exec that failed with errno ``err``: 126 when the file is
+    there but cannot be executed, as a shell says, else 127."""
+    import errno
+
+    code = 126 if err in (errno.EACCES, errno.ENOEXEC, errno.EPERM) else 127
+    return SpawnError(f"{name}: {message}", code)

@@ -41,5 +41,5 @@ def _shell_run_line_command() -> click.Command:
     )
 
 
-# One grammar: `tcg_shell run-line`'s own parser (tcg.runner.station.parse_args).
+# One grammar: `tcg_shell run-line`'s own parser (tcg.runner.invocation.parse_args).
 shell_run_line = _shell_run_line_command()

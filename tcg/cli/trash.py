@@ -66,7 +66,7 @@ def trash(ctx: click.Context, args: tuple[str, ...]) -> int:
 
 def _move(paths: list[str]) -> int:
     from tcg.guard import fsops
-    from tcg.guard.rules import copy_budget
+    from tcg.guard.trash import copy_budget
     from tcg.keyhash import KeyedHasher
     from tcg.policy.load import load_policy
 

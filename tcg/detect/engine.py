@@ -12,16 +12,14 @@ Matching model (identical for both engines, see docs/rules.md "Engine semantics"
   engine tries the windows around keyword occurrences (rules without keywords:
   the whole input). Both cover every offset where a counted candidate can
   start, so their findings are identical (tests compare them).
-* Overlaps: secret, then pii, then reference; a candidate overlapping a kept
-  finding of an earlier category is dropped. Within a category: leftmost, then
-  longest, then rule order; a candidate sticking out of a kept span is clipped.
-  The result is sorted and non-overlapping.
+* Overlaps resolve by category, then position, then rule order
+  (tcg.detect.findings.resolve); the result is sorted and non-overlapping.
+* hyperscan's databases — availability, build, self-check, signed cache, the
+  dense database's helper thread — live in tcg.detect.hsdb.
 """
 
 from __future__ import annotations
 
-import bisect
-import os
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -29,57 +27,39 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from tcg.detect import fold as foldmod
+from tcg.detect import hsdb
 from tcg.detect import regex as rx
 from tcg.detect.entropy import shannon_entropy
-from tcg.detect.rule import Rule, builtin_rule_files, load_rules
+from tcg.detect.findings import Finding, char_index, resolve, unresolved
+from tcg.detect.hsdb import NeedsExamplesError, default_engine
+from tcg.detect.rule import (
+    Rule,
+    builtin_rule_files,
+    load_rules,
+    rule_files_digest,
+    rule_from_memo,
+    rule_to_memo,
+)
 from tcg.detect.validators import VALIDATORS, Validator
-from tcg.digest import sha256
-from tcg.record import Record
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
     from typing import Any
 
-    from tcg.detect.helper import Helper
     from tcg.policy.load import Policy
 
 # Bytes of right context a match decision may look at beyond the match itself
 # (\b and $ inspect the next byte). Left context: \b inspects the byte before.
 CONTEXT = 2
-ENGINE_ENV = "TCG_DETECT_ENGINE"
-# Buffers at least this large are scanned with the dense database (rules with no
-# literal, see _HsPair) on a helper thread beside the main one; below it the hand-over
-# costs more than it saves. TCG_DETECT_THREADS=1 keeps every scan on one thread.
-PARALLEL_MIN = 1 << 17
-THREADS_ENV = "TCG_DETECT_THREADS"
-# A rule whose matches need no literal run this long goes to the dense database.
-DENSE_FACTOR = 2
 # Inner categories that make an encoded run a finding.
 ENCODED_CATEGORIES = ("secret", "pii")
 # Max bytes of UTF-8 per folded character (a fold rule's byte bound is 4x its width).
 _FOLD_BYTES_PER_CHAR = 4
-_CONT = bytes(range(0x80, 0xC0))
 _ASCII = bytes(range(0x80))
 _FOLD_BLOCK = 4096
 
 
-class Finding(Record, fields="start end rule_id category encoding", defaults=("",)):
-    """A detected span: byte offsets, the rule and its category, and ``encoding`` ("" = a
-    direct hit; "base64" = the span is an encoded run hiding rule_id). There is
-    deliberately no field that could hold the value. A Record, not a dataclass: the
-    dataclasses import (inspect, ast, dis, tokenize) was a large share of `tcg scan`'s
-    start-up."""
-
-    __slots__ = ()
-
-    start: int
-    end: int
-    rule_id: str
-    category: str
-    encoding: str
-
-
-class _Compiled:
+class CompiledRule:
     """A rule prepared for matching. The ``re`` patterns compile on first use:
     with hyperscan most rules are never confirmed in a given process, and
     compiling all of them up front cost ~0.2 s of every `tcg_shell` start."""
@@ -116,27 +96,6 @@ class _Compiled:
         return tuple(re.compile(p.encode("utf-8")) for p in self.rule.allow_patterns)
 
 
-class NeedsExamplesError(Exception):
-    """Rules were restored from the start-up memo without their examples, but the
-    hyperscan database must be (re)verified against them: load the rules whole."""
-
-
-def hyperscan_available() -> bool:
-    try:
-        import hyperscan  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def default_engine() -> str:
-    """``hyperscan`` when its wheel imports, else ``re``; ``TCG_DETECT_ENGINE=re`` forces re."""
-    forced = os.environ.get(ENGINE_ENV, "").strip().lower()
-    if forced == "re":
-        return "re"
-    return "hyperscan" if hyperscan_available() else "re"
-
-
 class Detector:
     """Compiled rule set. Build with :meth:`from_rules` or :func:`load_detector`."""
 
@@ -163,7 +122,6 @@ class Detector:
         self._fold_pre: tuple[list[re.Pattern[str]] | None] | None = None
         self._fold_hs: tuple[Any] | None = None
         self._lock = threading.Lock()
-        self._helper: Helper | None = None
         if self.engine == "hyperscan":
             self._build_hyperscan(cache_dir)
 
@@ -187,8 +145,8 @@ class Detector:
     # ------------------------------------------------------------ compile
 
     @staticmethod
-    def _compile(index: int, rule: Rule) -> _Compiled:
-        return _Compiled(
+    def _compile(index: int, rule: Rule) -> CompiledRule:
+        return CompiledRule(
             index=index, rule=rule, width=rule.max_len,
             min_len=rule.min_len, kws=tuple(k.encode("utf-8") for k in rule.keywords),
             allow_values=frozenset(v.encode("utf-8") for v in rule.allow_values),
@@ -197,83 +155,13 @@ class Detector:
         )
 
     def _build_hyperscan(self, cache_dir: Path | None) -> None:
-        import hyperscan
-
-        exprs: list[tuple[_Compiled, bytes, int]] = []
-        for c in self._compiled:
-            try:
-                expr, flags = (self._memo.hyperscan_pattern if self._memo
-                               else rx.hyperscan_pattern)(c.rule.regex)
-            except rx.PatternError:
-                continue  # not translatable: the rule runs on keywords + re
-            exprs.append((c, expr, flags))
-
-        def compile_one(items: list[tuple[_Compiled, bytes, int]], kws: list[tuple[int, bytes]]) -> Any:
-            if not items and not kws:
-                return None
-            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            db.compile(
-                expressions=[e for _, e, _ in items] + [_literal(kw) for _, kw in kws],
-                ids=[c.index for c, _, _ in items] + [_KW_BASE + j for j in range(len(kws))],
-                flags=[f for _, _, f in items] + [hyperscan.HS_FLAG_CASELESS] * len(kws),
-            )
-            return db
-
-        def compile_set(items: list[tuple[_Compiled, bytes, int]], with_keywords: bool = False) -> Any:
-            kws = self._hs_keywords(items) if with_keywords else []
-            dense_ids = frozenset(c.index for c, _, _ in items
-                                  if rx.literal_factor(c.rule.regex) < DENSE_FACTOR)
-            main = [item for item in items if item[0].index not in dense_ids]
-            dense = [item for item in items if item[0].index in dense_ids]
-            if not main and not kws and not dense:
-                return None
-            return _HsPair(compile_one(main, kws), compile_one(dense, []), dense_ids)
-
-        cache_file = _hs_cache_file(cache_dir, exprs, self._compiled)
-        key = self._memo.key if self._memo else None
-        loaded = _hs_cache_load(cache_file, exprs, key)
-        if loaded is not None:
-            db, accepted = loaded
-            # The self-check compiles every rule's re (~0.3 s); skip it when the
-            # authenticated memo says this exact file already passed it.
-            digest = _file_digest(cache_file)
-            name = cache_file.name if cache_file is not None else ""
-            if not (self._memo and digest and self._memo.is_verified(name, digest)):
-                if any(not c.rule.examples_match for c, _, _ in accepted):
-                    raise NeedsExamplesError  # rules came from the memo: reload them whole
-                if self._hs_self_check(db, accepted):
-                    loaded = None  # stale or tampered cache: rebuild (fail closed)
-                elif self._memo and digest:
-                    self._memo.mark_verified(name, digest)
-        if loaded is None:
-            if any(not c.rule.examples_match for c in self._compiled):
-                raise NeedsExamplesError
-            accepted = exprs
-            try:
-                db = compile_set(exprs, with_keywords=True)
-            except hyperscan.error:
-                accepted = []
-                for item in exprs:  # find the patterns hyperscan refuses; they use keywords + re
-                    try:
-                        compile_set([item])
-                    except hyperscan.error:
-                        continue
-                    accepted.append(item)
-                db = compile_set(accepted, with_keywords=True)
-            bad = self._hs_self_check(db, accepted)
-            if bad:
-                accepted = [item for item in accepted if item[0].index not in bad]
-                db = compile_set(accepted, with_keywords=True)
-            _hs_cache_store(cache_file, db, accepted, key)
-            digest = _file_digest(cache_file)
-            if self._memo and digest and cache_file is not None:
-                self._memo.mark_verified(cache_file.name, digest)
+        db, accepted = hsdb.build(self._compiled, self._memo, cache_dir)
         in_hs = {c.index for c, _, _ in accepted}
         self._hs_db = db
-        self._hs_kw = [(idx, len(kw)) for idx, kw in self._hs_keywords(accepted)]
+        self._hs_kw = [(idx, len(kw)) for idx, kw in hsdb.keyword_literals(self._compiled, accepted)]
         # hyperscan id -> (max width, min width) of the start-offset window it opens
         self._hs_spans = {c.index: (c.width, c.min_len) for c in self._compiled}
-        self._hs_spans.update({_KW_BASE + j: (self._compiled[idx].width, k_len)
+        self._hs_spans.update({hsdb.KW_BASE + j: (self._compiled[idx].width, k_len)
                                for j, (idx, k_len) in enumerate(self._hs_kw)})
         self.hyperscan_rules = tuple(c.rule.id for c, _, _ in accepted)
         # rules outside the database: their keywords are literals in it; only
@@ -308,37 +196,6 @@ class Detector:
             self._fold_hs = (db,)
         return self._fold_hs[0]
 
-    def _hs_keywords(self, accepted: list[tuple[_Compiled, bytes, int]]) -> list[tuple[int, bytes]]:
-        """(rule index, keyword) for every rule hyperscan does not run itself, in rule order."""
-        in_hs = {c.index for c, _, _ in accepted}
-        return [(c.index, kw) for c in self._compiled if c.index not in in_hs for kw in c.kws]
-
-    def _hs_self_check(self, db: Any, items: list[tuple[_Compiled, bytes, int]]) -> set[int]:
-        """Rules whose own examples hyperscan does not reproduce (every end offset
-        ``re`` finds must be reported). hyperscan 5.4 misses e.g. some caseless
-        alternations; such rules are demoted to the keyword + re path."""
-        bad: set[int] = set()
-        if db is None:
-            return bad
-        for c, _, _ in items:
-            for ex in c.rule.examples_match + c.rule.examples_no_match:
-                raw = ex.encode("utf-8")
-                for text in (raw, b"padding; " * 7 + raw + b" ;trailing context"):
-                    want = {m.end() for m in _all_starts(c.pat, text)}
-                    if not want:
-                        continue
-                    got: set[int] = set()
-
-                    def on_match(rid: int, _f: int, to: int, _fl: int, _ctx: Any,
-                                 got: set[int] = got, idx: int = c.index) -> None:
-                        if rid == idx:
-                            got.add(to)
-
-                    db.scan(text, match_event_handler=on_match)
-                    if not want <= got:
-                        bad.add(c.index)
-        return bad
-
     # ------------------------------------------------------------ public API
 
     def find_bytes(self, data: bytes, *, decode: bool = False,
@@ -354,9 +211,10 @@ class Detector:
         already has it (the masker's view keeps it); only used with ``decode``.
         """
         data = bytes(data)
-        # the dense rules (see _HsPair) scan on the helper thread meanwhile: hyperscan
-        # runs without the GIL, so on two CPUs that pass costs next to nothing here
-        background = self._dense_in_background(data)
+        # the dense rules (see tcg.detect.hsdb.HsPair) scan on the helper thread meanwhile:
+        # hyperscan runs without the GIL, so on two CPUs that pass costs next to nothing here
+        pair = self._hs_db
+        background = None if pair is None else pair.dense_in_background(data, self._hs_windows)
         try:
             cands = self._scan(data, dense=background is None)
             if self._fold and not data.isascii():
@@ -367,7 +225,7 @@ class Detector:
             dense_windows = background.result() if background is not None else None
         if dense_windows:
             cands.extend(self._confirm_windows(data, dense_windows))
-        return _unresolved(cands) if overlapping else _resolve(cands)
+        return unresolved(cands) if overlapping else resolve(cands)
 
     def find(self, text: str, *, decode: bool = False, overlapping: bool = False) -> list[Finding]:
         """Findings in ``text`` with str offsets (a span is widened to whole characters)."""
@@ -376,7 +234,7 @@ class Detector:
         data = text.encode("utf-8", "surrogatepass")
         out = []
         for f in self.find_bytes(data, decode=decode, overlapping=overlapping):
-            s, e = _char_index(data, f.start, ceil=False), _char_index(data, f.end, ceil=True)
+            s, e = char_index(data, f.start, ceil=False), char_index(data, f.end, ceil=True)
             out.append(Finding(s, e, f.rule_id, f.category, f.encoding))
         return out
 
@@ -450,36 +308,11 @@ class Detector:
             db.scan(data, match_event_handler=on_match, scratch=scratch)
         for rid, win in current.items():
             windows.setdefault(rid, []).append((win[0], win[1]))
-        for rid in [r for r in windows if r >= _KW_BASE]:  # keyword literal of a demoted rule
-            windows.setdefault(kw_map[rid - _KW_BASE][0], []).extend(windows.pop(rid))
+        for rid in [r for r in windows if r >= hsdb.KW_BASE]:  # keyword literal of a demoted rule
+            windows.setdefault(kw_map[rid - hsdb.KW_BASE][0], []).extend(windows.pop(rid))
         return windows
 
-    def _dense_in_background(self, data: bytes) -> _DenseScan | None:
-        """Start the dense database's scan of ``data`` on the helper thread, or None
-        (no dense database, a small buffer — a hand-over costs tens of µs —, a
-        single CPU, or the helper busy with another stream's scan)."""
-        pair = self._hs_db
-        if pair is None or pair.dense is None or len(data) < PARALLEL_MIN or not _cpus_to_spare():
-            return None
-        if not pair.helper_lock.acquire(False):
-            return None
-        try:
-            if self._helper is None:
-                from tcg.detect.helper import Helper
-
-                self._helper = Helper()
-            if pair.helper_scratch is None:
-                import hyperscan
-
-                pair.helper_scratch = hyperscan.Scratch(pair.dense)
-            scratch = pair.helper_scratch
-            self._helper.start(lambda: self._hs_windows(data, pair.dense, scratch))
-        except BaseException:
-            pair.helper_lock.release()
-            raise
-        return _DenseScan(self._helper, pair.helper_lock)
-
-    def _confirm(self, c: _Compiled, data: bytes, wins: list[tuple[int, int]],
+    def _confirm(self, c: CompiledRule, data: bytes, wins: list[tuple[int, int]],
                  out: list[tuple[int, int, int, Finding]]) -> None:
         n = len(data)
         span = c.width + CONTEXT
@@ -507,7 +340,7 @@ class Detector:
                 if f is not None:
                     out.append((f.start, f.start - f.end, c.index, f))
 
-    def _accept(self, c: _Compiled, data: bytes, m: re.Match[bytes], base: int = 0) -> Finding | None:
+    def _accept(self, c: CompiledRule, data: bytes, m: re.Match[bytes], base: int = 0) -> Finding | None:
         s, e = m.span()
         s += base
         e += base
@@ -530,7 +363,7 @@ class Detector:
         return Finding(vs, ve, c.rule.id, c.rule.category)
 
     @staticmethod
-    def _value_ok(c: _Compiled, value: bytes) -> bool:
+    def _value_ok(c: CompiledRule, value: bytes) -> bool:
         if not value or value in c.allow_values:
             return False
         if any(p.search(value) for p in c.allow_pats):
@@ -570,7 +403,7 @@ class Detector:
             # sees it all. Far cheaper than folding to find out.
             if not foldable(data[lo:hi].translate(None, _ASCII).decode("utf-8", "surrogateescape")):
                 continue
-            if pre_db is not None and not _hs_any(pre_db, data[lo:hi]):
+            if pre_db is not None and not hsdb.matches_anywhere(pre_db, data[lo:hi]):
                 continue
             text = data[lo:hi].decode("utf-8", "surrogateescape")
             if prechecks is not None and not any(p.search(text) for p in prechecks):
@@ -625,161 +458,6 @@ class Detector:
         return out
 
 
-_HS_CACHE_FORMAT = b"tcg-hsdb-5"  # 5: main + dense databases (change when the split rule changes)
-class _HsPair:
-    """The rule set's hyperscan databases: ``main`` (rules with a literal, and the
-    keyword literals) and ``dense`` (rules whose matches need no literal run of
-    DENSE_FACTOR bytes, see tcg.detect.regex.literal_factor: card numbers, IBAN,
-    phone numbers, e-mail). Such rules run as automata over every byte and cost
-    more than all the others together; in a database of their own they scan on a
-    second core while this thread does the rest (Detector.find_bytes).
-    ``scan`` runs both in turn, for small buffers and the self-check."""
-
-    def __init__(self, main: Any, dense: Any, dense_ids: frozenset[int]) -> None:
-        self.main = main
-        self.dense = dense
-        self.dense_ids = dense_ids if dense is not None else frozenset()
-        # the helper thread's scan of the dense database: a scratch of its own
-        self.helper_lock = threading.Lock()
-        self.helper_scratch: Any = None
-
-    def scan(self, data: bytes, match_event_handler: Any) -> None:
-        for db in (self.main, self.dense):
-            if db is not None:
-                db.scan(data, match_event_handler=match_event_handler)
-
-
-class _DenseScan:
-    """A dense-database scan running on the helper thread (Detector.find_bytes)."""
-
-    def __init__(self, helper: Helper, lock: Any) -> None:
-        self._helper = helper
-        self._lock = lock
-
-    def result(self) -> dict[int, list[tuple[int, int]]]:
-        try:
-            return self._helper.result()  # type: ignore[no-any-return]
-        finally:
-            self._lock.release()
-
-
-@lru_cache(maxsize=1)
-def _cpus_to_spare() -> bool:
-    """More than one CPU is ours (the affinity mask where the OS has one), unless
-    TCG_DETECT_THREADS=1 asks for a single thread. Asked once per process."""
-    if os.environ.get(THREADS_ENV, "").strip() == "1":
-        return False
-    try:
-        return len(os.sched_getaffinity(0)) > 1
-    except (AttributeError, OSError):  # macOS, Windows
-        return (os.cpu_count() or 1) > 1
-
-
-_KW_BASE = 1 << 20  # hyperscan ids at and above this are keyword literals, not rules
-
-
-def _literal(kw: bytes) -> bytes:
-    return b"".join(b"\\x%02x" % b for b in kw)
-
-
-def _hs_cache_file(cache_dir: Path | None, exprs: list[tuple[_Compiled, bytes, int]],
-                   compiled: list[_Compiled]) -> Path | None:
-    """Cache path keyed by everything the database is built from."""
-    if cache_dir is None:
-        return None
-    import platform
-
-    import hyperscan
-
-    h = sha256(_HS_CACHE_FORMAT + b"\0dense-factor-%d" % DENSE_FACTOR)
-    h.update(str(getattr(hyperscan, "__version__", "")).encode())
-    h.update(platform.machine().encode())
-    for c, expr, flags in exprs:
-        h.update(b"\0%d\0%d\0" % (c.index, flags) + expr)
-    for c in compiled:  # keyword literals of demoted rules come from these
-        h.update(b"\1%d\0" % c.index + b"\0".join(c.kws))
-    return cache_dir / f"hs-{h.hexdigest()[:32]}.db"
-
-
-def _file_digest(path: Path | None) -> str | None:
-    if path is None:
-        return None
-    try:
-        return sha256(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
-_HS_TAG = "hyperscan-db"
-
-
-def _hs_cache_load(path: Path | None, exprs: list[tuple[_Compiled, bytes, int]], key: bytes | None
-                   ) -> tuple[Any, list[tuple[_Compiled, bytes, int]]] | None:
-    """The cached database, read only when its MAC verifies under the install key
-    and names this code (tcg.cachestore).
-
-    The cache dir is writable by anything running as the user: an unsigned or
-    forged database (one that matches nothing, or a blob crafted against
-    hyperscan's deserializer) must never be loaded. No key: no cache.
-    """
-    if path is None or key is None:
-        return None
-    import json
-
-    import hyperscan
-
-    from tcg.cachestore import read_cache
-
-    try:
-        raw = read_cache(path, key, _HS_TAG)
-        if raw is None:
-            return None
-        head, _, blobs = raw.partition(b"\n")
-        meta = json.loads(head.decode("ascii"))
-        indices, dense = set(meta["rules"]), frozenset(meta["dense"])
-        accepted = [item for item in exprs if item[0].index in indices]
-        main_len = int.from_bytes(blobs[:8], "big")
-        main_blob, dense_blob = blobs[8 : 8 + main_len], blobs[8 + main_len :]
-        if not main_blob and not dense_blob:
-            return (None, accepted) if not accepted else None
-
-        def load(blob: bytes) -> Any:
-            if not blob:
-                return None
-            db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
-            db.scratch = hyperscan.Scratch(db)
-            return db
-
-        return _HsPair(load(main_blob), load(dense_blob), dense), accepted
-    except (OSError, ValueError, TypeError, KeyError, hyperscan.error):
-        return None
-
-
-def _hs_cache_store(path: Path | None, db: Any, accepted: list[tuple[_Compiled, bytes, int]],
-                    key: bytes | None) -> None:
-    """Best effort: a cache that cannot be written only costs compile time. Signed
-    with the install key (see _hs_cache_load); without a key nothing is written."""
-    if path is None or key is None:
-        return
-    import json
-
-    import hyperscan
-
-    from tcg.cachestore import write_cache
-    from tcg.paths import ensure_private_dir
-
-    try:
-        ensure_private_dir(path.parent)
-        meta = {"rules": sorted(c.index for c, _, _ in accepted),
-                "dense": sorted(db.dense_ids) if db is not None else []}
-        main = bytes(hyperscan.dumpb(db.main)) if db is not None and db.main is not None else b""
-        dense = bytes(hyperscan.dumpb(db.dense)) if db is not None and db.dense is not None else b""
-        body = json.dumps(meta).encode("ascii") + b"\n" + len(main).to_bytes(8, "big") + main + dense
-        write_cache(path, key, _HS_TAG, body)
-    except (OSError, hyperscan.error):
-        return
-
-
 # Bytes that occur in text next to an e-mail address or a phone number: printable ASCII,
 # tab/CR/LF, ESC and backspace (terminal output).
 _TEXT_BYTES = frozenset(range(0x20, 0x7F)) | frozenset(b"\t\n\r\x1b\x08")
@@ -806,34 +484,6 @@ def _in_text(data: bytes, s: int, e: int) -> bool:
     return True
 
 
-def _all_starts(pat: re.Pattern[bytes], data: bytes) -> list[re.Match[bytes]]:
-    out: list[re.Match[bytes]] = []
-    pos = 0
-    while True:
-        m = pat.search(data, pos)
-        if m is None:
-            return out
-        out.append(m)
-        pos = m.start() + 1
-
-
-def _hs_any(db: Any, data: bytes) -> bool:
-    """Whether the hyperscan database ``db`` matches anywhere in ``data``."""
-    seen: list[int] = []
-
-    def on_match(_rid: int, _f: int, _t: int, _fl: int, _c: Any) -> bool:
-        seen.append(1)
-        return True  # stop at the first match
-
-    import hyperscan
-
-    try:
-        db.scan(data, match_event_handler=on_match)
-    except hyperscan.ScanTerminated:  # how the binding reports the early stop
-        pass
-    return bool(seen)
-
-
 def _find_all(haystack: bytes, needle: bytes) -> list[int]:
     out = []
     find = haystack.find
@@ -854,58 +504,6 @@ def _merge(wins: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((lo, hi))
     return merged
-
-
-_CATEGORY_ORDER = ("secret", "pii", "reference")
-
-
-def _resolve(cands: list[tuple[int, int, int, Finding]]) -> list[Finding]:
-    """Sorted, non-overlapping findings.
-
-    Categories are resolved in the order secret, pii, reference: a candidate
-    that overlaps a kept finding of an earlier category is dropped (an e-mail
-    regex swallowing ``token@host`` must not hide the token). Within a category
-    the leftmost, then longest, then first rule wins; a candidate sticking out
-    of a kept span is clipped, so the union of the category's candidates stays
-    covered.
-    """
-    cands.sort(key=lambda t: (t[0], t[1], t[2]))
-    kept: list[Finding] = []
-    for cat in _CATEGORY_ORDER:
-        starts = [f.start for f in kept]
-        ends = [f.end for f in kept]
-        added: list[Finding] = []
-        last_end = -1
-        for _s, _neg, _idx, f in cands:
-            if f.category != cat or f.end <= last_end:
-                continue
-            i = bisect.bisect_left(starts, f.end) - 1
-            if i >= 0 and ends[i] > f.start:
-                continue  # overlaps a finding of a more important category
-            if f.start < last_end:
-                f = Finding(last_end, f.end, f.rule_id, f.category, f.encoding)
-            added.append(f)
-            last_end = f.end
-        kept = sorted(kept + added, key=lambda f: f.start)
-    return kept
-
-
-def _unresolved(cands: list[tuple[int, int, int, Finding]]) -> list[Finding]:
-    cands.sort(key=lambda t: (t[0], t[1], t[2]))
-    seen: set[Finding] = set()
-    out = []
-    for t in cands:
-        if t[3] not in seen:
-            seen.add(t[3])
-            out.append(t[3])
-    return out
-
-
-def _char_index(data: bytes, b: int, *, ceil: bool) -> int:
-    """str index of byte offset ``b`` in UTF-8 ``data`` (rounded to a whole character)."""
-    count = len(data[:b].translate(None, _CONT))
-    mid = b < len(data) and data[b] in _CONT
-    return count if (ceil or not mid) else count - 1
 
 
 # ---------------------------------------------------------------- loading
@@ -941,49 +539,17 @@ def _cached_detector(disabled: frozenset[str], engine: str,
     detector = None
     if remembered is not None:
         try:
-            rules = [_rule_from_memo(d) for d in remembered]
+            rules = [rule_from_memo(d) for d in remembered]
             detector = Detector.from_rules(wanted(rules), engine=engine, cache_dir=cache_dir,
                                            memo=memo)
         except (NeedsExamplesError, TypeError, ValueError, KeyError):
             detector = None
     if detector is None:
         full = load_rules(memo=memo)
-        memo.store_rules(digest, [_rule_to_memo(r) for r in full])
+        memo.store_rules(digest, [rule_to_memo(r) for r in full])
         detector = Detector.from_rules(wanted(full), engine=engine, cache_dir=cache_dir, memo=memo)
     memo.save()
     return detector
-
-
-def rule_files_digest(files: list[tuple[str, str]]) -> str:
-    """SHA-256 over the rule files' names and texts, each length-prefixed (unambiguous)."""
-    h = sha256()
-    for name, text in files:
-        for part in (name, text):
-            raw = part.encode("utf-8", "surrogatepass")
-            h.update(b"%d\0" % len(raw) + raw)
-    return h.hexdigest()
-
-
-_MEMO_FIELDS = ("id", "category", "description", "regex", "keywords", "entropy", "validator",
-                "fold", "max_len", "min_len", "allow_values", "allow_patterns", "block_end",
-                "has_value_group", "source")
-
-
-def _rule_to_memo(rule: Rule) -> dict[str, Any]:
-    # Examples stay out of the cache: they are only needed to verify a database.
-    return {f: getattr(rule, f) for f in _MEMO_FIELDS}
-
-
-_NO_EXAMPLES = {"examples_match": (), "examples_no_match": ()}
-
-
-def _rule_from_memo(d: dict[str, Any]) -> Rule:
-    fields = {**_NO_EXAMPLES, **{f: d[f] for f in _MEMO_FIELDS}}
-    for f in ("keywords", "allow_values", "allow_patterns"):
-        fields[f] = tuple(fields[f])
-    if fields["validator"] is not None and fields["validator"] not in VALIDATORS:
-        raise ValueError("unknown validator in memo")
-    return Rule(*[fields[f] for f in Rule._fields])  # positional: the Record's fast path
 
 
 def load_detector(policy: Policy | None = None, *, engine: str | None = None,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tcg.detect import regex as rx
 from tcg.detect.validators import VALIDATORS
+from tcg.digest import sha256
 from tcg.errors import TcgError
 from tcg.record import Record
 
@@ -221,3 +222,41 @@ def load_rules(paths: Iterable[str | Path] | None = None,
     for name, text in items:
         rules.extend(parse_rules_text(text, name, memo))
     return check_unique(rules)
+
+
+# ------------------------------------------------------------------ the start-up memo
+
+
+def rule_files_digest(files: list[tuple[str, str]]) -> str:
+    """SHA-256 over the rule files' names and texts, each length-prefixed (unambiguous)."""
+    h = sha256()
+    for name, text in files:
+        for part in (name, text):
+            raw = part.encode("utf-8", "surrogatepass")
+            h.update(b"%d\0" % len(raw) + raw)
+    return h.hexdigest()
+
+
+_MEMO_FIELDS = ("id", "category", "description", "regex", "keywords", "entropy", "validator",
+                "fold", "max_len", "min_len", "allow_values", "allow_patterns", "block_end",
+                "has_value_group", "source")
+
+
+def rule_to_memo(rule: Rule) -> dict[str, Any]:
+    """The rule as the start-up memo keeps it (tcg.detect.regex.AnalysisMemo). Examples
+    stay out: they are only needed to verify a hyperscan database."""
+    return {f: getattr(rule, f) for f in _MEMO_FIELDS}
+
+
+_NO_EXAMPLES = {"examples_match": (), "examples_no_match": ()}
+
+
+def rule_from_memo(d: dict[str, Any]) -> Rule:
+    """The rule back from the memo, without its examples; ValueError/KeyError/TypeError
+    when the entry does not fit this version's rules."""
+    fields = {**_NO_EXAMPLES, **{f: d[f] for f in _MEMO_FIELDS}}
+    for f in ("keywords", "allow_values", "allow_patterns"):
+        fields[f] = tuple(fields[f])
+    if fields["validator"] is not None and fields["validator"] not in VALIDATORS:
+        raise ValueError("unknown validator in memo")
+    return Rule(*[fields[f] for f in Rule._fields])  # positional: the Record's fast path

@@ -202,5 +202,15 @@ _UNITS = re.compile("[ \x00\x03]")
 _SEPS = re.compile(" ")
 
 
+def char_start(data: bytes, i: int) -> int:
+    """Move ``i`` back to the start of a UTF-8 character (at most 3 bytes)."""
+    for _ in range(3):
+        if 0 < i < len(data) and 0x80 <= data[i] < 0xC0:
+            i -= 1
+        else:
+            break
+    return i
+
+
 def first_chars(forms: Iterable[str]) -> set[str]:
     return {f[0] for f in forms if f}

@@ -78,7 +78,7 @@ class AliasStream:
         return None
 
     def _advance(self, final: bool) -> bytes:
-        from tcg.entities.matcher import _char_start
+        from tcg.entities.normal import char_start
 
         buf = self._buf
         if not buf:
@@ -87,7 +87,7 @@ class AliasStream:
             cut = len(buf)
         else:
             nl = max(buf.rfind(b"\n"), buf.rfind(b"\r"))
-            cut = _char_start(buf, max(nl + 1, len(buf) - self._reach))
+            cut = char_start(buf, max(nl + 1, len(buf) - self._reach))
             if cut <= 0:
                 return b""
         ctx = self._ctx

@@ -118,9 +118,9 @@ class _Git:
         return GitSnap(tuple(self.options), tuple(self.env), self.cwd, kind, names)
 
     def where(self) -> str:
-        from tcg.guard.rules import _show
+        from tcg.guard.wording import show
 
-        return "git " + " ".join(_show(w.value) for w in self.cmd.args)
+        return "git " + " ".join(show(w.value) for w in self.cmd.args)
 
 
 def review_git(rv: _Review, cmd: SimpleCommand) -> str:

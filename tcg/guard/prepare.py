@@ -68,7 +68,7 @@ def prepare(verdict: Verdict, *, actor: str, cwd: str, command_hash: str, policy
     actions = verdict.actions
     if not actions:
         return verdict, None
-    from tcg.guard.rules import copy_budget
+    from tcg.guard.trash import copy_budget
 
     try:
         trash = Trash.for_install(env)

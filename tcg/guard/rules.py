@@ -10,7 +10,7 @@ the same parse, working directory and per-actor decisions. It adds reasons:
   the targets move into the trash first, a placeholder takes their place;
 - ``overwrite-snapshot`` (SNAPSHOT): ``> file``, ``: > file``, ``truncate``,
   ``shred``, ``dd of=``, ``cp``/``tee``/``sed -i``/``curl -o`` over an existing
-  file — a copy is kept first;
+  file — a copy is kept first (tcg.guard.copies);
 - refusals where that cannot be done safely: ``delete-dynamic-target``,
   ``delete-glob``, ``delete-protected-target``, ``delete-opaque``,
   ``overwrite-device`` (BLOCK), ``delete-compound``, ``snapshot-too-large``,
@@ -30,7 +30,8 @@ import os
 import posixpath
 
 from tcg.guard.findexpr import DELETERS, enumeration, find_roots, full_argv
-from tcg.guard.plan import Copy, FindDelete, Move
+from tcg.guard.plan import FindDelete, Move
+from tcg.guard.wording import from_vars, show
 from tcg.policy.cmdline import DYN, Word
 from tcg.policy.model import Reason
 
@@ -38,7 +39,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from tcg.policy.cmdline import ParsedLine, Redirect, SimpleCommand
+    from tcg.policy.cmdline import ParsedLine, SimpleCommand
 
 # Commands that change nothing and read no file contents: they may run before a
 # delete on the same line (test sees the placeholder exactly as it would the original).
@@ -121,7 +122,9 @@ class _Review:
                 self.command(cmd)
             for red in parsed.redirects:
                 if id(red) not in attached:
-                    self.redirect(red, None)
+                    from tcg.guard.copies import redirect
+
+                    redirect(self, red, None)
         finally:
             self.ev.cwd = self.start
 
@@ -152,10 +155,15 @@ class _Review:
         elif name == "rsync":
             self.rsync(cmd)
         if name in ("shred", "truncate", "dd", "cp", "install", "ln", "tee", "sed", "perl", "curl", "wget"):
-            self.overwrites(cmd, name)
-        for red in cmd.redirects:
-            if self.redirect(red, cmd):
-                effect = "impure"
+            from tcg.guard.copies import overwrites
+
+            overwrites(self, cmd, name)
+        if cmd.redirects:
+            from tcg.guard.copies import redirect
+
+            for red in cmd.redirects:
+                if redirect(self, red, cmd):
+                    effect = "impure"
         self.prev = cmd
         if name == "cd":
             self.ev.cwd = self.cwd
@@ -213,32 +221,16 @@ class _Review:
         if tdev is None or dev == tdev:
             return None
         from tcg.guard import fsops
+        from tcg.guard.trash import copy_budget
 
         budget = copy_budget(self.policy)
         size = fsops.tree_bytes(path, budget)
         if size > budget:
-            return f"{_show(path)} is on another filesystem and over the copy budget"
-        self.refuse_copying_secrets(f"rm {_show(path)}", [path])
+            return f"{show(path)} is on another filesystem and over the copy budget"
+        from tcg.guard.copies import refuse_copying_secrets
+
+        refuse_copying_secrets(self, f"rm {show(path)}", [path])
         return None
-
-    def refuse_copying_secrets(self, where: str, paths: list[str]) -> bool:
-        """tcg keeps no copy of a secret (nothing it writes may hold one): a file
-        that would be copied into the trash and holds a secret makes the line ASK
-        ``unsaved-secret``. True when that was the case."""
-        from tcg.guard import fsops
-
-        for path in paths:
-            try:
-                files = [p for p, st in fsops.walk(path) if fsops.kind_of(st.st_mode) == "file"]
-            except OSError:
-                continue
-            for f in files:
-                rule = _secret_in(f, self.policy)
-                if rule is not None:
-                    self.add("unsaved-secret", f"{where}: {_show(os.path.basename(f))} holds a secret ({rule}); "
-                             "tcg keeps no copy of it, so this cannot be undone", "unsaved-secret")
-                    return True
-        return False
 
     # ------------------------------------------------------------- deletes
 
@@ -261,7 +253,7 @@ class _Review:
                     dirs = dirs or "d" in v
                 continue
             targets.append(w)
-        where = f"{name} {' '.join(_show(w.value) for w in cmd.args)}".strip()
+        where = f"{name} {' '.join(show(w.value) for w in cmd.args)}".strip()
         moves: list[Any] = []
         fed_by_find = False
         for w in targets:
@@ -279,7 +271,7 @@ class _Review:
                 continue
             if w.value.endswith(("/", "/.")) and os.path.islink(path):
                 # `rm -rf link/` follows the link and empties the directory it points to
-                self.add("delete-opaque", f"{where}: {_show(w.value)} follows a symlink into another directory",
+                self.add("delete-opaque", f"{where}: {show(w.value)} follows a symlink into another directory",
                          "delete-through-symlink")
                 continue
             move = self.existing(where, path, recursive=recursive, dirs_only_empty=dirs and not recursive,
@@ -295,11 +287,11 @@ class _Review:
     def check_target(self, where: str, w: Word) -> str | None:
         """The resolved path of one delete target, or None after adding the refusal."""
         if not w.static:
-            self.add("delete-dynamic-target", f"{where}: {_show(w.value)} is only known at run time{_from(w)}",
+            self.add("delete-dynamic-target", f"{where}: {show(w.value)} is only known at run time{from_vars(w)}",
                      "delete-dynamic")
             return None
         if w.glob:
-            self.add("delete-glob", f"{where}: the pattern {_show(w.value)} is expanded only when it runs",
+            self.add("delete-glob", f"{where}: the pattern {show(w.value)} is expanded only when it runs",
                      "delete-glob")
             return None
         path = self.resolve(w.value)
@@ -309,7 +301,7 @@ class _Review:
             return None
         why = self.protected(path)
         if why is not None:
-            self.add("delete-protected-target", f"{where}: {_show(w.value)} is {why}", "delete-protected")
+            self.add("delete-protected-target", f"{where}: {show(w.value)} is {why}", "delete-protected")
             return None
         return path
 
@@ -321,7 +313,7 @@ class _Review:
             st = os.lstat(path)
         except OSError:
             if self.earlier is not None:
-                self.add("delete-compound", f"{where}: {_show(path)} does not exist yet; an earlier command "
+                self.add("delete-compound", f"{where}: {show(path)} does not exist yet; an earlier command "
                          f"on the line ({self.earlier}) may create it", "delete-created")
             return None
         import stat as st_mod
@@ -369,7 +361,7 @@ class _Review:
             return "pure" if not any(a in ("-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fls", "-fprint0",
                                            "-fprintf") for a in full) else "impure"
         self.pending_find = None
-        where = "find " + " ".join(_show(a) for a in full[1:])
+        where = "find " + " ".join(show(a) for a in full[1:])
         argv, problem = enumeration(full, deleting_rm is not None, from_xargs)
         if problem is not None:
             self.add("delete-opaque", f"{where}: {problem}", "find-opaque")
@@ -377,7 +369,7 @@ class _Review:
         roots = find_roots(cmd)
         for w in roots:
             if not w.static or w.glob:
-                self.add("delete-dynamic-target", f"{where}: the start directory {_show(w.value)} is only known "
+                self.add("delete-dynamic-target", f"{where}: the start directory {show(w.value)} is only known "
                          "at run time", "delete-dynamic")
                 return "delete"
             path = self.resolve(w.value)
@@ -387,7 +379,7 @@ class _Review:
                 return "delete"
             if path == "/" or (self.home and path == _strip(self.home)) or (
                     self.start is not None and path != self.start and self.start.startswith(path.rstrip("/") + "/")):
-                self.add("delete-protected-target", f"{where}: deletes under {_show(path)}", "delete-protected")
+                self.add("delete-protected-target", f"{where}: deletes under {show(path)}", "delete-protected")
                 return "delete"
         if self.cwd is None:
             return "delete"
@@ -415,9 +407,9 @@ class _Review:
         path = self.resolve(d.value)
         if path is None:
             return "impure"
-        where = "mv " + " ".join(_show(w.value) for w in cmd.args)
+        where = "mv " + " ".join(show(w.value) for w in cmd.args)
         if path.startswith("/dev/") and not path.startswith("/dev/shm/"):
-            self.add("overwrite-device", f"{where}: moves data onto the device {_show(path)}", "mv-device")
+            self.add("overwrite-device", f"{where}: moves data onto the device {show(path)}", "mv-device")
             return "impure"
         if self.start is None:
             return "impure"
@@ -438,104 +430,6 @@ class _Review:
             return "delete"
         return "impure"
 
-    def overwrites(self, cmd: SimpleCommand, name: str) -> None:
-        """Commands that replace or rewrite an existing file's bytes."""
-        from tcg.policy.commands import RW, WRITE, classify
-
-        vals = [w.value for w in cmd.args]
-        if name == "tee" and any(v in ("-a", "--append") for v in vals):
-            return
-        if name in ("cp", "install") and any(v in ("-n", "--no-clobber", "--update=none") for v in vals):
-            return
-        if name == "truncate" and any(v.startswith(("-s+", "-s>", "--size=+", "--size=>")) for v in vals):
-            return
-        if name == "truncate":
-            for i, v in enumerate(vals[:-1]):
-                if v in ("-s", "--size") and vals[i + 1].startswith(("+", ">")):
-                    return
-        targets: list[Word] = []
-        if name == "shred":
-            targets = [w for w in cmd.args if not (w.is_literal and w.value.startswith("-"))]
-            targets = [w for i, w in enumerate(targets)
-                       if not (i > 0 and cmd.args and _after_option(cmd.args, w, ("-n", "-s", "--iterations",
-                                                                                  "--size", "--random-source")))]
-        else:
-            words = classify(cmd, name)
-            for w, access in words:
-                if access == WRITE or (access == RW and name in ("sed", "perl")):
-                    targets.append(w)
-            if name in ("cp", "install", "ln"):
-                targets = self._into_dir(words, targets)
-        where = f"{name} " + " ".join(_show(v) for v in vals)
-        paths = []
-        for w in targets:
-            if not w.static or w.glob:
-                continue
-            path = self.resolve(w.value)
-            if path is None:
-                continue
-            if path.startswith("/dev/") and name == "dd" and not path.startswith(("/dev/null", "/dev/shm/")):
-                self.add("overwrite-device", f"{where}: writes onto the device {_show(path)}", "dd-device")
-                continue
-            paths.append(path)
-        self.snapshot_files(where, paths)
-
-    def _into_dir(self, words: list[tuple[Word, str]], targets: list[Word]) -> list[Word]:
-        """``cp a b dir/``: the files overwritten are dir/a and dir/b."""
-        from tcg.policy.commands import WRITE
-
-        if len(targets) != 1 or not targets[0].static:
-            return targets
-        dest = self.resolve(targets[0].value)
-        if dest is None or not os.path.isdir(dest):
-            return targets
-        return [Word(posixpath.join(dest, posixpath.basename(w.value.rstrip("/"))))
-                for w, access in words if access != WRITE and w.static and not w.glob]
-
-    def snapshot_files(self, where: str, paths: list[str]) -> None:
-        if self.start is None:
-            return
-        import stat as st_mod
-
-        copies = []
-        total = 0
-        for path in paths:
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            if not st_mod.S_ISREG(st.st_mode) or st.st_size == 0:
-                continue  # nothing to lose: new, empty, or not a regular file
-            copies.append(Copy(path))
-            total += st.st_size
-        if not copies:
-            return
-        budget = copy_budget(self.policy)
-        if total > budget:
-            self.add("snapshot-too-large", f"{where}: {total} bytes would be overwritten, over the copy budget "
-                     f"({budget})", "snapshot-budget")
-            return
-        if self.refuse_copying_secrets(where, [c.path for c in copies]):
-            return
-        self.add("overwrite-snapshot", f"{where}: a copy is kept in the trash first", "overwrite-snapshot",
-                 tuple(dict.fromkeys(copies)))
-
-    def redirect(self, red: Redirect, cmd: SimpleCommand | None) -> bool:
-        """A truncating redirection onto an existing file. True when it writes a file."""
-        if red.target is None or red.is_fd_dup or not red.writes:
-            return False
-        w = red.target
-        if not w.static or w.glob:
-            return True
-        if w.value in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty") or w.value.startswith("/dev/fd/"):
-            return False
-        if red.op in (">", ">|", "&>"):
-            path = self.resolve(w.value)
-            if path is not None:
-                who = cmd.name if cmd is not None and cmd.name else "the line"
-                self.snapshot_files(f"{who} {red.op} {_show(w.value)}", [path])
-        return True
-
     def interpreter(self, cmd: SimpleCommand, name: str) -> str:
         """``python -c 'shutil.rmtree("build")'``: literal paths are relocated;
         anything computed is refused."""
@@ -552,7 +446,7 @@ class _Review:
         for code in codes:
             text = code.value
             for m in re.finditer(rf"(?:{_DELETE_CALLS})\s*\(", text):
-                where = f"{name}: {_show(text[m.start():m.end() + 40])}"
+                where = f"{name}: {show(text[m.start():m.end() + 40])}"
                 arg = re.match(r"\s*(?:r|b|u|rb|br)?(['\"])([^'\"\\]*)\1\s*[,)]", text[m.end():])
                 before = text[max(0, m.start() - 40):m.start()]
                 path_call = re.search(r"Path\(\s*(['\"])([^'\"\\]*)\1\s*\)\.\w*$", text[m.start():m.end() - 1])
@@ -574,7 +468,7 @@ class _Review:
     def rsync(self, cmd: SimpleCommand) -> None:
         vals = [w.value for w in cmd.args]
         if any(v.startswith(("--delete", "--del", "--remove-source-files")) for v in vals):
-            where = "rsync " + " ".join(_show(v) for v in vals)
+            where = "rsync " + " ".join(show(v) for v in vals)
             self.add("delete-opaque", f"{where}: what it deletes is decided while it runs", "rsync-delete")
 
     def dynamic(self, cmd: SimpleCommand) -> None:
@@ -586,7 +480,7 @@ class _Review:
             path = self.resolve(w.value)
             if path is not None and (path == "/" or (self.home and path == _strip(self.home))):
                 what = cmd.opaque or "a command whose name is known only at run time"
-                self.add("delete-opaque", f"{what}, aimed at {_show(w.value)}", "opaque-destroyer")
+                self.add("delete-opaque", f"{what}, aimed at {show(w.value)}", "opaque-destroyer")
                 return
 
     def tcg(self, cmd: SimpleCommand) -> None:
@@ -600,29 +494,7 @@ class _Review:
                      f"tcg-{sub}")
 
 
-def copy_budget(policy: Any) -> int:
-    from tcg.guard.trash import DEFAULT_COPY_BUDGET
-
-    value = policy.get("trash.copy-budget", DEFAULT_COPY_BUDGET) if policy is not None else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else DEFAULT_COPY_BUDGET
-
-
 # ------------------------------------------------------------------ helpers
-
-
-def _secret_in(path: str, policy: Any) -> str | None:
-    """The rule id of a secret in the file's bytes, or None (read up to the copy budget)."""
-    from tcg.detect.engine import load_detector
-
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(copy_budget(policy))
-    except OSError:
-        return None
-    for f in load_detector(policy).find_bytes(data, decode=True):
-        if f.category == "secret":
-            return f.rule_id
-    return None
 
 
 def _backgrounds(line: str) -> bool:
@@ -642,24 +514,5 @@ def _backgrounds(line: str) -> bool:
     return False
 
 
-def _after_option(args: tuple[Word, ...], w: Word, options: tuple[str, ...]) -> bool:
-    for i, a in enumerate(args[:-1]):
-        if a.value in options and args[i + 1] is w:
-            return True
-    return False
-
-
 def _strip(path: str) -> str:
     return path.rstrip("/") or "/"
-
-
-def _from(w: Word) -> str:
-    if w.vars:
-        return " (from " + ", ".join("$" + v for v in w.vars[:3]) + ")"
-    return ""
-
-
-def _show(value: str) -> str:
-    text = value.replace(DYN, "…")
-    text = "".join(c if c.isprintable() else "?" for c in text)
-    return text if len(text) <= 60 else text[:57] + "..."

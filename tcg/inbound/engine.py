@@ -125,7 +125,7 @@ class InboundEngine:
 
     def __init__(self, rules: list[InboundRule], *, engine: str | None = None,
                  cache_dir: Path | None = None, key: bytes | None = None):
-        from tcg.detect.engine import default_engine
+        from tcg.detect.hsdb import default_engine
 
         self.rules = tuple(rules)
         self.engine = engine or default_engine()
@@ -481,7 +481,7 @@ def _cached_engine(engine: str, digest: str) -> InboundEngine:
 
 def load_engine(engine: str | None = None) -> InboundEngine:
     """The engine for the packaged rules (built once per process and rule set)."""
-    from tcg.detect.engine import default_engine
+    from tcg.detect.hsdb import default_engine
 
     files = builtin_rule_files()
     digest = hashlib.sha256(json.dumps(files).encode("utf-8")).hexdigest()

@@ -36,7 +36,8 @@ TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked by
 if TYPE_CHECKING:
     from typing import Any
 
-    from tcg.detect.engine import Detector, Finding
+    from tcg.detect.engine import Detector
+    from tcg.detect.findings import Finding
     from tcg.keyhash import KeyedHasher
 
 MODES = ("strict", "terminal")
@@ -433,6 +434,6 @@ def _anchors_for(detector: Detector) -> AnchorSet:
 
 
 def _shift(f: Finding, s: int, e: int) -> Finding:
-    from tcg.detect.engine import Finding
+    from tcg.detect.findings import Finding
 
     return Finding(s, e, f.rule_id, f.category, getattr(f, "encoding", ""))

@@ -11,12 +11,13 @@ import os
 
 from tcg.errors import ExitCode
 
-# The OS helpers live in tcg.osutil, below every package; the names stay importable
-# from here for the station, the sandbox, the launcher and the scanner, which import
-# them from tcg.runner.base today (their owners move those imports).
+# The OS helpers (and SpawnError) live in tcg.osutil, below every package; the names
+# stay importable from here for the session and the launcher, which import them from
+# tcg.runner.base today (their owners move those imports).
 from tcg.osutil import (  # noqa: F401
     F_SETPIPE_SZ,
     PIPE_SIZE,
+    SpawnError,
     fd_identity,
     grow_pipe,
     which,
@@ -106,14 +107,6 @@ class PtyChild(Protocol):
     def close(self) -> None:
         """Release the master side."""
         ...
-
-
-class SpawnError(Exception):
-    """The command could not be started; ``exit_code`` is what a shell would return."""
-
-    def __init__(self, message: str, exit_code: int = EXIT_NOT_FOUND):
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def exit_code_from_status(status: int) -> int:

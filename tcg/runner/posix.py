@@ -15,12 +15,10 @@ print "Broken pipe").
 
 from __future__ import annotations
 
-import errno
 import os
 
-from tcg.osutil import fd_identity, grow_pipe, which
-from tcg.runner.base import SpawnError, exit_code_from_status
-from tcg.runner.signals import signal
+from tcg.osutil import fd_identity, grow_pipe, resolve_program, signal, spawn_error
+from tcg.runner.base import exit_code_from_status
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,20 +27,6 @@ if TYPE_CHECKING:
 _RESET_SIGNALS = tuple(
     s for s in (getattr(signal, "SIGPIPE", None), getattr(signal, "SIGXFSZ", None)) if s is not None
 )
-
-
-def _resolve(argv: list[str], env: dict[str, str]) -> str:
-    if not argv:
-        raise SpawnError("empty command", 127)
-    path = which(argv[0], env.get("PATH"))
-    if path is None:
-        raise SpawnError(f"{argv[0]}: command not found", 127)
-    return path
-
-
-def _spawn_error(name: str, err: int, message: str) -> SpawnError:
-    code = 126 if err in (errno.EACCES, errno.ENOEXEC, errno.EPERM) else 127
-    return SpawnError(f"{name}: {message}", code)
 
 
 def get_winsize(fd: int) -> tuple[int, int] | None:
@@ -153,7 +137,7 @@ def spawn_pty(
     exec or exit, and write failures to ``err_fd`` as the exec does."""
     import termios
 
-    path = _resolve([executable] if executable else argv, env)
+    path = resolve_program([executable] if executable else argv, env)
     master, slave = os.openpty()
     try:
         if attrs is not None:
@@ -195,9 +179,9 @@ def spawn_pty(
         if child_exec is not None:
             from tcg.sandbox.linux import report_error
 
-            raise report_error(argv[0], report, _spawn_error)
+            raise report_error(argv[0], report, spawn_error)
         num, _, msg = report.decode(errors="replace").partition(":")
-        raise _spawn_error(argv[0], int(num) if num.isdigit() else 0, msg)
+        raise spawn_error(argv[0], int(num) if num.isdigit() else 0, msg)
     return PosixPty(pid, master, rdev)
 
 
@@ -236,7 +220,7 @@ def spawn_pipes(
     Returns (pid, stdout_read_fd, stderr_read_fd). posix_spawn (vfork on glibc)
     reports exec failures as OSError and is much cheaper than importing subprocess.
     """
-    path = _resolve(argv, env)
+    path = resolve_program(argv, env)
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
@@ -253,7 +237,7 @@ def spawn_pipes(
         except OSError as exc:
             os.close(out_r)
             os.close(err_r)
-            raise _spawn_error(argv[0], exc.errno or 0, exc.strerror or str(exc)) from None
+            raise spawn_error(argv[0], exc.errno or 0, exc.strerror or str(exc)) from None
     finally:
         os.close(out_w)
         os.close(err_w)

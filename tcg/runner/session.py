@@ -250,7 +250,7 @@ class SessionOutput:
 def resolve_shell(name: str | None, env: Mapping[str, str]) -> str:
     """An absolute path for ``name`` (a name or path), or the shell that called us."""
     from tcg.runner.base import SpawnError, which
-    from tcg.runner.station import detect_shell
+    from tcg.runner.invocation import detect_shell
 
     if name:
         found = which(name, env.get("PATH"))

@@ -27,7 +27,8 @@ import os
 import sys
 
 from tcg.runner import session_channel as ch
-from tcg.runner.station import Station, refusal_lines
+from tcg.runner.refusal import refusal_lines
+from tcg.runner.station import Station
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

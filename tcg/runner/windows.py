@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcg.runner.base import SIGNAL_BASE, SpawnError
+from tcg.osutil import SpawnError
+from tcg.runner.base import SIGNAL_BASE
 
 
 class WindowsPty:

@@ -210,7 +210,7 @@ def fall_back_to_bwrap(prepared: Prepared, policy: Any) -> bool:
 
 
 def _bwrap_path(conf: Mapping[str, Any]) -> str | None:
-    from tcg.runner.base import which
+    from tcg.osutil import which
 
     name = conf.get("bwrap", "bwrap")
     return which(name, os.environ.get("PATH")) if isinstance(name, str) and name else None

@@ -12,7 +12,7 @@ Whether the command ran: bwrap exits 1 both when it cannot build the view (no
 namespaces — inside another sandbox, say — or a bind that fails) and when the
 command exits 1. ``--json-status-fd`` tells them apart: bwrap writes the
 command's ``exit-code`` there only once its setup finished, so a run without
-that record never reached the command (tcg.sandbox.agent then refuses it as
+that record never reached the command (tcg.runner.agent_view then refuses it as
 ``sandbox-unavailable``).
 """
 

@@ -43,7 +43,7 @@ from __future__ import annotations
 import os
 
 # the C module: the stdlib wrapper imports enum, in every child
-from tcg.runner.signals import signal
+from tcg.osutil import signal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -383,10 +383,9 @@ def spawn_pipes(argv: list[str], env: dict[str, str], view: View, *,
 
     Raises SetupFailed (nothing ran) or SpawnError (the command could not start).
     """
-    from tcg.runner.base import fd_identity, grow_pipe
-    from tcg.runner.posix import _resolve, _spawn_error
+    from tcg.osutil import fd_identity, grow_pipe, resolve_program, spawn_error
 
-    path = _resolve(argv, env)
+    path = resolve_program(argv, env)
     libc()  # bind before forking: the children must not pay for it three times
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
@@ -423,7 +422,7 @@ def spawn_pipes(argv: list[str], env: dict[str, str], view: View, *,
         os.close(out_r)
         os.close(err_r)
         os.waitpid(pid, 0)
-        raise report_error(argv[0], report, _spawn_error)
+        raise report_error(argv[0], report, spawn_error)
     return pid, out_r, err_r
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tcg.detect.engine import Detector, hyperscan_available
+from tcg.detect.engine import Detector
+from tcg.detect.hsdb import hyperscan_available
 from tcg.detect.rule import load_rules
 
 ENGINES = ["re"] + (["hyperscan"] if hyperscan_available() else [])

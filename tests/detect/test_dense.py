@@ -1,6 +1,6 @@
 """The dense database: rules without a literal run (cards, IBAN, phones, e-mail) in a
 hyperscan database of their own, scanned on a helper thread beside the rest on
-large buffers (tcg.detect.engine._HsPair, Detector.find_bytes). Findings must not
+large buffers (tcg.detect.hsdb.HsPair, Detector.find_bytes). Findings must not
 depend on it: threaded, single-threaded and the re engine agree."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ import random
 
 import pytest
 
-from tcg.detect import engine as eng
-from tcg.detect.engine import PARALLEL_MIN, Detector
+from tcg.detect import hsdb
+from tcg.detect.engine import Detector
 from tcg.detect.helper import Helper
+from tcg.detect.hsdb import PARALLEL_MIN
 from tcg.detect.regex import literal_factor
 from tests.detect.conftest import ENGINES
 
@@ -40,7 +41,7 @@ def test_packaged_rules_split_by_literal_factor(detectors):
     assert {"payment-card", "iban"} <= dense
     for c in det._compiled:
         if c.rule.id in det.hyperscan_rules:
-            assert (c.index in pair.dense_ids) == (literal_factor(c.rule.regex) < eng.DENSE_FACTOR), c.rule.id
+            assert (c.index in pair.dense_ids) == (literal_factor(c.rule.regex) < hsdb.DENSE_FACTOR), c.rule.id
 
 
 def _planted_text(all_rules, seed: int, size: int) -> bytes:
@@ -64,10 +65,10 @@ def _planted_text(all_rules, seed: int, size: int) -> bytes:
 def test_threaded_scan_finds_what_one_thread_and_the_re_engine_find(detectors, all_rules, seed, monkeypatch):
     hs, plain = detectors["hyperscan"], detectors["re"]
     data = _planted_text(all_rules, seed, 3 * PARALLEL_MIN)
-    monkeypatch.setattr(eng, "_cpus_to_spare", lambda: True)
+    monkeypatch.setattr(hsdb, "_cpus_to_spare", lambda: True)
     threaded = hs.find_bytes(data, decode=True)
-    assert hs._helper is not None and hs._helper._pid == os.getpid()  # the helper ran
-    monkeypatch.setattr(eng, "_cpus_to_spare", lambda: False)
+    assert hs._hs_db.helper is not None and hs._hs_db.helper._pid == os.getpid()  # the helper ran
+    monkeypatch.setattr(hsdb, "_cpus_to_spare", lambda: False)
     single = hs.find_bytes(data, decode=True)
     assert threaded == single
     assert {f.rule_id for f in threaded} >= {"payment-card", "iban", "email"}
@@ -84,7 +85,7 @@ def test_masked_stream_is_the_same_with_and_without_the_helper(detectors, all_ru
     hasher = KeyedHasher(b"\x01" * 32)
     outputs = []
     for spare in (True, False):
-        monkeypatch.setattr(eng, "_cpus_to_spare", lambda spare=spare: spare)
+        monkeypatch.setattr(hsdb, "_cpus_to_spare", lambda spare=spare: spare)
         for size in (PARALLEL_MIN + 1000, 1 << 18, 1 << 20):
             m = Masker(det, hasher, "strict")
             outputs.append(b"".join(m.feed(data[i:i + size]) for i in range(0, len(data), size)) + m.flush())

@@ -6,8 +6,9 @@ import random
 
 import pytest
 
-from tcg.detect import engine as eng
-from tcg.detect.engine import CONTEXT, Detector, Finding, load_detector
+from tcg.detect import hsdb
+from tcg.detect.engine import CONTEXT, Detector, load_detector
+from tcg.detect.findings import Finding
 from tcg.policy.load import Policy
 from tests.detect.conftest import ENGINES
 from tests.detect.rulesets import engine_rules
@@ -162,7 +163,7 @@ def test_candidates_are_position_local(det, all_rules, detectors):
 
 def test_engine_env_forces_re(monkeypatch):
     monkeypatch.setenv("TCG_DETECT_ENGINE", "re")
-    assert eng.default_engine() == "re"
+    assert hsdb.default_engine() == "re"
     assert Detector.from_rules(engine_rules()).engine == "re"
     with pytest.raises(ValueError):
         Detector.from_rules(engine_rules(), engine="pcre")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcg.detect.engine import hyperscan_available
+from tcg.detect.hsdb import hyperscan_available
 from tcg.detect.rule import load_rules
 
 RULES = load_rules()

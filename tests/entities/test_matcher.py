@@ -101,9 +101,9 @@ def test_dense_text_and_no_hyperscan(matcher, monkeypatch):
     data = text.encode()
     want = matcher.find_bytes(data)
     assert len(want) == 800
-    import tcg.entities.matcher as M
+    import tcg.entities.prefilter as prefilter
 
-    monkeypatch.setattr(M, "DENSE", 10)
+    monkeypatch.setattr(prefilter, "DENSE", 10)
     assert matcher.find_bytes(data) == want
     monkeypatch.setattr(matcher, "_hs", (None,))
     assert matcher.find_bytes(data) == want

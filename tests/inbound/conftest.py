@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcg.detect.engine import hyperscan_available
+from tcg.detect.hsdb import hyperscan_available
 from tcg.inbound.engine import InboundEngine
 from tcg.inbound.rules import load_rules
 

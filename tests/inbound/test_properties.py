@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tcg.detect.engine import hyperscan_available
+from tcg.detect.hsdb import hyperscan_available
 from tcg.inbound.gate import check
 from tcg.inbound.inspect import inspect
 from tests.inbound.conftest import RULES

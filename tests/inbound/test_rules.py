@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcg.detect.engine import hyperscan_available
+from tcg.detect.hsdb import hyperscan_available
 from tcg.inbound.inspect import inspect
 from tcg.inbound.prefilter import MAX_RARITY, rarity
 from tcg.inbound.rules import FAMILIES, InboundRuleError, parse_rules_text

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tcg.detect.engine import hyperscan_available
+from tcg.detect.hsdb import hyperscan_available
 from tcg.inbound import store as store_mod
 from tcg.inbound.engine import InboundEngine
 from tcg.inbound.inspect import inspect

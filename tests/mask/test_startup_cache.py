@@ -9,7 +9,8 @@ import random
 import pytest
 
 from tcg.detect import regex as rx
-from tcg.detect.engine import Detector, hyperscan_available
+from tcg.detect.engine import Detector
+from tcg.detect.hsdb import hyperscan_available
 from tcg.detect.rule import load_rules
 from tcg.mask.anchors import anchors_for_detector, build_anchors
 from tcg.mask.strict_bound import StrictBound

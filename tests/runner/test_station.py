@@ -13,6 +13,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from tcg.runner import invocation
 from tcg.runner import station as st
 from tcg.runner.base import IdentityFilter, LazyFilter, exit_code_from_status
 from tcg.runner.loop import raw_mode
@@ -158,13 +159,13 @@ def test_tcg_shell_run_line_alias():
     ],
 )
 def test_parse_args(argv, expected):
-    assert st.parse_args(argv) == expected
+    assert invocation.parse_args(argv) == expected
 
 
 @pytest.mark.parametrize("argv", [[], ["a", "b"], ["--shell"], ["--bogus", "x"], ["--shell=", "x"]])
 def test_parse_args_rejects(argv):
-    with pytest.raises(st._Usage):
-        st.parse_args(argv)
+    with pytest.raises(invocation.UsageError):
+        invocation.parse_args(argv)
 
 
 def test_actor_from_env():
@@ -183,22 +184,22 @@ def test_detect_shell_order(tmp_path):
         return "/usr/bin/zsh"
 
     env = {"PATH": os.environ["PATH"], "TCG_SHELL": "zsh", "SHELL": "/bin/sh"}
-    assert st.detect_shell("/bin/bash", env, from_zsh) == "/bin/bash"
-    assert os.path.basename(st.detect_shell(None, env, from_zsh)) == "zsh"
-    assert st.detect_shell(None, {"PATH": os.environ["PATH"], "SHELL": BASH}, from_zsh) == "/usr/bin/zsh"
-    assert st.detect_shell(None, {"PATH": os.environ["PATH"], "SHELL": BASH}, no_parent) == BASH
+    assert invocation.detect_shell("/bin/bash", env, from_zsh) == "/bin/bash"
+    assert os.path.basename(invocation.detect_shell(None, env, from_zsh)) == "zsh"
+    assert invocation.detect_shell(None, {"PATH": os.environ["PATH"], "SHELL": BASH}, from_zsh) == "/usr/bin/zsh"
+    assert invocation.detect_shell(None, {"PATH": os.environ["PATH"], "SHELL": BASH}, no_parent) == BASH
     # $SHELL that is not a known shell (or not executable) is passed over for bash on PATH
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "bash").symlink_to(BASH)
     env = {"PATH": str(bin_dir), "SHELL": str(tmp_path / "fish-not-there")}
-    assert st.detect_shell(None, env, no_parent) == str(bin_dir / "bash")
-    assert st.detect_shell(None, {"PATH": str(tmp_path / "empty")}, no_parent) == "/bin/sh"
+    assert invocation.detect_shell(None, env, no_parent) == str(bin_dir / "bash")
+    assert invocation.detect_shell(None, {"PATH": str(tmp_path / "empty")}, no_parent) == "/bin/sh"
 
 
 def test_parent_shell_is_detected_from_proc():
     res = subprocess.run(
-        [BASH, "-c", f'"{sys.executable}" -c "from tcg.runner.station import _parent_shell; '
+        [BASH, "-c", f'"{sys.executable}" -c "from tcg.runner.invocation import _parent_shell; '
                      f'print(_parent_shell())"; true'],
         capture_output=True, timeout=TIMEOUT, text=True,
     )

@@ -290,7 +290,8 @@ def test_staged_on_a_branch_without_commits(tmp_path):
 def test_both_engines_report_the_same_scan(repo):
     """A small scan runs the keyword + re engine (no hyperscan start-up), a big one
     hyperscan: the findings must not depend on which."""
-    from tcg.detect.engine import hyperscan_available, load_detector
+    from tcg.detect.engine import load_detector
+    from tcg.detect.hsdb import hyperscan_available
 
     if not hyperscan_available():
         pytest.skip("hyperscan wheel not installed on this platform")

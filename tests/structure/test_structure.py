@@ -24,12 +24,8 @@ MAX_LINES = 600
 EXEMPT = {"tcg/mask/strict_bound.py"}
 # Modules over the budget today, with the ceiling they must not grow past.
 OVERSIZE = {
-    "tcg/detect/engine.py": 1001,
-    "tcg/entities/matcher.py": 652,
-    "tcg/guard/rules.py": 665,
     "tcg/policy/cmdline.py": 700,
     "tcg/policy/load.py": 747,
-    "tcg/runner/station.py": 730,
 }
 
 # Package-level cycles today (each a set of packages importing each other in a ring).
@@ -37,8 +33,6 @@ KNOWN_PACKAGE_CYCLES = [
     # the engine asks the guard's rules; the guard parses with policy and masks
     # channel payloads; the mask filter loads the policy
     {"tcg.guard", "tcg.mask", "tcg.policy"},
-    # the station prepares the sandbox; the sandbox runs commands through the runner
-    {"tcg.runner", "tcg.sandbox"},
 ]
 
 

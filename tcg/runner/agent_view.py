@@ -1,13 +1,17 @@
 """The station's side of an agent's view: prepare it, start the command in it, and
 apply ``sandbox.on-unavailable`` when it cannot be built (tcg.runner.station calls
-these for actor ``agent``)."""
+these for actor ``agent``).
+
+In the runner, not in tcg.sandbox: it starts the command through the runner's PTY
+and pipe loops, and the sandbox (which builds views) must not depend on the runner
+that uses them."""
 
 from __future__ import annotations
 
 import os
 import sys
 
-from tcg.runner.station import SANDBOXED  # the station's own check reads it
+from tcg.runner.invocation import SANDBOXED  # the station's own check reads it
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,6 +66,8 @@ def run(argv: list[str], env: dict[str, str], mode: str, filters: list[Any], box
     fails at spawn time (before anything ran) falls back to bubblewrap under ``auto``;
     when no view can be built — bubblewrap too may give up before the command starts —
     raises Refused (``block``) or runs without it after a warning (``warn``)."""
+    if box is None:  # no view (a person's command): nothing here can fail to set up
+        return _start(argv, env, mode, filters, None, channel_var)
     from tcg.sandbox.linux import SetupFailed
 
     try:
@@ -69,8 +75,6 @@ def run(argv: list[str], env: dict[str, str], mode: str, filters: list[Any], box
     except SetupFailed as exc:
         from tcg.sandbox import fall_back_to_bwrap
 
-        if box is None:  # pragma: no cover - only a view raises SetupFailed
-            raise
         why = f"namespace setup failed at {exc}"
         if not fall_back_to_bwrap(box, policy):
             return _unavailable(argv, env, mode, filters, box, policy, channel_var, why)
@@ -79,7 +83,7 @@ def run(argv: list[str], env: dict[str, str], mode: str, filters: list[Any], box
             return _unavailable(argv, env, mode, filters, box, policy, channel_var,
                                 f"{why}, and bubblewrap could not create its namespaces either")
         return code
-    if box is not None and _wrapper_gave_up(box, code):
+    if _wrapper_gave_up(box, code):
         return _unavailable(argv, env, mode, filters, box, policy, channel_var,
                             "bubblewrap could not build the view (it gave up before starting the command)")
     return code

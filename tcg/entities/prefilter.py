@@ -1,0 +1,250 @@
+"""The entity matcher's prefilter: one hyperscan database over the raw bytes that
+fires wherever a registered form could be spelled, so text without a candidate
+costs one pass and only the regions around a hit are matched on the view
+(tcg.entities.matcher). Without hyperscan there is no prefilter and the matcher
+reads everything on the view (same results, slower).
+
+Its own module because what it must guarantee — every view match has a hit — is
+an argument about spellings (the pieces and triggers below) separate from the
+matching semantics; tests/entities check the guarantee.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from tcg.entities.normal import CSI_BYTES, CSI_MAX, WILDCARD, compact_skeleton, rare_chars
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+INSERT_MIN_WORD = 5  # a separator may be inserted only in a Cyrillic word this long
+PIECE = 5  # letters of a long Cyrillic word's two prefilter pieces
+LEFT, RIGHT = 1, 2  # a piece that must start / end a word
+DENSE = 4096  # hits in one buffer after which all of it is matched on the view
+
+
+def is_cyrillic(c: str) -> bool:
+    return "\u0400" <= c <= "\u04ff"
+
+
+# How: one hyperscan database over the raw bytes, of literals and four short
+# expressions (both kinds scan at GB/s; character classes spelled out per letter
+# would not compile in useful time for thousands of forms):
+# - per form, pieces of which any plain spelling must contain one: its longest
+#   word — matched whole (its own separators are required) and case-insensitively
+#   (ASCII through the caseless flag, Cyrillic as every case variant), or, for a
+#   Cyrillic word of INSERT_MIN_WORD+ letters that may carry one inserted
+#   separator, two pieces of it of which any single split leaves one whole —,
+#   with е/ё both ways, and the
+#   all-Latin spelling of a word made only of letters with Latin look-alikes;
+# - triggers for every other way to spell a match: a Latin letter touching a
+#   Cyrillic one («Рoмашка»), a control sequence between two letters, and each
+#   rare character (full-width, zero-width, Greek look-alikes, ...).
+# A hit's region is matched on the view; tests/entities check that every view
+# match has a hit.
+
+
+def _lit(b: bytes) -> bytes:
+    return b"".join(b"\\x%02x" % x for x in b)
+
+
+def _words(text: str) -> list[str]:
+    return [w for w in re.split(r"[^\w\x01]+", text) if w]
+
+
+def _variants(piece: str, limit: int = 64) -> list[str]:
+    """``piece`` with е/ё both ways (texts mix them freely) and, for Cyrillic
+    letters, both cases (ASCII case is left to the caseless flag)."""
+    out = [""]
+    for c in piece:
+        alts = {c}
+        if c in "еёЕЁ":
+            alts |= {"е", "ё", "Е", "Ё"}
+        elif is_cyrillic(c):
+            alts |= {c.lower(), c.upper()}
+        out = [o + a for o in out for a in sorted(alts)]
+        if len(out) > limit:
+            break
+    return out
+
+
+def form_literals(text: str) -> set[tuple[bytes, int]]:
+    """(bytes, whole word) pieces at least one of which occurs in any spelling of
+    ``text`` that fires no trigger (ASCII letters compared without case). A
+    whole-word piece counts only where no ASCII letter, digit or ``_`` touches it
+    (a Cyrillic neighbour of a Latin word fires a trigger anyway)."""
+    words = [w for w in _words(text) if WILDCARD not in w]
+    if not words:
+        return set()
+    w = max(words, key=len)
+    out: set[tuple[bytes, int]] = set()
+    if all(is_cyrillic(c) for c in w if c.isalpha()) and len(w) >= INSERT_MIN_WORD:
+        # one separator may be inserted at any g: the part before it holds the
+        # first piece (g >= h) or the part after it holds the second (g < h)
+        # (the first piece starts the word, the second may end it: a word of a
+        # form is never glued to other letters)
+        h = (len(w) + 1) // 2
+        second = w[h - 1 : h - 1 + PIECE]
+        out |= {(v.encode(), LEFT) for v in _variants(w[: min(h, PIECE)], limit=1 << 10)}
+        right = RIGHT if h - 1 + PIECE >= len(w) else 0
+        out |= {(v.encode(), right) for v in _variants(second, limit=1 << 10)}
+    else:
+        vs = _variants(w)
+        if len(vs) > 64:  # a long mixed word: its three-letter pieces instead
+            for i in range(len(w) - 2):
+                out |= {(v.encode(), 0) for v in _variants(w[i : i + 3])}
+        else:
+            out |= {(v.encode("utf-8", "surrogateescape"), LEFT | RIGHT) for v in vs}
+    sk = compact_skeleton(w)
+    if sk.isascii() and not w.isascii():
+        out.add((sk.encode(), LEFT | RIGHT))
+    return out
+
+
+def word_before(data: bytes, start: int) -> bool:
+    """Whether a letter, digit or ``_`` is right before ``data[start]`` (looking
+    through a colour sequence, which the view deletes; an invisible character
+    fires a trigger anyway)."""
+    if start <= 0:
+        return False
+    b = data[start - 1]
+    if b < 0x80:
+        if not (chr(b).isalnum() or b == 0x5F):
+            return False
+        if 0x40 <= b <= 0x7E:
+            esc = data.rfind(b"\x1b[", max(0, start - CSI_MAX), start)
+            if esc >= 0 and _CSI_END.fullmatch(data, esc, start):
+                return word_before(data, esc)
+        return True
+    i = start - 1
+    while i > 0 and start - i < 4 and 0x80 <= data[i] < 0xC0:
+        i -= 1
+    ch = data[i:start].decode("utf-8", "ignore")
+    return bool(ch) and (ch.isalnum() or ch == "_")
+
+
+def word_after(data: bytes, end: int) -> bool:
+    """Whether a letter, digit or ``_`` is right after ``data[:end]``."""
+    if end >= len(data):
+        return False
+    b = data[end]
+    if b < 0x80:
+        return chr(b).isalnum() or b == 0x5F
+    ch = data[end : end + 4].decode("utf-8", "ignore")[:1]
+    return bool(ch) and (ch.isalnum() or ch == "_")
+
+
+_CSI_END = re.compile(CSI_BYTES)
+
+
+@functools.lru_cache(maxsize=1)
+def _trigger_expressions() -> list[bytes]:
+    from tcg.entities.normal import UNIVERSE, skeleton_char
+
+    rare = {c for c in rare_chars() if skeleton_char(c) != " "}  # separators only split words
+    for lo, hi in UNIVERSE:  # non-ASCII, non-Cyrillic characters with another skeleton
+        for cp in range(max(lo, 0x80), hi):
+            c = chr(cp)
+            if not is_cyrillic(c) and skeleton_char(c) not in (c, " "):
+                rare.add(c)
+    csi = b"(?:" + CSI_BYTES + b")+"
+    return [
+        *(_lit(c.encode("utf-8")) for c in sorted(rare)),
+        rb"[A-Za-z][\xd0-\xd3]",  # a Latin letter, then a Cyrillic one
+        rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]",  # a Cyrillic letter, then a Latin one
+        # control sequences between two letters or digits (ASCII, or the last /
+        # first byte of a longer character)
+        rb"[0-9A-Za-z\x80-\xbf]" + csi + rb"[0-9A-Za-z\xc0-\xff]",
+    ]
+
+
+def prefilter_literals(texts: Iterable[str]) -> list[tuple[bytes, int]]:
+    """The literal database's pieces (bytes, LEFT/RIGHT bounds)."""
+    lits: set[tuple[bytes, int]] = set()
+    for t in texts:
+        lits |= form_literals(t)
+    return sorted(lits)
+
+
+class Prefilter:
+    """The hyperscan database (None without hyperscan: the caller then matches
+    everything on the view)."""
+
+    def __init__(self, db: object, first_literal: int, whole: list[int]):
+        self.db = db
+        self.first_literal = first_literal
+        #: per literal: its length << 2 | its LEFT/RIGHT bounds, or 0 when unbounded
+        self.whole = whole
+
+    @classmethod
+    def compile(cls, texts: Iterable[str]) -> Prefilter | None:
+        try:
+            import hyperscan
+        except ImportError:
+            return None
+        trig = _trigger_expressions()
+        lits = prefilter_literals(texts)
+        exprs = [*trig, *(_lit(b) for b, _ in lits)]
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=exprs, ids=list(range(len(exprs))),
+                   flags=[0] * len(trig) + [hyperscan.HS_FLAG_CASELESS] * len(lits))
+        return cls(db, len(trig), [(len(b) << 2) | bound if bound else 0 for b, bound in lits])
+
+    def to_bytes(self) -> bytes:
+        """One JSON header line, then the serialized database."""
+        import json
+
+        import hyperscan
+
+        head = json.dumps({"first_literal": self.first_literal, "whole": self.whole}).encode()
+        return head + b"\n" + bytes(hyperscan.dumpb(self.db))  # type: ignore[arg-type]
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Prefilter | None:
+        import json
+
+        try:
+            import hyperscan
+        except ImportError:
+            return None
+        head, _, blob = data.partition(b"\n")
+        st = json.loads(head)
+        db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
+        db.scratch = hyperscan.Scratch(db)
+        return cls(db, int(st["first_literal"]), list(st["whole"]))
+
+    def scan(self, data: bytes) -> list[int] | None:
+        """End offsets of the hits, thinned and sorted; None when hits are dense
+        (the caller matches the whole buffer on the view)."""
+        hits: list[int] = []
+        last = [-1000]
+        first_lit = self.first_literal
+        whole = self.whole
+
+        def on_match(rid: int, _f: int, to: int, _fl: int, _c: object) -> bool | None:
+            if rid >= first_lit:
+                code = whole[rid - first_lit]
+                if code:
+                    length, bound = code >> 2, code & 3
+                    if (bound & RIGHT and word_after(data, to)) or \
+                            (bound & LEFT and word_before(data, to - length)):
+                        return None
+            if to - last[0] > 32:
+                last[0] = to
+                hits.append(to)
+                if len(hits) > DENSE:
+                    return True
+            return None
+
+        try:
+            self.db.scan(data, match_event_handler=on_match)  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose (dense)
+            if len(hits) <= DENSE:
+                raise
+        if len(hits) > DENSE:
+            return None
+        hits.sort()
+        return hits
