@@ -19,7 +19,8 @@ import os
 from dataclasses import dataclass
 
 from tcg.entities.endings import Inflection
-from tcg.entities.matcher import EntitySpec, Matcher, Prefilter
+from tcg.entities.matcher import EntitySpec, Matcher
+from tcg.entities.prefilter import Prefilter
 from tcg.entities.registry import Registry, Store
 
 TYPE_CHECKING = False

@@ -7,8 +7,10 @@ case), its output streamed through the masker. One ``command_decision`` event
 is recorded per line: right away for a refusal, after the child exits
 otherwise (so it carries the exit code), before exec for a nested pass-through.
 
-Hot path: this module imports only ``os`` and ``sys`` at the top; everything
-else is imported when needed.
+Hot path: this module imports only ``os``, ``sys`` and tcg.runner.invocation (its
+arguments, the shell, nesting) at the top; everything else is imported when needed.
+An agent's command runs in its sandbox view through tcg.runner.agent_view; a
+refusal prints through tcg.runner.refusal.
 
 Failure policy (fail closed, see docs/reliability.md): any exception while *deciding* (loading
 the policy, evaluating, building the masker) refuses the line with 126
@@ -27,6 +29,18 @@ from __future__ import annotations
 import os
 import sys
 
+from tcg.runner.invocation import (
+    MEDIATED,
+    MEDIATED_FDS,
+    SANDBOXED,
+    USAGE,
+    UsageError,
+    detect_shell,
+    exec_direct,
+    is_nested,
+    parse_args,
+)
+
 TYPE_CHECKING = False  # typing costs ~3 ms of import on every command
 
 # Longest line passed as `SHELL -c LINE`; longer ones go through a temp file
@@ -37,15 +51,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-USAGE = "usage: tcg_shell run-line [--shell PATH] [--] LINE\n"
-
-# Basenames accepted as "the parent shell" (the process that called us).
-KNOWN_SHELLS = frozenset(
-    {"bash", "zsh", "sh", "dash", "ksh", "ksh93", "mksh", "oksh", "yash", "fish", "ash"}
-)
-MEDIATED = "TCG_MEDIATED"
-MEDIATED_FDS = "TCG_MEDIATED_FDS"
-SANDBOXED = "TCG_SANDBOXED"  # set inside an agent's view: a nested tcg is already in it (tcg.sandbox.agent)
 EXIT_BLOCKED = 126
 EXIT_USAGE = 2
 # TCG_MASK_WORKER=0: PTY mode masks in the station's own process (slower bulk output)
@@ -53,15 +58,11 @@ MASK_WORKER_ENV = "TCG_MASK_WORKER"
 LINE_CACHE_MAX = 4096  # masked command lines kept in <cache>/masked-lines
 
 
-class _Usage(Exception):
-    pass
-
-
 def run_line_main(argv: list[str]) -> int:
     """Entry point of `tcg_shell run-line`: ``argv`` is everything after ``run-line``."""
     try:
         shell, line = parse_args(argv)
-    except _Usage as exc:
+    except UsageError as exc:
         sys.stderr.write(f"tcg_shell run-line: {exc}\n{USAGE}")
         return EXIT_USAGE
     return guarded(lambda: Station().run_line(line, shell=shell))
@@ -87,95 +88,11 @@ def guarded(run: Callable[[], int]) -> int:
         return 1
 
 
-def parse_args(argv: list[str]) -> tuple[str | None, str]:
-    """``[--shell PATH] [--] LINE`` — LINE must be exactly one argument."""
-    shell = None
-    args = list(argv)
-    while args and args[0].startswith("--"):
-        opt = args.pop(0)
-        if opt == "--":
-            break
-        if opt == "--shell":
-            if not args:
-                raise _Usage("--shell needs a value")
-            shell = args.pop(0)
-        elif opt.startswith("--shell="):
-            shell = opt.split("=", 1)[1]
-        else:
-            raise _Usage(f"unknown option {opt!r}")
-    if not args:
-        raise _Usage("missing LINE")
-    if len(args) > 1:
-        raise _Usage(
-            f"LINE must be ONE argument, got {len(args)} (quote the whole command line)"
-        )
-    if shell == "":
-        raise _Usage("--shell needs a value")
-    return shell, args[0]
-
-
 def actor_from_env(env: Any) -> str:
     """``agent`` when the environment says so (tcg.events.actor_from_env)."""
     from tcg.events import actor_from_env as actor
 
     return actor(env)
-
-
-def detect_shell(option: str | None, env: Any,
-                 parent_shell: Callable[[], str | None] | None = None) -> str:
-    """``--shell``, else $TCG_SHELL, else the shell that called us, else $SHELL.
-
-    The parent is read from /proc (one readlink) instead of shellingham, which
-    costs import time on every command. ``parent_shell`` replaces that lookup
-    (the path of the calling shell, or None when the caller is not a shell), so
-    a test decides what called us instead of depending on how it was started.
-    """
-    from tcg.runner.base import which
-
-    for candidate in (option, env.get("TCG_SHELL")):
-        if candidate:
-            found = which(candidate, env.get("PATH"))
-            return found or candidate
-    parent = (parent_shell or _parent_shell)()
-    if parent:
-        return parent
-    user_shell = env.get("SHELL", "")
-    if user_shell and os.path.basename(user_shell) in KNOWN_SHELLS and os.access(user_shell, os.X_OK):
-        return user_shell
-    for name in ("bash", "zsh"):
-        found = which(name, env.get("PATH"))
-        if found:
-            return found
-    return "/bin/sh"
-
-
-def _parent_shell() -> str | None:
-    try:
-        exe = os.readlink(f"/proc/{os.getppid()}/exe")
-    except OSError:
-        return None
-    if exe.endswith(" (deleted)"):
-        return None
-    return exe if os.path.basename(exe) in KNOWN_SHELLS else None
-
-
-def is_nested(env: Any) -> bool:
-    """True when a mediating tcg already masks our stdout and stderr.
-
-    TCG_MEDIATED alone is not trusted (anyone can set it): fds 1 and 2 must be
-    the very PTY or pipes the outer station reads (TCG_MEDIATED_FDS). Then
-    everything we print passes the outer masker anyway, and a second PTY or
-    masker would only cost time.
-    """
-    if not env.get(MEDIATED):
-        return False
-    ids = set(env.get(MEDIATED_FDS, "").split(","))
-    from tcg.runner.base import fd_identity
-
-    try:
-        return fd_identity(1) in ids and fd_identity(2) in ids
-    except OSError:
-        return False
 
 
 class Station:
@@ -331,7 +248,9 @@ class Station:
 
     def confirm(self, verdict: Any) -> bool:
         """ASK for a human (the session station asks on the terminal it owns)."""
-        return _confirm_on_tty(verdict)
+        from tcg.runner.refusal import confirm_on_tty
+
+        return confirm_on_tty(verdict)
 
     # ------------------------------------------------------------ masking
 
@@ -521,7 +440,9 @@ class Station:
             ok = verdict.decision.value != "block"
         if not ok:
             self.record(line, verdict, exit_code=EXIT_BLOCKED, mode=None, nested=False)
-            _print_refusal(verdict, self.approval_code)
+            from tcg.runner.refusal import print_refusal
+
+            print_refusal(verdict, self.approval_code)
             return EXIT_BLOCKED
 
         argv = make_argv()
@@ -530,7 +451,7 @@ class Station:
             # No exit code: we become the command; the outer station records it.
             mode = "pty" if os.isatty(1) else "pipe"
             self.record(line, verdict, exit_code=None, mode=mode, nested=True, shell=shell)
-            return _exec_direct(argv, self.env)
+            return exec_direct(argv, self.env)
 
         mode = "pty" if os.isatty(0) and os.isatty(1) else "pipe"
         try:
@@ -539,7 +460,7 @@ class Station:
             else:
                 filters = [self.make_filter("strict"), self.make_filter("strict")]
             if _reads_secret_store(verdict):
-                from tcg.sandbox.agent import store_value_filter
+                from tcg.runner.agent_view import store_value_filter
 
                 filters = [store_value_filter(f, mode, self.policy, self.env, self._hasher().h8) for f in filters]
         except Exception as exc:  # noqa: BLE001 - cannot mask: do not run unmasked
@@ -553,7 +474,7 @@ class Station:
         child_env[MEDIATED] = self.session
         box: Any = None  # tcg.sandbox.Prepared for an agent
         if self.actor == "agent":
-            from tcg.sandbox.agent import prepare_for_agent
+            from tcg.runner.agent_view import prepare_for_agent
 
             prepared = prepare_for_agent(self.policy, child_env, self._debug)
             if isinstance(prepared, str):
@@ -562,8 +483,8 @@ class Station:
             box = prepared
             child_env = box.env
         _collector_on()
-        from tcg.runner.base import SpawnError
-        from tcg.sandbox.agent import Refused, run
+        from tcg.osutil import SpawnError
+        from tcg.runner.agent_view import Refused, run
 
         try:
             code = run(argv, child_env, mode, filters, box, self.policy, MEDIATED_FDS)
@@ -597,7 +518,9 @@ class Station:
 
         refusal = Verdict(Decision.BLOCK, (Reason(code, Decision.BLOCK, detail),))
         self.record(line, refusal, exit_code=EXIT_BLOCKED, mode=mode, nested=False, shell=shell)
-        _print_refusal(refusal)
+        from tcg.runner.refusal import print_refusal
+
+        print_refusal(refusal)
         return EXIT_BLOCKED
 
 
@@ -642,67 +565,3 @@ def _prune(directory: str, keep: int) -> None:
                 pass
     except OSError:
         pass
-
-
-def refusal_lines(verdict: Any, approval_code: str | None = None) -> tuple[str, str]:
-    """The two lines a refused line prints: what and why, then ``hint:`` (shared
-    with the session's hook, which prints them itself)."""
-    from tcg.policy.reasons import REASONS
-
-    code = verdict.reason
-    deciding = verdict.deciding
-    detail = " ".join((deciding.detail if deciding is not None else "").split())  # one line
-    if approval_code is not None:
-        from tcg.guard.approval import refusal_text
-
-        message, _, hint = refusal_text(code, detail, approval_code).partition("\n")
-        return message, hint
-    info = REASONS.get(code)
-    fix = info.fix if info else "run `tcg check LINE` to see why"
-    return f"tcg: blocked ({code}): {detail}", f"hint: {fix}"
-
-
-def _print_refusal(verdict: Any, approval_code: str | None = None) -> None:
-    message, hint = refusal_lines(verdict, approval_code)
-    sys.stderr.write(f"{message}\n{hint}\n")
-    sys.stderr.flush()
-
-
-def _confirm_on_tty(verdict: Any) -> bool:
-    """ASK for a human: one y/N question on the controlling terminal."""
-    deciding = verdict.deciding
-    detail = " ".join((deciding.detail if deciding is not None else verdict.reason).split())
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        return False
-    try:
-        os.write(fd, f"tcg: {detail} — run it anyway? [y/N] ".encode())
-        answer = os.read(fd, 64).decode(errors="replace").strip().lower()
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return answer in ("y", "yes")
-
-
-def _exec_direct(argv: list[str], env: Any) -> int:
-    """Nested pass-through: become the command (no second PTY or masker)."""
-    from tcg.runner.base import which
-    from tcg.runner.signals import signal
-
-    path = which(argv[0], env.get("PATH"))
-    if path is None:
-        sys.stderr.write(f"tcg: {argv[0]}: command not found\n")
-        return 127
-    for name in ("SIGPIPE", "SIGXFSZ"):  # ignored dispositions survive exec
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    try:
-        os.execve(path, argv, env)
-    except OSError as exc:
-        sys.stderr.write(f"tcg: {argv[0]}: {exc.strerror}\n")
-        return 126 if exc.errno == 13 else 127
-    return 127  # pragma: no cover - execve does not return
