@@ -15,7 +15,6 @@ import pytest
 from tcg.errors import PolicyError
 from tcg.paths import get_paths
 from tcg.policy.load import (
-    POLICY_DECISIONS,
     default_layer,
     fingerprint_of,
     load_policy,
@@ -24,6 +23,7 @@ from tcg.policy.load import (
 )
 from tcg.policy.model import ACTORS, Decision
 from tcg.policy.reasons import REASONS
+from tcg.policy.schema import POLICY_DECISIONS
 
 # The codes a policy decides per actor (the others are outcomes, not choices).
 DECIDED = ("secret-store-read", "credential-dump", "self-protection", "unresolved-path", "unparsable-line")
