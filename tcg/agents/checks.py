@@ -101,7 +101,7 @@ class ShellLine(DecisionStep):
         line = call.text(field) if field else None
         if line is None:
             return []
-        from tcg.policy.engine import evaluate_line
+        from tcg.decide.line import evaluate_line
 
         return list(evaluate_line(ctx.policy, line, "agent", cwd=call.cwd, env=ctx.env).reasons)
 

@@ -1,6 +1,6 @@
 """File-access checks: what a path a command or an agent's tool touches may be.
 
-The policy engine (tcg.policy.engine) runs these on every file argument and
+The line engine (tcg.decide.line) runs these on every file argument and
 redirection of a parsed command line; an agent's own file tools (Read, Write,
 Grep …) name their paths directly and come here through evaluate_access, so a
 Read of an ordinary file decides without importing the command-line parser,

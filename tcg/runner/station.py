@@ -223,7 +223,7 @@ class Station:
             self._debug()
             return refuse("internal-error", f"loading the policy failed ({type(exc).__name__})")
         try:
-            from tcg.policy.engine import evaluate_line
+            from tcg.decide.line import evaluate_line
 
             verdict = evaluate_line(self.policy, line, self.actor, cwd=cwd, env=dict(self.env))
             verdict.decision  # noqa: B018 - a malformed verdict must fail here, not later

@@ -96,7 +96,7 @@ def prepare(policy: Any, env: Mapping[str, str], cwd: str) -> Prepared:
     Raises Unavailable when the platform should have a view and cannot build one.
     """
     from tcg.paths import get_paths
-    from tcg.policy.engine import secret_store_rules
+    from tcg.policy.access import secret_store_rules
 
     conf = settings(policy)
     rules = secret_store_rules(policy, env)
@@ -137,7 +137,7 @@ def prepare(policy: Any, env: Mapping[str, str], cwd: str) -> Prepared:
 def scrubbed_only(policy: Any, env: Mapping[str, str]) -> Prepared:
     """No view, only the scrubbed environment (``on-unavailable = "warn"``)."""
     from tcg.paths import get_paths
-    from tcg.policy.engine import secret_store_rules
+    from tcg.policy.access import secret_store_rules
 
     paths = get_paths(dict(env))
     scrubbed, removed = _scrub(policy, env, secret_store_rules(policy, env), settings(policy), paths.cache_dir,

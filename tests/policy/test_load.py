@@ -193,7 +193,7 @@ def test_repo_layer_skipped_when_asked(repo):
 
 def test_repo_allow_for_agent_still_blocks_cat_env(repo, monkeypatch):
     """With the engine in place, the loosening repo file cannot make `cat .env` run."""
-    from tcg.policy.engine import evaluate_line
+    from tcg.decide.line import evaluate_line
 
     pol = load_policy(cwd=repo)
     verdict = evaluate_line(pol, "cat .env", "agent", cwd=repo)
