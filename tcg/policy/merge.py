@@ -15,6 +15,7 @@ Every ignored repository value becomes a notice, so `tcg policy show` says so.
 from __future__ import annotations
 
 from tcg.digest import sha256_hex
+from tcg.policy.compiled import CompiledPolicy, compile_policy
 from tcg.policy.glob import fnmatchcase
 from tcg.policy.model import Decision, worst
 from tcg.policy.schema import (
@@ -43,14 +44,17 @@ class Layer(Record, fields="kind path data"):
     data: dict[str, Any]
 
 
-class Policy(Record, fields="data fingerprint sources notices", defaults=((),)):
-    """The effective policy. ``data`` is the merged TOML document."""
+class Policy(Record, fields="data fingerprint sources notices compiled", defaults=((), None)):
+    """The effective policy. ``data`` is the merged TOML document; ``compiled`` its
+    typed model (tcg.policy.compiled), built by merge_layers and kept in the
+    snapshot — read it through :attr:`model`."""
 
     __slots__ = ()
     data: dict[str, Any]
     fingerprint: str
     sources: tuple[str, ...]
     notices: tuple[str, ...]
+    compiled: CompiledPolicy | None
 
     def __hash__(self) -> int:  # ``data`` is a dict; the fingerprint stands for it
         return hash(self.fingerprint)
@@ -62,6 +66,12 @@ class Policy(Record, fields="data fingerprint sources notices", defaults=((),)):
     @property
     def version(self) -> int:
         return int(self.data.get("policy", {}).get("version", 1))
+
+    @property
+    def model(self) -> CompiledPolicy:
+        """The typed model the surfaces read (compiled here for a Policy built by hand)."""
+        compiled = self.compiled
+        return compiled if compiled is not None else compile_policy(self.data)
 
     @property
     def snapshot_id(self) -> str:
@@ -174,6 +184,7 @@ def merge_layers(layers: list[Layer]) -> Policy:
         fingerprint=fingerprint_of(data),
         sources=tuple(layer.path for layer in layers),
         notices=tuple(notices),
+        compiled=compile_policy(data),
     )
 
 

@@ -7,6 +7,7 @@ import os
 import sys
 
 from tcg.digest import sha256
+from tcg.policy.compiled import from_plain, to_plain
 from tcg.policy.merge import Policy
 from tcg.signed import read_signed, write_signed
 
@@ -45,7 +46,7 @@ class PolicySnapshots:
     exists — loading a policy never creates files by itself.
 
     The body is ``marshal`` data (the policy is plain dicts, lists, strings and
-    numbers): json would add its import to every command. marshal is only
+    numbers, its compiled model plain tuples of them: tcg.policy.compiled): json would add its import to every command. marshal is only
     ever read after the MAC verified, and the tag names the interpreter's
     marshal format, so another Python's snapshot reads as absent.
     """
@@ -85,8 +86,9 @@ class PolicySnapshots:
             if not isinstance(data, dict) or not isinstance(entry["fingerprint"], str):
                 return None
             return Policy(data=data, fingerprint=entry["fingerprint"],
-                          sources=tuple(entry["sources"]), notices=tuple(entry["notices"]))
-        except (TypeError, KeyError):
+                          sources=tuple(entry["sources"]), notices=tuple(entry["notices"]),
+                          compiled=from_plain(entry["compiled"]))
+        except (TypeError, KeyError, ValueError):
             return None
 
     def put(self, key: str, policy: Policy) -> None:
@@ -96,7 +98,8 @@ class PolicySnapshots:
         entries = self._entries()
         entries.pop(key, None)
         entries[key] = {"data": policy.data, "fingerprint": policy.fingerprint,
-                        "sources": list(policy.sources), "notices": list(policy.notices)}
+                        "sources": list(policy.sources), "notices": list(policy.notices),
+                        "compiled": to_plain(policy.model)}
         while len(entries) > self.KEEP:
             entries.pop(next(iter(entries)))
         body = marshal.dumps(entries)
@@ -106,12 +109,13 @@ class PolicySnapshots:
 @_once
 def _code_stamp() -> bytes:
     """What the stored result depends on besides the layer texts: the schema, the
-    merge, this module (the stored form), the reason codes and the package version."""
+    merge, the compiled model, this module (the stored form), the reason codes and
+    the package version."""
     from tcg import __version__
-    from tcg.policy import merge, reasons, schema
+    from tcg.policy import compiled, merge, reasons, schema
 
     h = sha256(__version__.encode())
-    for mod_file in (__file__, merge.__file__, schema.__file__, reasons.__file__):
+    for mod_file in (__file__, merge.__file__, schema.__file__, compiled.__file__, reasons.__file__):
         try:
             with open(mod_file, "rb") as fh:
                 h.update(fh.read())
