@@ -116,8 +116,7 @@ class ProtectedResources(DecisionStep):
 
         from tcg.mcp.check_request import RequestChecker
 
-        protected = ctx.policy.get("mcp.protected_resources", []) or []
-        blocked = RequestChecker(protected, cwd=Path(call.cwd)).check(call.input)
+        blocked = RequestChecker.for_policy(ctx.policy, cwd=Path(call.cwd)).check(call.input)
         if blocked is None:
             return []
         return [Reason(blocked.reason, ctx.decision_for(blocked.reason),
