@@ -154,8 +154,8 @@ def _apply_process_settings(policy: Policy) -> None:
     applies to every record this process appends after loading its policy."""
     from tcg import events
 
-    events.set_rotation(int(policy.get("events.max-bytes", events.DEFAULT_MAX_BYTES)),
-                        int(policy.get("events.keep", events.DEFAULT_KEEP)))
+    settings = policy.model.events
+    events.set_rotation(settings.max_bytes or events.DEFAULT_MAX_BYTES, settings.keep or events.DEFAULT_KEEP)
 
 
 def _read_text(path: str | os.PathLike[str]) -> str:

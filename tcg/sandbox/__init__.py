@@ -257,7 +257,7 @@ def _plan(policy: Any, rules: Any, conf: Mapping[str, Any], env: Mapping[str, st
     skip = frozenset(str(s).lower() for s in conf.get("skip_dirs", []) or [])
     max_dirs = conf.get("max-dirs", DEFAULT_MAX_DIRS)
     extra = [expand_home(str(r), home) for r in conf.get("roots", []) or []]
-    path_globs = [expand_home(str(p), home) for p in policy.get("secret_stores.paths", []) or []]
+    path_globs = list(rules.paths)  # the compiled secret stores' path globs, ~ expanded
     roots = roots_for(os.path.realpath(cwd), home, rules.segments, path_globs, extra)
     salt = f"{policy.fingerprint}\0{sorted(skip)}"
     cache = WalkCache(paths.cache_dir, key, salt)
