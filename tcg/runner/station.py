@@ -461,7 +461,7 @@ class Station:
         must refuse the line rather than let it run unlogged."""
         try:
             if self.actor != "agent" and self.policy is not None \
-                    and self.policy.get("events.on-unwritable", "block") == "warn":
+                    and self.policy.model.events.on_unwritable == "warn":
                 return None
             from tcg.events import EventLog
 
