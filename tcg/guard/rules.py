@@ -603,8 +603,8 @@ class _Review:
 def copy_budget(policy: Any) -> int:
     from tcg.guard.trash import DEFAULT_COPY_BUDGET
 
-    value = policy.get("trash.copy-budget", DEFAULT_COPY_BUDGET) if policy is not None else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else DEFAULT_COPY_BUDGET
+    value = policy.model.trash.copy_budget if policy is not None else None
+    return value if value is not None and value >= 0 else DEFAULT_COPY_BUDGET
 
 
 # ------------------------------------------------------------------ helpers

@@ -3,8 +3,8 @@
 The merged TOML document (``Policy.data``) is what the layers say; this is what
 the surfaces read: the secret stores and secret variable names the shell path,
 an agent's file tools and the sandbox match against, the MCP request check's
-protection, the scanner's, the masker's, the clipboard watcher's and the event
-log's settings. Each is built here, once per load, and kept in the policy
+protection, the scanner's, the masker's, the clipboard watcher's, the event
+log's, the trash's and the outbound channels' settings. Each is built here, once per load, and kept in the policy
 snapshot (tcg.policy.snapshots stores :func:`to_plain`, a tree of plain tuples,
 and reads it back with :func:`from_plain`), so a snapshot hit builds nothing.
 
@@ -133,7 +133,24 @@ class EventSettings(Record, fields="max_bytes keep on_unwritable"):
     on_unwritable: str | None
 
 
-class CompiledPolicy(Record, fields="secret_stores secret_vars guard mcp scan surfaces events"):
+class TrashSettings(Record, fields="copy_budget max_entries"):
+    """``[trash]``: bytes one line may copy into the trash, entries it may move there."""
+
+    __slots__ = ()
+    copy_budget: int | None
+    max_entries: int | None
+
+
+class ChannelSettings(Record, fields="decisions categories"):
+    """``[channels]``: per-channel decisions for a payload holding a secret (name,
+    decision) on top of the guard's defaults, and the finding categories that count."""
+
+    __slots__ = ()
+    decisions: tuple[tuple[str, str], ...]
+    categories: tuple[str, ...]
+
+
+class CompiledPolicy(Record, fields="secret_stores secret_vars guard mcp scan surfaces events trash channels"):
     """The policy as the surfaces read it (see the module docstring)."""
 
     __slots__ = ()
@@ -144,9 +161,12 @@ class CompiledPolicy(Record, fields="secret_stores secret_vars guard mcp scan su
     scan: ScanSettings
     surfaces: SurfaceSettings
     events: EventSettings
+    trash: TrashSettings
+    channels: ChannelSettings
 
 
-_PARTS = (SecretStores, SecretVars, GuardWiring, McpProtection, ScanSettings, SurfaceSettings, EventSettings)
+_PARTS = (SecretStores, SecretVars, GuardWiring, McpProtection, ScanSettings, SurfaceSettings, EventSettings,
+          TrashSettings, ChannelSettings)
 
 
 def compile_policy(data: dict[str, Any]) -> CompiledPolicy:
@@ -166,6 +186,8 @@ def compile_policy(data: dict[str, Any]) -> CompiledPolicy:
     stores, svars, guard = section("secret_stores"), section("secret_vars"), section("guard")
     scan, detect, mask = section("scan"), section("detect"), section("mask")
     clip, events, mcp = section("clipboard"), section("events"), section("mcp")
+    trash, channels = section("trash"), section("channels")
+    per_channel = channels.get("decisions")
     basenames = sorted((b.lower() for b in strs(stores, "basenames")), key=lambda p: any(c in p for c in "*?["))
     categories = strs(scan, "categories") if "categories" in scan else None
     unwritable = events.get("on-unwritable")
@@ -185,6 +207,9 @@ def compile_policy(data: dict[str, Any]) -> CompiledPolicy:
                         number(clip, "inspect-cap", int)),
         EventSettings(number(events, "max-bytes", int), number(events, "keep", int),
                       str(unwritable) if isinstance(unwritable, str) else None),
+        TrashSettings(number(trash, "copy-budget", int), number(trash, "max-entries", int)),
+        ChannelSettings(tuple((str(k), str(v)) for k, v in (per_channel or {}).items()),
+                        strs(channels, "categories")),
     )
 
 
