@@ -20,14 +20,6 @@ from tcg.policy.merge import (  # noqa: F401 - re-exported: callers import these
     fingerprint_of,
     merge_layers,
 )
-from tcg.policy.schema import (  # noqa: F401 - re-exported
-    INBOUND_ACTIONS,
-    INBOUND_KINDS,
-    INBOUND_SURFACES,
-    SCHEMA,
-    parse_toml,
-    validate,
-)
 from tcg.policy.snapshots import PolicySnapshots, _once
 
 # Every mediated command loads the policy (usually from a snapshot), so this
@@ -36,10 +28,37 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
+    from typing import Any
 
     from tcg.paths import Paths
+    from tcg.policy.schema import INBOUND_ACTIONS, INBOUND_KINDS, INBOUND_SURFACES, SCHEMA  # noqa: F401
 
 DEFAULT_NAME = "default.toml"
+# Names of tcg.policy.schema callers import from here. The schema is imported on
+# first use: a snapshot hit (most commands) never parses or validates a layer.
+_SCHEMA_NAMES = ("INBOUND_ACTIONS", "INBOUND_KINDS", "INBOUND_SURFACES", "SCHEMA")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SCHEMA_NAMES:
+        from tcg.policy import schema
+
+        return getattr(schema, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def parse_toml(text: str, path: str) -> dict[str, Any]:
+    """One layer's TOML (tcg.policy.schema.parse_toml; errors name the file and line)."""
+    from tcg.policy.schema import parse_toml as parse
+
+    return parse(text, path)
+
+
+def validate(data: dict[str, Any], path: str, text: str = "") -> None:
+    """Check one layer against the schema (tcg.policy.schema.validate)."""
+    from tcg.policy.schema import validate as check
+
+    check(data, path, text)
 
 
 def read_layer(path: str | os.PathLike[str], kind: str) -> Layer:

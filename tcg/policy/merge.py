@@ -18,16 +18,6 @@ from tcg.digest import sha256_hex
 from tcg.policy.compiled import CompiledPolicy, compile_policy
 from tcg.policy.glob import fnmatchcase
 from tcg.policy.model import Decision, worst
-from tcg.policy.schema import (
-    ALLOW_LIST,
-    DECISION,
-    INBOUND_ACTION,
-    INBOUND_ACTIONS,
-    NAME,
-    PROTECT_LIST,
-    TABLE_LIST,
-    _schema_kind,
-)
 from tcg.record import Record
 
 TYPE_CHECKING = False
@@ -102,6 +92,18 @@ def fingerprint_of(data: dict[str, Any]) -> str:
 
 
 def _merge(base: dict[str, Any], layer: Layer, notices: list[str], prefix: str = "") -> None:
+    # imported here: a snapshot hit (most commands) builds its Policy without merging
+    from tcg.policy.schema import (
+        ALLOW_LIST,
+        DECISION,
+        INBOUND_ACTION,
+        INBOUND_ACTIONS,
+        NAME,
+        PROTECT_LIST,
+        TABLE_LIST,
+        _schema_kind,
+    )
+
     repo = layer.kind == "repo"
     for key, value in layer.data.items():
         dotted = f"{prefix}.{key}" if prefix else key
