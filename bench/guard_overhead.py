@@ -80,7 +80,7 @@ def part1(runs: int, env: dict[str, str], work: str) -> None:
 DECIDE = r"""
 import os, statistics, sys, time
 from tcg.policy.load import load_policy
-from tcg.policy.engine import evaluate_line
+from tcg.decide.line import evaluate_line
 p = load_policy()
 out = {}
 for line in sys.argv[1:]:
@@ -108,7 +108,7 @@ def part0(env: dict[str, str], work: str) -> None:
     imports = []
     for _ in range(9):
         proc = subprocess.run([PY, "-I", "-X", "importtime", "-c",
-                               "import tcg.policy.engine, tcg.policy.load; import tcg.guard.rules, tcg.guard.copies"],
+                               "import tcg.decide.line, tcg.policy.load; import tcg.guard.rules, tcg.guard.copies"],
                               env=env, capture_output=True, check=True)
         total = 0
         for row in proc.stderr.decode().splitlines():

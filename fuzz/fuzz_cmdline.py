@@ -1,4 +1,4 @@
-"""Fuzz target: the command-line policy (tcg.policy.engine.evaluate_line).
+"""Fuzz target: the command-line policy (tcg.decide.line.evaluate_line).
 
 Any line, either actor: a verdict with a known decision and reason codes,
 never an exception (an exception would refuse the line as internal-error:
@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common  # noqa: E402,F401 - sets TCG_HOME first
 
 with _common.instrumented():
-    from tcg.policy.engine import evaluate_line
+    from tcg.decide.line import evaluate_line
     from tcg.policy.load import load_policy
     from tcg.policy.model import Decision
     from tcg.policy.reasons import REASONS

@@ -101,7 +101,7 @@ class ShellLine(DecisionStep):
         line = call.text(field) if field else None
         if line is None:
             return []
-        from tcg.policy.engine import evaluate_line
+        from tcg.decide.line import evaluate_line
 
         return list(evaluate_line(ctx.policy, line, "agent", cwd=call.cwd, env=ctx.env).reasons)
 
@@ -116,8 +116,7 @@ class ProtectedResources(DecisionStep):
 
         from tcg.mcp.check_request import RequestChecker
 
-        protected = ctx.policy.get("mcp.protected_resources", []) or []
-        blocked = RequestChecker(protected, cwd=Path(call.cwd)).check(call.input)
+        blocked = RequestChecker.for_policy(ctx.policy, cwd=Path(call.cwd)).check(call.input)
         if blocked is None:
             return []
         return [Reason(blocked.reason, ctx.decision_for(blocked.reason),

@@ -41,7 +41,7 @@ def exit_code_for(decision: Decision) -> int:
 
 def run_check(line: str, actor: str, as_json: bool, out: TextIO | None = None) -> int:
     """Evaluate ``line`` for ``actor`` with the effective policy and print the result."""
-    from tcg.policy.engine import evaluate_line
+    from tcg.decide.line import evaluate_line
     from tcg.policy.load import load_policy
     from tcg.policy.model import Reason
 

@@ -235,7 +235,7 @@ def _escaping(proj: str, env: dict[str, str], c_alias: str) -> Check:
 
 
 def _protected(path: str, env: dict[str, str]) -> Check:
-    from tcg.policy.engine import evaluate_line
+    from tcg.decide.line import evaluate_line
     from tcg.policy.load import load_policy
 
     pol = load_policy()

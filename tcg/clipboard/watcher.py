@@ -153,11 +153,13 @@ class ClipboardWatcher:
                  log: Callable[[str], None] = stderr_log, use_hint: bool = True):
         self.backend = backend
         self.policy = policy
-        self.interval = float(interval if interval is not None else _setting(
-            policy, "clipboard.interval", DEFAULT_INTERVAL))
+        surfaces = policy.model.surfaces if policy is not None else None
+        self.interval = float(interval if interval is not None else _positive(
+            surfaces.clipboard_interval if surfaces else None, DEFAULT_INTERVAL))
         if not self.interval > 0:
             raise ValueError("interval must be > 0")
-        self.cap = int(cap if cap is not None else _setting(policy, "clipboard.inspect-cap", DEFAULT_CAP))
+        self.cap = int(cap if cap is not None else _positive(
+            surfaces.clipboard_inspect_cap if surfaces else None, DEFAULT_CAP))
         self._events = events
         self._hasher = hasher
         self.problems = Problems(log)
@@ -370,11 +372,9 @@ class ClipboardWatcher:
         return outcome
 
 
-def _setting(policy: Policy | None, key: str, default: Any) -> Any:
-    if policy is None:
-        return default
-    value = policy.get(key, default)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+def _positive(value: float | None, default: Any) -> Any:
+    """The policy's setting (its compiled model), or ``default`` when unset."""
+    ok = value is not None and value > 0
     return value if ok else default  # a nonsensical setting must not stop the watcher
 
 

@@ -73,15 +73,14 @@ def channel_decision(channel: str, policy: Any = None) -> Decision | None:
     """The decision ``channel`` takes for a secret, or None for an unknown channel."""
     table = dict(CHANNELS)
     if policy is not None:
-        extra = policy.get("channels.decisions", {}) or {}
-        table.update({str(k): str(v) for k, v in extra.items()})
+        table.update(policy.model.channels.decisions)
     value = table.get(channel)
     return Decision.parse(value) if value is not None else None
 
 
 def categories(policy: Any = None) -> tuple[str, ...]:
-    value = policy.get("channels.categories") if policy is not None else None
-    return tuple(value) if isinstance(value, list) and value else DEFAULT_CATEGORIES
+    value = policy.model.channels.categories if policy is not None else None
+    return value or DEFAULT_CATEGORIES
 
 
 def scan(payload: bytes, policy: Any = None, *, hasher: Any = None) -> tuple[Span, ...]:

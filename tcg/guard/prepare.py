@@ -73,7 +73,8 @@ def prepare(verdict: Verdict, *, actor: str, cwd: str, command_hash: str, policy
     try:
         trash = Trash.for_install(env)
         trash.recover(owner=deferred_owner)
-        max_entries = policy.get("trash.max-entries", 10_000) if policy is not None else 10_000
+        max_entries = policy.model.trash.max_entries if policy is not None else None
+        max_entries = 10_000 if max_entries is None else max_entries
         tx = trash.begin(cwd=cwd, actor=actor, command_hash=command_hash, deferred_owner=deferred_owner,
                          copy_budget=copy_budget(policy), max_entries=int(max_entries))
         moved, copied = _plan(tx, actions, cwd)

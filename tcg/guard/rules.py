@@ -1,7 +1,7 @@
 """The delete-guard's view of a command line: which commands destroy data, and
 what must be saved before the line runs.
 
-Called by the policy engine once a line is parsed (tcg.policy.engine), with
+Called by the line engine once a line is parsed (tcg.decide.line), with
 the same parse, working directory and per-actor decisions. It adds reasons:
 
 - ``delete-relocate`` (RELOCATE): ``rm``/``rmdir``/``unlink``, ``find -delete``
@@ -91,7 +91,7 @@ class _Review:
     # ------------------------------------------------------------- reasons
 
     def add(self, code: str, detail: str, rule: str | None = None, action: tuple[Any, ...] | None = None) -> None:
-        from tcg.policy.engine import _clip
+        from tcg.policy.access import _clip
 
         detail = _clip(detail)
         if (code, detail) in self._seen:
@@ -102,7 +102,7 @@ class _Review:
     def add_channel(self, channel: str, detail: str, rule: str | None) -> None:
         """A secret bound for an outbound channel: decided by the channel, not the actor."""
         from tcg.guard.channels import channel_decision
-        from tcg.policy.engine import _clip
+        from tcg.policy.access import _clip
         from tcg.policy.model import Decision
 
         detail = _clip(detail)
@@ -176,7 +176,7 @@ class _Review:
 
     def resolve(self, value: str) -> str | None:
         """Absolute, normalised; None when the working directory is unknown here."""
-        from tcg.policy.engine import _norm
+        from tcg.policy.access import _norm
 
         if posixpath.isabs(value):
             return _norm(value)

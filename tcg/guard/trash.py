@@ -67,8 +67,8 @@ class TrashCrossDevice(TrashError):
 def copy_budget(policy: Any) -> int:
     """The policy's ``trash.copy-budget`` (bytes the trash may copy for one line: a
     snapshot, or a delete across filesystems), DEFAULT_COPY_BUDGET when unset or invalid."""
-    value = policy.get("trash.copy-budget", DEFAULT_COPY_BUDGET) if policy is not None else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else DEFAULT_COPY_BUDGET
+    value = policy.model.trash.copy_budget if policy is not None else None
+    return value if value is not None and value >= 0 else DEFAULT_COPY_BUDGET
 
 
 def trash_root(env: Mapping[str, str] | None = None) -> str:

@@ -19,8 +19,8 @@ __all__ = ["DEFAULT_HOLD_MS", "MODES", "Masker", "mask_text", "masker_for", "pla
 
 def hold_ms_of(policy: Policy | None) -> int:
     """The policy's ``mask.terminal-hold-ms`` (default 500)."""
-    value = policy.get("mask.terminal-hold-ms", DEFAULT_HOLD_MS) if policy is not None else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else DEFAULT_HOLD_MS
+    value = policy.model.surfaces.terminal_hold_ms if policy is not None else None
+    return value if value is not None and value >= 0 else DEFAULT_HOLD_MS
 
 
 def masker_for(policy: Policy | None, mode: str, *, hasher: KeyedHasher | None = None) -> Masker:

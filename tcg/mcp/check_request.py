@@ -12,11 +12,13 @@ checked in several forms, in this order:
 
 Each form is split into segments (on ``/``, whitespace, quotes and shell
 punctuation) and matched against the built-in minimum, which no policy can
-remove: ``.env`` / ``.env.*`` and ``.ssh`` as whole segments, basenames
-``id_rsa``, ``id_ed25519``, ``id_ecdsa``, ``id_dsa`` (case-insensitive, as on
-case-insensitive filesystems). Policy ``mcp.protected_resources`` entries are
-matched as case-insensitive basename/segment globs, and (without glob
-characters) as substrings of every form.
+remove (tcg.policy.compiled MCP_MINIMUM_*): ``.env`` / ``.env.*`` and ``.ssh``
+as whole segments, basenames ``id_rsa``, ``id_ed25519``, ``id_ecdsa``, ``id_dsa``
+(case-insensitive, as on case-insensitive filesystems). Policy
+``mcp.protected_resources`` entries are matched as case-insensitive
+basename/segment globs, and (without glob characters) as substrings of every
+form. The resolved paths (step 4) are also matched against the policy's
+``[secret_stores]``, the same match the shell and an agent's file tools get.
 """
 
 from __future__ import annotations
@@ -33,17 +35,22 @@ from urllib.parse import unquote, urlsplit
 
 from tcg.detect.normalize import normalize_for_match
 from tcg.leanjson import strings_in
+from tcg.policy.compiled import MCP_MINIMUM_BASENAMES, MCP_MINIMUM_SEGMENTS, SecretStores
 
 REASON = "protected-resource"
 RULE_DOTENV = "mcp-dotenv"
 RULE_SSH_DIR = "mcp-ssh-dir"
 RULE_SSH_KEY = "mcp-ssh-key"
 RULE_POLICY = "mcp-protected-resource"
+RULE_SECRET_STORE = "mcp-secret-store"
 
-SSH_KEY_BASENAMES = frozenset({"id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"})
-_DOTENV = re.compile(r"\.env(?:\..+)?", re.IGNORECASE)
+# The minimum's names by rule: the .env family, the SSH key files, the .ssh directory.
+_DOTENV_NAMES = tuple(b for b in MCP_MINIMUM_BASENAMES if b.startswith(".env"))
+SSH_KEY_BASENAMES = frozenset(b for b in MCP_MINIMUM_BASENAMES if b not in _DOTENV_NAMES)
+_SSH_DIRS = frozenset(MCP_MINIMUM_SEGMENTS)
 _SEGMENT_SPLIT = re.compile(r"[/\s\"'`;|&<>(){}\[\],=:*?]+")
-_BUILTIN_KEYS = (".env", ".ssh", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa")
+# substrings a segment of the minimum must contain (a cheap gate before splitting)
+_BUILTIN_KEYS = tuple(dict.fromkeys(n.split("*")[0].rstrip(".") for n in (*MCP_MINIMUM_BASENAMES, *_SSH_DIRS)))
 _GLOB = re.compile(r"[*?\[]")
 MAX_PATH_LEN = 4096  # longer strings are matched as text but never resolved as paths
 MAX_RESOLVE_TOKENS = 64  # whitespace-separated words resolved per string
@@ -59,9 +66,9 @@ class Blocked:
 
 def builtin_rule_for_segment(segment: str) -> str | None:
     low = segment.lower()
-    if _DOTENV.fullmatch(low):
+    if any(fnmatch.fnmatchcase(low, n) for n in _DOTENV_NAMES):
         return RULE_DOTENV
-    if low == ".ssh":
+    if low in _SSH_DIRS:
         return RULE_SSH_DIR
     if low in SSH_KEY_BASENAMES:
         return RULE_SSH_KEY
@@ -93,7 +100,8 @@ class RequestChecker:
     """Decides whether a client message may reach the server. Thread-safe."""
 
     def __init__(self, protected: Iterable[str] = (), cwd: Path | None = None,
-                 roots: Iterable[str | Path] = ()):
+                 roots: Iterable[str | Path] = (), stores: SecretStores | None = None):
+        self._stores = stores  # the policy's secret stores, ~ expanded (None: the minimum only)
         self.protected = [p.lower() for p in protected if isinstance(p, str) and p.strip()]
         self._globs = [p for p in self.protected if _GLOB.search(p)]
         self._plain = [p for p in self.protected if not _GLOB.search(p)]
@@ -102,6 +110,15 @@ class RequestChecker:
         self._client: list[Path] = []  # from the client's roots/list answers
         self._lock = threading.Lock()
         self._real_cache: dict[str, str] = {}
+
+    @classmethod
+    def for_policy(cls, policy: Any, cwd: Path | None = None,
+                   roots: Iterable[str | Path] = ()) -> RequestChecker:
+        """The checker of ``policy``'s compiled model: its MCP protection and its
+        secret stores (``~`` as this process's home)."""
+        model = policy.model
+        stores = model.secret_stores.for_home(os.path.expanduser("~"))
+        return cls(model.mcp.resources, cwd=cwd, roots=roots, stores=stores)
 
     # ------------------------------------------------------------ roots
 
@@ -194,6 +211,8 @@ class RequestChecker:
                 rule = self._match_text(resolved)
                 if rule:
                     return rule
+                if self._stores is not None and self._stores.match(resolved) is not None:
+                    return RULE_SECRET_STORE
         return None
 
     def check(self, message: Any) -> Blocked | None:

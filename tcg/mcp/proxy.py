@@ -336,8 +336,7 @@ def run_proxy(argv: list[str], name: str | None = None, *, client_in: int = 0,
     from tcg.policy.load import load_policy
 
     policy = load_policy()  # PolicyError propagates: the server is never started unchecked
-    protected = policy.get("mcp.protected_resources", []) or []
-    checker = RequestChecker(protected, cwd=Path.cwd(), roots=_static_roots(argv))
+    checker = RequestChecker.for_policy(policy, cwd=Path.cwd(), roots=_static_roots(argv))
     masker = ResponseMasker(load_detector(policy), KeyedHasher.for_install())
     log = EventLog()
     session = current_session()

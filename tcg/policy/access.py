@@ -1,6 +1,6 @@
 """File-access checks: what a path a command or an agent's tool touches may be.
 
-The policy engine (tcg.policy.engine) runs these on every file argument and
+The line engine (tcg.decide.line) runs these on every file argument and
 redirection of a parsed command line; an agent's own file tools (Read, Write,
 Grep …) name their paths directly and come here through evaluate_access, so a
 Read of an ordinary file decides without importing the command-line parser,
@@ -75,30 +75,26 @@ def _proc_environ(path: str) -> bool:
 _MAX_DETAIL = 120
 
 
-def _lower(items: Any) -> tuple[str, ...]:
-    return tuple(str(i).lower() for i in (items or []))
-
-
 class _Rules:
-    """The policy's protection lists in the shape the checks need."""
+    """The policy's protection lists (its compiled model) in the shape the checks
+    need: home expanded, the shell rc files as the default guard files."""
 
     def __init__(self, policy: Any, env: Mapping[str, str], home: str | None) -> None:
-        get = policy.get
-        # literal names first, so `.env` is reported as `.env`, not as `*.env`
-        self.basenames = tuple(
-            sorted(_lower(get("secret_stores.basenames", [])), key=lambda p: any(c in p for c in "*?["))
-        )
-        self.segments = _lower(get("secret_stores.segments", []))
-        self.allow_basenames = _lower(get("secret_stores.allow_basenames", []))
-        self.paths = tuple(_expand_home(str(p), home) for p in get("secret_stores.paths", []) or [])
-        self.listing_is_read = bool(get("secret_stores.listing_is_read", False))
+        model = policy.model
+        self.stores = model.secret_stores.for_home(home)
+        self.basenames = self.stores.basenames
+        self.segments = self.stores.segments
+        self.allow_basenames = self.stores.allow_basenames
+        self.paths = self.stores.paths
+        self.listing_is_read = self.stores.listing_is_read
+        self.store_match = self.stores.match
         self._policy = policy
         self._dumps: tuple[DumpRule, ...] | None = None
-        self.secret_vars = tuple(str(v).upper() for v in get("secret_vars.names", []) or [])
-        self.secret_vars_allow = tuple(str(v).upper() for v in get("secret_vars.allow_names", []) or [])
-        self.guard_env = tuple(str(v).upper() for v in get("guard.env", []) or [])
-        self.guard_env_allow = tuple(str(v).upper() for v in get("guard.allow_env", []) or [])
-        files = list(get("guard.files", []) or []) or list(SHELL_RC)
+        self.secret_vars = model.secret_vars.names
+        self.secret_vars_allow = model.secret_vars.allow_names
+        self.guard_env = model.guard.env
+        self.guard_env_allow = model.guard.allow_env
+        files = model.guard.files or SHELL_RC
         self.guard_files = tuple(posixpath.normpath(_expand_home(f, home)) for f in files)
         self.env = env
         self._tcg: tuple[tuple[str, ...], str, tuple[str, ...]] | None = None
@@ -133,27 +129,6 @@ class _Rules:
         return self._tcg
 
     # ------------------------------------------------------------- matching
-
-    def store_match(self, path: str) -> str | None:
-        """The protection ``path`` falls under (basename or whole segment), or None."""
-        parts = [p for p in path.split("/") if p not in ("", ".")]
-        if not parts:
-            return None
-        base = parts[-1].lower()
-        if any(c.isspace() for c in base):
-            return None  # prose ("update .env"), not a file name
-        if any(fnmatchcase(base, p) for p in self.allow_basenames):
-            return None
-        for pat in self.basenames:
-            if fnmatchcase(base, pat):
-                return f"basename {pat}"
-        for seg in parts:
-            if seg.lower() in self.segments:
-                return f"directory {seg}"
-        for pat in self.paths:
-            if fnmatchcase(path, pat):
-                return f"path {pat}"
-        return None
 
     def glob_may_match(self, pattern: str) -> str | None:
         """Could this glob expand to a protected file? (used when cwd is unknown)."""

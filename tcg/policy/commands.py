@@ -1,5 +1,5 @@
 """Which commands touch which of their words as files: the command tables and the
-classifier the policy engine (tcg.policy.engine) and the delete-guard (tcg.guard.rules)
+classifier the line engine (tcg.decide.line) and the delete-guard (tcg.guard.rules)
 ask.
 
 Data plus one pure function: :func:`classify` takes a parsed simple command and its

@@ -8,7 +8,7 @@
   ``scp -r``, ``rg --hidden``): a directory argument reads every file below it, so a
   directory holding a secret store counts as a read of that store.
 
-Each helper only looks; tcg.policy.engine decides. Lookups that touch the disk or
+Each helper only looks; tcg.decide.line decides. Lookups that touch the disk or
 run git happen only when the command is one of these.
 """
 

@@ -2,7 +2,8 @@
 
 ``sudo``, ``env``, ``timeout``, ``xargs``, ``uv run`` … each get a function that
 returns the wrapped argv (plus any assignments and redirects the wrapper implies),
-or None when the wrapper runs nothing. tcg.policy.cmdline applies them repeatedly.
+or None when the wrapper runs nothing. tcg.policy.walker applies them repeatedly;
+the code a command carries inside it (git alias bodies, ``find -exec``) is found here too.
 """
 
 from __future__ import annotations
@@ -242,3 +243,58 @@ _WRAPPERS: dict[str, Any] = {
     "bundle": _peel_run_sub("exec", set()),
     "direnv": _peel_direnv,
 }
+
+
+def git_alias_bodies(args: list[Word]) -> list[Word]:
+    """The alias bodies a git command line carries (``args`` without ``git``):
+    ``git -c alias.x='!cat .env' x`` runs one now, ``git config alias.x '!cat .env'``
+    stores one for a later ``git x``; either way the body is code to judge."""
+    bodies: list[Word] = []
+    i = 0
+    while i < len(args):
+        v = args[i].value
+        if v == "-c" and i + 1 < len(args):
+            key, eq, _ = args[i + 1].value.partition("=")
+            if eq and key.lower().startswith("alias."):
+                w = args[i + 1]
+                bodies.append(Word(w.value.split("=", 1)[1], w.static, w.glob, w.pattern, w.vars, w.source))
+            i += 2
+            continue
+        if v in ("-C", "--git-dir", "--work-tree", "--namespace", "--config-env"):
+            i += 2
+            continue
+        if v.startswith("-"):
+            i += 1
+            continue
+        if v == "config":
+            rest = [w for w in args[i + 1:] if not w.value.startswith("-")]
+            if rest and rest[0].value in ("set", "--add"):
+                rest = rest[1:]
+            if len(rest) >= 2 and rest[0].value.lower().startswith("alias."):
+                bodies.append(rest[1])
+        break
+    return bodies
+
+
+def find_exec_split(argv: list[Word]) -> tuple[list[Word], list[list[Word]]]:
+    """``find … -exec CMD {} ;`` split into find's own words and each ``-exec``/
+    ``-execdir``/``-ok``/``-okdir`` command (``{}`` still in place)."""
+    args = argv[1:]
+    keep: list[Word] = [argv[0]]
+    inners: list[list[Word]] = []
+    i = 0
+    while i < len(args):
+        w = args[i]
+        if w.value in ("-exec", "-execdir", "-ok", "-okdir"):
+            j = i + 1
+            inner: list[Word] = []
+            while j < len(args) and args[j].value not in (";", "+"):
+                inner.append(args[j])
+                j += 1
+            if inner:
+                inners.append(inner)
+            i = j + 1
+            continue
+        keep.append(w)
+        i += 1
+    return keep, inners

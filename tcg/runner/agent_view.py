@@ -136,7 +136,7 @@ def _start(argv: list[str], env: dict[str, str], mode: str, filters: list[Any], 
 def store_value_filter(inner: Any, mode: str, policy: Any, env: Any, h8: Callable[[bytes], str]) -> Any:
     """Masking for a command that reads a secret store: values of secret-named keys are
     masked whatever their shape (tcg.sandbox.twin.StoreValueFilter)."""
-    from tcg.policy.engine import secret_store_rules
+    from tcg.policy.access import secret_store_rules
     from tcg.sandbox.twin import StoreValueFilter, ValueMasker, store_key_is_secret
 
     rules = secret_store_rules(policy, env)

@@ -140,7 +140,7 @@ class Station:
             self._debug()
             return refuse("internal-error", f"loading the policy failed ({type(exc).__name__})")
         try:
-            from tcg.policy.engine import evaluate_line
+            from tcg.decide.line import evaluate_line
 
             verdict = evaluate_line(self.policy, line, self.actor, cwd=cwd, env=dict(self.env))
             verdict.decision  # noqa: B018 - a malformed verdict must fail here, not later
@@ -381,7 +381,7 @@ class Station:
         must refuse the line rather than let it run unlogged."""
         try:
             if self.actor != "agent" and self.policy is not None \
-                    and self.policy.get("events.on-unwritable", "block") == "warn":
+                    and self.policy.model.events.on_unwritable == "warn":
                 return None
             from tcg.events import EventLog
 

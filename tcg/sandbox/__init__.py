@@ -96,7 +96,7 @@ def prepare(policy: Any, env: Mapping[str, str], cwd: str) -> Prepared:
     Raises Unavailable when the platform should have a view and cannot build one.
     """
     from tcg.paths import get_paths
-    from tcg.policy.engine import secret_store_rules
+    from tcg.policy.access import secret_store_rules
 
     conf = settings(policy)
     rules = secret_store_rules(policy, env)
@@ -137,7 +137,7 @@ def prepare(policy: Any, env: Mapping[str, str], cwd: str) -> Prepared:
 def scrubbed_only(policy: Any, env: Mapping[str, str]) -> Prepared:
     """No view, only the scrubbed environment (``on-unavailable = "warn"``)."""
     from tcg.paths import get_paths
-    from tcg.policy.engine import secret_store_rules
+    from tcg.policy.access import secret_store_rules
 
     paths = get_paths(dict(env))
     scrubbed, removed = _scrub(policy, env, secret_store_rules(policy, env), settings(policy), paths.cache_dir,
@@ -257,7 +257,7 @@ def _plan(policy: Any, rules: Any, conf: Mapping[str, Any], env: Mapping[str, st
     skip = frozenset(str(s).lower() for s in conf.get("skip_dirs", []) or [])
     max_dirs = conf.get("max-dirs", DEFAULT_MAX_DIRS)
     extra = [expand_home(str(r), home) for r in conf.get("roots", []) or []]
-    path_globs = [expand_home(str(p), home) for p in policy.get("secret_stores.paths", []) or []]
+    path_globs = list(rules.paths)  # the compiled secret stores' path globs, ~ expanded
     roots = roots_for(os.path.realpath(cwd), home, rules.segments, path_globs, extra)
     salt = f"{policy.fingerprint}\0{sorted(skip)}"
     cache = WalkCache(paths.cache_dir, key, salt)

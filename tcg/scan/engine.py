@@ -431,12 +431,11 @@ def scan_paths(
         from tcg.policy.load import load_policy
 
         policy = load_policy()
-    max_blob = int(policy.get("scan.max-blob-bytes", DEFAULT_MAX_BLOB_BYTES) or DEFAULT_MAX_BLOB_BYTES)
-    allow = tuple(str(p) for p in policy.get("scan.allow_paths", []) or [])
-    disabled = frozenset(str(r) for r in policy.get("detect.disabled_rules", []) or [])
-    categories = frozenset(
-        str(c) for c in policy.get("scan.categories", DEFAULT_CATEGORIES) or DEFAULT_CATEGORIES
-    )
+    settings = policy.model.scan
+    max_blob = settings.max_blob_bytes or DEFAULT_MAX_BLOB_BYTES
+    allow = settings.allow_paths
+    disabled = frozenset(settings.disabled_rules)
+    categories = frozenset(settings.categories or DEFAULT_CATEGORIES)
     targets = _resolve_targets(paths)
     errors: list[str] = []
     stats: Counter[str] = Counter()

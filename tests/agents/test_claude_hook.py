@@ -287,7 +287,7 @@ def test_the_pre_tool_use_path_stays_light(project):
     data = json.dumps({"cwd": str(project), "tool_name": "Read", "tool_input": {"file_path": str(project / "a")}})
     code = ("import sys; from tcg.agents.claude import main; rc = main(['PreToolUse']); "
             "heavy = ('json', 're', 'typing', 'enum', 'pathlib', 'click', 'tcg.detect.engine', 'tree_sitter', "
-            "'subprocess', 'dataclasses', 'tcg.policy.engine', 'tcg.policy.cmdline', 'tcg.policy.commands', "
+            "'subprocess', 'dataclasses', 'tcg.decide', 'tcg.policy.cmdline', 'tcg.policy.commands', "
             "'tcg.policy.dumprules', 'tcg.guard'); print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)")
     for _ in range(2):  # the first call of a session writes the policy snapshot (parses TOML)
         proc = subprocess.run([sys.executable, "-I", "-c", code], input=data.encode(), cwd=project,

@@ -109,7 +109,7 @@ def test_remove_unknown_and_retired(reg):
 
 
 def test_an_agent_cannot_read_the_registry(project):
-    from tcg.policy.engine import evaluate_line
+    from tcg.decide.line import evaluate_line
     from tcg.policy.load import load_policy
 
     store = Store(str(project))

@@ -99,3 +99,22 @@ def test_every_string_of_a_message_keys_included(tmp_path):
     assert blocked is not None and blocked.rule == RULE_SSH_KEY and blocked.reason == "protected-resource"
     msg["params"]["arguments"] = {"deep": "fine"}
     assert c.check(msg) is None
+
+
+def test_the_policys_secret_stores_apply_to_paths(tmp_path):
+    """The checker of a policy's model matches resolved paths against its secret stores
+    (the shell's match); words that are no path, and allowed names, pass."""
+    from tcg.mcp.check_request import RULE_SECRET_STORE
+    from tcg.policy.load import load_policy
+
+    (tmp_path / "server.pem").write_text("x")
+    (tmp_path / "notes.md").write_text("x")
+    c = RequestChecker.for_policy(load_policy(cwd=tmp_path, include_repo=False), cwd=tmp_path)
+    assert c.check_string(str(tmp_path / "server.pem")) == RULE_SECRET_STORE
+    assert c.check_string("server.pem") == RULE_SECRET_STORE  # relative, exists under the cwd
+    assert c.check_string("~/.aws/credentials") == RULE_SECRET_STORE
+    assert c.check_string("file:///srv/app/terraform.tfvars") == RULE_SECRET_STORE
+    assert c.check_string(".env") == RULE_DOTENV  # the minimum keeps its own rule id
+    for text in ("how do I rotate credentials?", "notes.md", str(tmp_path / "notes.md"), "/srv/id_rsa.pub"):
+        assert c.check_string(text) is None, text
+    assert RequestChecker(cwd=tmp_path).check_string(str(tmp_path / "server.pem")) is None  # no policy: minimum only

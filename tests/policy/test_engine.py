@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-import tcg.policy.engine as engine
+import tcg.decide.line as engine
 from tcg.cli import main as tcg_main
 from tcg.cli.check import check_main
+from tcg.decide.line import evaluate_line
 from tcg.errors import PolicyError
 from tcg.paths import get_paths
-from tcg.policy.engine import evaluate_line
 from tcg.policy.load import Policy, load_policy
 from tcg.policy.model import Decision
 from tests.helpers.leaks import assert_no_secret_written

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tcg.policy.engine import evaluate_line
+from tcg.decide.line import evaluate_line
 from tcg.policy.load import load_policy
 
 

@@ -15,7 +15,6 @@ import pytest
 from tcg.errors import PolicyError
 from tcg.paths import get_paths
 from tcg.policy.load import (
-    POLICY_DECISIONS,
     default_layer,
     fingerprint_of,
     load_policy,
@@ -24,6 +23,7 @@ from tcg.policy.load import (
 )
 from tcg.policy.model import ACTORS, Decision
 from tcg.policy.reasons import REASONS
+from tcg.policy.schema import POLICY_DECISIONS
 
 # The codes a policy decides per actor (the others are outcomes, not choices).
 DECIDED = ("secret-store-read", "credential-dump", "self-protection", "unresolved-path", "unparsable-line")
@@ -193,7 +193,7 @@ def test_repo_layer_skipped_when_asked(repo):
 
 def test_repo_allow_for_agent_still_blocks_cat_env(repo, monkeypatch):
     """With the engine in place, the loosening repo file cannot make `cat .env` run."""
-    from tcg.policy.engine import evaluate_line
+    from tcg.decide.line import evaluate_line
 
     pol = load_policy(cwd=repo)
     verdict = evaluate_line(pol, "cat .env", "agent", cwd=repo)

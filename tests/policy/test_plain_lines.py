@@ -1,5 +1,5 @@
 """Plain lines (words of letters, digits and ``_./,:@%+-=`` separated by blanks) are
-read without tree-sitter (tcg.policy.cmdline._plain_words); the result must be the
+read without tree-sitter (tcg.policy.plainline.plain_words); the result must be the
 one the tree-sitter walk gives, for every such line, wrappers and nesting included."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcg.policy import cmdline
+from tcg.policy import plainline, tsbinding
 from tcg.policy.cmdline import parse_line
 
 # words a plain line may hold, weighted towards the ones with meaning for bash,
@@ -37,7 +37,7 @@ def plain_lines(draw):
 
 def _via_tree_sitter(line, monkeypatch, **kw):
     with monkeypatch.context() as m:
-        m.setattr(cmdline, "_plain_words", lambda text: None)
+        m.setattr(plainline, "plain_words", lambda text: None)
         return parse_line(line, **kw)
 
 
@@ -57,8 +57,8 @@ def test_plain_line_parses_as_tree_sitter_does(line):
 ])
 def test_examples_agree_and_skip_the_parser(line, monkeypatch):
     calls = []
-    real = cmdline._parser
-    monkeypatch.setattr(cmdline, "_parser", lambda: calls.append(1) or real())
+    real = tsbinding._parser
+    monkeypatch.setattr(tsbinding, "_parser", lambda: calls.append(1) or real())
     fast = parse_line(line, home="/home/u")
     assert calls == [], "a plain line must not need the parser"
     assert fast == _via_tree_sitter(line, monkeypatch, home="/home/u")
@@ -71,4 +71,4 @@ def test_examples_agree_and_skip_the_parser(line, monkeypatch):
     "time ls", "X=1 env", "echo\\ x", "ls\nls", "a+: b", "- A=b", "test 1 == 1", "mail a@b", "kill %1",
 ])
 def test_other_lines_go_to_the_parser(line):
-    assert cmdline._plain_words(line) is None
+    assert plainline.plain_words(line) is None

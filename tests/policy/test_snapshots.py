@@ -1,4 +1,4 @@
-"""Policy snapshots (tcg/policy/load.py PolicySnapshots): a second load of the same
+"""Policy snapshots (tcg/policy/snapshots.py): a second load of the same
 layers skips TOML parsing, an edited layer is re-read, and a tampered snapshot
 file is ignored — it cannot loosen the policy."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcg.policy.engine import evaluate_line
+from tcg.decide.line import evaluate_line
 from tcg.policy.load import load_policy
 from tcg.policy.model import Decision
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcg.policy.engine import evaluate_line
+from tcg.decide.line import evaluate_line
 from tcg.policy.load import load_policy
 
 BASE_LINES = [

@@ -7,7 +7,7 @@ import os
 
 from tcg.keyhash import load_or_create_key
 from tcg.paths import get_paths
-from tcg.policy.engine import secret_store_rules
+from tcg.policy.access import secret_store_rules
 from tcg.policy.load import load_policy
 from tcg.sandbox import _plan, _scrub, settings
 from tcg.sandbox.envscrub import ValueVerdicts, scrub

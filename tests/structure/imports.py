@@ -59,7 +59,7 @@ def graph() -> dict[str, set[str]]:
 
 
 def package_of(module: str) -> str:
-    """``tcg.policy.engine`` -> ``tcg.policy``; a top-level module is its own node."""
+    """``tcg.policy.load`` -> ``tcg.policy``; a top-level module is its own node."""
     parts = module.split(".")
     return ".".join(parts[:2])
 

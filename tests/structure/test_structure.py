@@ -24,15 +24,10 @@ MAX_LINES = 600
 EXEMPT = {"tcg/mask/strict_bound.py"}
 # Modules over the budget today, with the ceiling they must not grow past.
 OVERSIZE = {
-    "tcg/policy/cmdline.py": 700,
-    "tcg/policy/load.py": 747,
 }
 
 # Package-level cycles today (each a set of packages importing each other in a ring).
 KNOWN_PACKAGE_CYCLES = [
-    # the engine asks the guard's rules; the guard parses with policy and masks
-    # channel payloads; the mask filter loads the policy
-    {"tcg.guard", "tcg.mask", "tcg.policy"},
 ]
 
 
@@ -42,7 +37,7 @@ def _lines(path) -> int:
 
 
 def _package(module: str) -> str:
-    """``tcg.policy.engine`` -> ``tcg.policy``; the top-level modules (errors, events,
+    """``tcg.policy.load`` -> ``tcg.policy``; the top-level modules (errors, events,
     paths, record …) are the core, one node."""
     parts = module.split(".")
     if parts[:2] == ["tcg", "_lean"]:
@@ -77,7 +72,7 @@ def test_no_new_cycle_between_packages():
         )
 
 
-@pytest.mark.parametrize("package", ["tcg.launcher", "tcg.policy", "tcg.detect", "tcg.cli"])
+@pytest.mark.parametrize("package", ["tcg.launcher", "tcg.policy", "tcg.decide", "tcg.detect", "tcg.cli"])
 def test_no_cycle_within_package(package):
     sub = {m: {d for d in deps if d.startswith(package + ".")}
            for m, deps in graph().items() if m.startswith(package + ".")}

@@ -1,4 +1,4 @@
-"""Evaluate a command line against the policy for an actor.
+"""Evaluate a command line against the policy for an actor, the guard's rules included.
 
 The line is parsed into every command it would run (tcg.policy.cmdline), then
 each command is classified — which of its words are files it reads, writes,
@@ -27,12 +27,10 @@ import posixpath
 
 from tcg.errors import PolicyError
 from tcg.guard import wanted as guard_wanted
-from tcg.policy.access import (  # noqa: F401 - re-exported: callers import these from the engine
-    ACCESSES,
+from tcg.policy.access import (
     NONE,
     READ,
     RW,
-    SHELL_RC,
     WRITE,
     PathChecks,
     _clip,
@@ -43,8 +41,6 @@ from tcg.policy.access import (  # noqa: F401 - re-exported: callers import thes
     _Rules,
     _rx,
     _show,
-    evaluate_access,
-    secret_store_rules,
 )
 from tcg.policy.cmdline import DYN, ParsedLine, Redirect, SimpleCommand, Word, parse_line
 from tcg.policy.commands import FILE_READERS, HIDDEN_READERS, INTERPRETERS, PRINTING, classify

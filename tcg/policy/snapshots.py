@@ -1,0 +1,107 @@
+"""Effective policies remembered between commands, signed with the install key."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+
+from tcg.cachestore import read_cache, write_cache
+from tcg.digest import sha256
+from tcg.policy.compiled import from_plain, to_plain
+from tcg.policy.merge import Policy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    from tcg.paths import Paths
+
+    _T = TypeVar("_T")
+
+
+def _once(fn: Callable[[], _T]) -> Callable[[], _T]:
+    """Memoise a no-argument function (functools costs ~1.5 ms of imports per command)."""
+    cell: list[_T] = []
+
+    def once() -> _T:
+        if not cell:
+            cell.append(fn())
+        return cell[0]
+
+    once.__doc__ = fn.__doc__
+    once.cache_clear = cell.clear  # type: ignore[attr-defined]
+    return once
+
+
+class PolicySnapshots:
+    """Effective policies remembered in the cache dir, keyed by the exact text of
+    every layer; the file is bound to the code that wrote it (tcg.cachestore).
+
+    Parsing and validating the TOML layers costs ~15 ms of every `tcg_shell`
+    start; a snapshot hit costs one small read. The file is authenticated with
+    the install's HMAC key, so an edited or foreign snapshot is ignored (and
+    rebuilt): it cannot loosen the policy. Used only once the install key
+    exists — loading a policy never creates files by itself.
+
+    The body is ``marshal`` data (the policy is plain dicts, lists, strings and
+    numbers, its compiled model plain tuples of them: tcg.policy.compiled): json
+    would add its import to every command. marshal is only ever read after the MAC verified, and the tag names the interpreter's
+    marshal format, so another Python's snapshot reads as absent.
+    """
+
+    FILE = "policy-snapshots.bin"
+    TAG = f"policy-snapshots/marshal-{marshal.version}/py{sys.version_info[0]}.{sys.version_info[1]}"
+    KEEP = 8
+
+    def __init__(self, paths: Paths):
+        from tcg.keyhash import existing_key
+
+        self.path = os.path.join(paths.cache_dir, self.FILE)
+        self._key = existing_key(paths)
+
+    def key(self, default_text: str, texts: list[tuple[str, str, str]]) -> str:
+        h = sha256()  # the code that merged it binds the file's MAC (tcg.cachestore)
+        for part in (default_text, *(f"{k}\0{p}\0{t}" for k, p, t in texts)):
+            h.update(b"\1" + part.encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    def _entries(self) -> dict[str, Any]:
+        if self._key is None:
+            return {}
+        body = read_cache(self.path, self._key, self.TAG)
+        try:
+            entries = marshal.loads(body) if body is not None else {}
+        except (ValueError, EOFError, TypeError):
+            return {}
+        return entries if isinstance(entries, dict) else {}
+
+    def get(self, key: str) -> Policy | None:
+        entry = self._entries().get(key)
+        if not isinstance(entry, dict):
+            return None
+        try:
+            data = entry["data"]
+            if not isinstance(data, dict) or not isinstance(entry["fingerprint"], str):
+                return None
+            return Policy(data=data, fingerprint=entry["fingerprint"],
+                          sources=tuple(entry["sources"]), notices=tuple(entry["notices"]),
+                          compiled=from_plain(entry["compiled"]))
+        except (TypeError, KeyError, ValueError):
+            return None
+
+    def put(self, key: str, policy: Policy) -> None:
+        """Best effort: a snapshot that cannot be written only costs start-up time."""
+        if self._key is None:
+            return
+        entries = self._entries()
+        entries.pop(key, None)
+        entries[key] = {"data": policy.data, "fingerprint": policy.fingerprint,
+                        "sources": list(policy.sources), "notices": list(policy.notices),
+                        "compiled": to_plain(policy.model)}
+        while len(entries) > self.KEEP:
+            entries.pop(next(iter(entries)))
+        body = marshal.dumps(entries)
+        write_cache(self.path, self._key, self.TAG, body)
+
