@@ -1,6 +1,7 @@
 """The signed start-up cache of the inbound engine: the parsed packaged rules and
-the engine's small JSON state, in files signed with the install key (tcg.signed).
-A file that fails the MAC check, or holds another shape, reads as absent."""
+the engine's small JSON state, in files signed with the install key and bound to
+the code that wrote them (tcg.cachestore). A file that fails the MAC check, was
+written by other code, or holds another shape, reads as absent."""
 
 from __future__ import annotations
 
@@ -19,33 +20,28 @@ def load_state(path: Path | None, key: bytes | None, tag: str) -> dict[str, Any]
     """A signed cache file's JSON object; None when absent, forged or unreadable."""
     if path is None or key is None:
         return None
-    from tcg.signed import read_signed_json
+    from tcg.cachestore import read_cache_json
 
-    return read_signed_json(path, key, tag)
+    return read_cache_json(path, key, tag)
 
 
 def store_state(path: Path | None, key: bytes | None, tag: str, state: dict[str, Any]) -> None:
     """Best effort: a cache that cannot be written only costs compile time."""
     if path is None or key is None:
         return
-    from tcg.signed import write_signed
+    from tcg.cachestore import write_cache
 
-    write_signed(path, key, tag, json.dumps(state, separators=(",", ":")).encode("ascii"))
+    write_cache(path, key, tag, json.dumps(state, separators=(",", ":")).encode("ascii"))
 
 
 def packaged_rules(files: list[tuple[str, str]], cache_dir: Path | None,
                    key: bytes | None) -> list[InboundRule]:
     """The packaged rules (``files``: builtin_rule_files()), read from a signed cache
-    file when neither the rule files nor the code that parses them changed since it
-    was written; else parsed and validated (tcg.inbound.rules.load_rules) and stored.
+    file when the rule files did not change since it was written (the code that
+    parses them binds the file's MAC: tcg.cachestore); else parsed and validated (tcg.inbound.rules.load_rules) and stored.
     Parsing analyses every pattern's tree for its prefilter: most of a cold
     process's start-up. A file that fails the MAC check reads as absent."""
-    from tcg.inbound import prefilter
-    from tcg.inbound import rules as rules_mod
-
     h = hashlib.sha256(RULES_FORMAT.encode())
-    for mod in (rules_mod.__file__, prefilter.__file__):
-        h.update(Path(mod).read_bytes())
     h.update(sys.version.encode())
     h.update(json.dumps(files, ensure_ascii=False).encode("utf-8"))
     path = cache_dir / f"rules-{h.hexdigest()[:32]}.json" if cache_dir is not None else None
