@@ -22,9 +22,10 @@ import sys
 
 from tcg.runner import session_channel as ch
 
-USAGE = "usage: tcg_shell session [--login] [--shell PATH] [SHELL] [-- SHELL-ARG...]\n"
+USAGE = "usage: tcg_shell session [--login] [--auto] [--shell PATH] [SHELL] [-- SHELL-ARG...]\n"
 EXIT_USAGE = 2
 EXIT_NO_TERMINAL = 2
+EXIT_REFUSED = 126
 HOOKED_SHELLS = ("bash", "zsh")
 MASKER_RESTARTS = 3
 ENV_SESSION = "TCG_SESSION"
@@ -40,11 +41,12 @@ class UsageProblem(Exception):
 
 
 class Options:
-    __slots__ = ("shell", "login", "args")
+    __slots__ = ("shell", "login", "auto", "args")
 
     def __init__(self) -> None:
         self.shell: str | None = None
         self.login = False
+        self.auto = False  # started by the hook: the session is the terminal's own process
         self.args: list[str] = []
 
 
@@ -58,6 +60,8 @@ def parse_args(argv: list[str]) -> Options:
             break
         if a == "--login" or a == "-l":
             opts.login = True
+        elif a == "--auto":
+            opts.auto = True
         elif a == "--shell":
             if not args:
                 raise UsageProblem("--shell needs a value")
@@ -90,6 +94,8 @@ def session_main(argv: list[str]) -> int:
         return session.run()
     except KeyboardInterrupt:  # ^C before the terminal went raw
         return 130
+    except PolicyUnusable as exc:
+        return session.refuse(exc)
     except StartFailure as exc:
         return session.fallback(exc)
 
@@ -101,6 +107,29 @@ class StartFailure(Exception):
         super().__init__(reason)
         self.reason = reason
         self.shell = shell
+
+
+class PolicyUnusable(StartFailure):
+    """The policy cannot be read or is invalid: the session does not start at all
+    (an invalid policy never turns into an allow, docs/policy.md)."""
+
+    def __init__(self, error: Any, shell: str | None):
+        super().__init__(f"the policy cannot be used: {error.message}", shell)
+        self.hint = error.hint or "fix the policy file"
+
+
+def check_policy(env: Mapping[str, str]) -> Any:
+    """The effective policy (for the working directory), or PolicyUnusable."""
+    from tcg.errors import PolicyError, TcgError
+    from tcg.policy.load import load_policy
+
+    try:
+        return load_policy(environ=env)
+    except PolicyError as exc:
+        raise PolicyUnusable(exc, None) from exc
+    except Exception as exc:  # noqa: BLE001 - anything else that stops a load fails closed too
+        raise PolicyUnusable(TcgError(f"it could not be loaded ({type(exc).__name__}: {exc})",
+                                      "run `tcg doctor`; TCG_DEBUG=1 shows the details"), None) from exc
 
 
 class RawStderr:
@@ -201,9 +230,13 @@ class SessionOutput:
         elif not self.decided:
             self._decide(0)
         if self.proc.error is not None:
-            if self.restarts >= MASKER_RESTARTS:
+            unusable = _policy_unusable(self.env)
+            if unusable is not None or self.restarts >= MASKER_RESTARTS:
                 self.failed = self.proc.error
-                self._notice("tcg: the masking process keeps failing; output is withheld "
+                self.proc.flush()
+                self._notice(f"tcg: output is withheld and the session ends: {unusable.reason}\r\n"
+                             f"hint: {unusable.hint}" if unusable is not None else
+                             "tcg: the masking process keeps failing; output is withheld "
                              "and the session ends\r\nhint: run `tcg doctor`; TCG_DEBUG=1 shows why")
                 if self.on_fatal is not None:
                     self.on_fatal()
@@ -247,6 +280,14 @@ class SessionOutput:
         return min(times) if times else None
 
 
+def _policy_unusable(env: Mapping[str, str]) -> PolicyUnusable | None:
+    try:
+        check_policy(env)
+    except PolicyUnusable as exc:
+        return exc
+    return None
+
+
 def resolve_shell(name: str | None, env: Mapping[str, str]) -> str:
     """An absolute path for ``name`` (a name or path), or the shell that called us."""
     from tcg.runner.base import SpawnError, which
@@ -273,6 +314,7 @@ class Session:
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self.session_id = os.urandom(8).hex()
+        self.policy: Any = None
 
     def child_env(self, pipes: ch.ChannelPipes) -> dict[str, str]:
         env = dict(self.env)
@@ -298,6 +340,11 @@ class Session:
             sys.stderr.write(f"tcg_shell session: {exc}\nhint: name an installed shell: "
                              "`tcg_shell session zsh`\n")
             return exc.exit_code
+        try:  # fail closed before anything starts: nothing shown unmasked, no line undecided
+            self.policy = check_policy(self.env)
+        except PolicyUnusable as exc:
+            exc.shell = shell
+            raise
         try:  # everything the session needs, before anything starts
             import termios  # noqa: F401
 
@@ -320,6 +367,25 @@ class Session:
         shell = resolve_shell(self.opts.shell or "pwsh", self.env)
         env = dict(self.env, **{ENV_SESSION: self.session_id, ch.ENV_STATION_PID: str(os.getpid())})
         return run_windows_session(shell, self.opts.args, env, self.session_id, self.env)
+
+    def refuse(self, failure: PolicyUnusable) -> int:
+        """The policy cannot be used: say what and what to do; no shell starts. A
+        terminal the hook turned into a session would close with the message
+        unread: it waits for Enter (a person's only)."""
+        from tcg.events import actor_from_env
+
+        name = os.path.basename(failure.shell or "") or "bash"
+        sys.stderr.write(f"tcg: the session could not start: {failure.reason}\n"
+                         f"hint: {failure.hint.rstrip('.')}; `tcg policy check` shows it; meanwhile "
+                         f"`TCG_SESSION_AUTO=0 {name}` starts a shell without tcg\n")
+        if self.opts.auto and actor_from_env(self.env) != "agent" and os.isatty(self.stdin_fd):
+            sys.stderr.write("tcg: press Enter to close this terminal\n")
+            sys.stderr.flush()
+            try:
+                os.read(self.stdin_fd, 4096)
+            except (OSError, KeyboardInterrupt):
+                pass
+        return EXIT_REFUSED
 
     def fallback(self, failure: StartFailure) -> int:
         """A session that cannot start must not cost the user their terminal: a
@@ -377,7 +443,7 @@ class Session:
                 _collector_on()
                 try:
                     recorder = EventRecorder(self.env)
-                    output.prepare(_first_screen(self.env, output))
+                    output.prepare(_first_screen(self.env, output, self.policy))
                     asker = TerminalAsker(self.stdin_fd, self.stdout_fd)
                     decider = SessionDecider(self.env, asker, recorder)
                     decider.station.session = self.session_id
@@ -387,9 +453,11 @@ class Session:
                     with raw_mode(self.stdin_fd) as raw:
                         sys.stderr = RawStderr()  # type: ignore[assignment]
                         try:
-                            return copy_loop(child, self.stdin_fd, self.stdout_fd, output, sigs,
+                            code = copy_loop(child, self.stdin_fd, self.stdout_fd, output, sigs,
                                              size_fd=self.stdout_fd, raw=raw, services=[service],
                                              suspend_key=False)
+                            # output could no longer be masked: the session was ended, not the shell
+                            return EXIT_REFUSED if output.failed is not None else code
                         finally:
                             sys.stderr = saved_stderr
                 finally:
@@ -407,11 +475,11 @@ class Session:
                                  "when the session ended\n")
 
 
-def _first_screen(env: Mapping[str, str], output: SessionOutput) -> Any:
+def _first_screen(env: Mapping[str, str], output: SessionOutput, policy: Any) -> Any:
     """Read the known first screens (while the shell reads its rc files)."""
     from tcg.runner.session_screen import FirstScreen, open_cache
 
-    opened = open_cache(dict(env))
+    opened = open_cache(dict(env), policy)
     if opened is None:
         return FirstScreen(None, None)
     return FirstScreen(opened[0], output.confirm_first_screen)

@@ -43,7 +43,7 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   _tcg_call() {
     local seq id v f m1 m2 t=$_tcg_tmo IFS=$'\037'
     _tcg_seq=$((_tcg_seq + 1))
-    seq=$$.$_tcg_seq.$RANDOM
+    seq=$$.$_tcg_seq.$RANDOM.$BASHPID
     _tcg_v='' _tcg_m1='' _tcg_m2=''
     if [[ $1 == L || $1 == D ]]; then
       {
@@ -146,7 +146,7 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
         _tcg_call C "$cmd" || _tcg_v=
       fi
       _tcg_pc=0
-      if [[ $_tcg_flags == *a* ]]; then _tcg_every=1; fi
+      if [[ $_tcg_flags == *a* ]]; then _tcg_every=1; else builtin set +o functrace; fi
       if [[ ${PROMPT_COMMAND[*]-} != *_tcg_precmd* ]]; then
         PROMPT_COMMAND="_tcg_precmd;${PROMPT_COMMAND-}"
       fi
@@ -191,6 +191,10 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     fi
     if [[ $_tcg_tick != 1 ]]; then _tcg_install; fi
     _tcg_tick=0
+    # Until the line's first command is decided, subshells inherit the trap: a
+    # line that starts with `( … )` or is an async list (`a && b &`, `{ …; } &`)
+    # runs its first command in a child, where the trap then decides the line.
+    builtin set -o functrace
     if [[ ${PS0-} != *"$_tcg_ps0"* ]]; then PS0=$_tcg_ps0${PS0-}; fi
     return "$st"
   }
@@ -242,7 +246,7 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     if [[ -r /proc/$$/cmdline ]] && ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)); then
       builtin mapfile -d '' -t _tcg_args </proc/$$/cmdline
     fi
-    _tcg_opt=(--shell "$BASH")
+    _tcg_opt=(--shell "$BASH" --auto)
     if builtin shopt -q login_shell; then _tcg_opt+=(--login); fi
     exec "$_tcg_py" -I -m tcg.shell_entry session "${_tcg_opt[@]}" -- "${_tcg_args[@]:1}"
   fi

@@ -197,7 +197,7 @@ if [[ -o interactive && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     # The same shell with the same arguments (Linux: /proc; elsewhere none).
     _tcg_args=()
     if [[ -r /proc/$$/cmdline ]]; then _tcg_args=(${(0)"$(</proc/$$/cmdline)"}); fi
-    _tcg_opt=(--shell "$_tcg_zsh")
+    _tcg_opt=(--shell "$_tcg_zsh" --auto)
     if [[ -o login ]]; then _tcg_opt+=(--login); fi
     exec "$_tcg_py" -I -m tcg.shell_entry session "${_tcg_opt[@]}" -- "${(@)_tcg_args[2,-1]}"
   else
