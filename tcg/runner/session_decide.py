@@ -217,8 +217,12 @@ class SessionDecider:
         owner = sender_pid(req.seq)
         last = self._last.get(owner) if owner is not None and req.history else None
         if last is not None and last[0] == f"{req.history} {req.line}" and req.kind in ("L", "D"):
-            send(ch.response(req.seq, *last[1:]) if req.kind == "L" else
-                 ch.response(req.seq, ch.OK, self.failmode))
+            # Asked about again by another process of the same shell (bash: a child the
+            # line starts in, and the shell), both reading the pipe: one answer with
+            # both ids, twice, so each finds one whoever reads first.
+            both = ch.response(f"{last[1]},{req.seq}", *last[2:])
+            send(both)
+            send(both)
             return
         if req.kind != "C" and owner is not None:  # a new line: the shell's previous one has finished
             self._line_saved.discard(owner)
@@ -231,7 +235,8 @@ class SessionDecider:
         st.actor = self.actor_for(req)
         st.answer = None
         st.guard_fields, st.approval_code, st.prepared = {}, None, None
-        st.before_ask = lambda: send(ch.response(req.seq, ch.WAIT, self.failmode))
+        # twice: a bash child and its shell may both be reading (see above)
+        st.before_ask = lambda: send(ch.response(req.seq, ch.WAIT, self.failmode) * (2 if req.history else 1))
         cwd = req.pwd if req.pwd.startswith("/") else None
         verdict = st.decide(req.line, cwd=cwd)
         self.failmode = self._failmode(st)
@@ -255,7 +260,7 @@ class SessionDecider:
             answer = (ch.REFUSE, self.failmode, message, hint)
         send(ch.response(req.seq, *answer))
         if req.kind == "L" and owner is not None and req.history:
-            self._last[owner] = (f"{req.history} {req.line}", *answer)
+            self._last[owner] = (f"{req.history} {req.line}", req.seq, *answer)
         fields: dict[str, Any] = {"mode": "session", "nested": False, "exit_code": None,
                                   "session_request": req.kind, **st.guard_fields}
         if st.answer is not None:
