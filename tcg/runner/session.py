@@ -11,8 +11,14 @@ answers come from tcg.runner.session_decide. Allowed lines run in the shell
 itself, so jobs, history, aliases and ``$?`` stay the shell's own.
 
 Exit status: the shell's. Start-up work is ordered for the first prompt: the
-masking process starts first (it loads the detector while the shell reads its
-rc files), the policy engine is loaded in the background afterwards.
+shell starts first, with only what that needs loaded (the hook starts this
+process without site-packages: :func:`lean_main`); while it reads its rc files
+the station adds the rest, checks the policy (fail closed: the shell is stopped
+before it has shown anything when the policy cannot be used), and starts the
+masking process, which loads the detector. The shell's output waits for it
+unless it is a known-clean first screen (tcg.runner.session_screen); the policy
+engine is loaded in the background after the first prompt
+(tcg.runner.session_events).
 """
 
 from __future__ import annotations
@@ -79,7 +85,18 @@ def parse_args(argv: list[str]) -> Options:
     return opts
 
 
-def session_main(argv: list[str]) -> int:
+def lean_main() -> None:
+    """Entry of the hook's ``python -I -S -c …``: the interpreter starts without
+    site-packages (their .pth files cost 10-20 ms, about a third of a start);
+    the session adds them (``site.main()``) once the shell is running, before it
+    loads anything that may need them."""
+    import gc
+
+    gc.disable()  # as tcg.shell_entry: start-up allocates much and frees little
+    sys.exit(session_main(sys.argv[1:], lean=True))
+
+
+def session_main(argv: list[str], lean: bool = False) -> int:
     """Entry point of `tcg_shell session`."""
     if argv[:1] in (["-h"], ["--help"]):
         sys.stdout.write(USAGE)
@@ -90,6 +107,7 @@ def session_main(argv: list[str]) -> int:
         sys.stderr.write(f"tcg_shell session: {exc}\n{USAGE}")
         return EXIT_USAGE
     session = Session(opts)
+    session.lean = lean
     try:
         return session.run()
     except KeyboardInterrupt:  # ^C before the terminal went raw
@@ -315,6 +333,7 @@ class Session:
         self.stdout_fd = stdout_fd
         self.session_id = os.urandom(8).hex()
         self.policy: Any = None
+        self.lean = False  # started without site-packages (lean_main)
 
     def child_env(self, pipes: ch.ChannelPipes) -> dict[str, str]:
         env = dict(self.env)
@@ -340,26 +359,37 @@ class Session:
             sys.stderr.write(f"tcg_shell session: {exc}\nhint: name an installed shell: "
                              "`tcg_shell session zsh`\n")
             return exc.exit_code
-        try:  # fail closed before anything starts: nothing shown unmasked, no line undecided
+        try:  # what starting the shell needs; the rest loads while it starts (_start_rest)
+            import termios  # noqa: F401
+
+            from tcg.runner import loop, posix  # noqa: F401
+        except Exception as exc:  # noqa: BLE001 - a broken install: the fallback
+            raise StartFailure(f"tcg is not installed completely ({type(exc).__name__}: {exc})",
+                               shell) from exc
+        return self._run(shell)
+
+    def _start_rest(self, shell: str) -> SessionOutput:
+        """Everything after the shell's start, while it reads its rc files: its
+        output is read only once this is done, so nothing of it is shown before
+        the policy was found usable (fail closed) and the masker is on its way."""
+        if self.lean:
+            import site
+
+            site.main()
+        try:
             self.policy = check_policy(self.env)
         except PolicyUnusable as exc:
             exc.shell = shell
             raise
-        try:  # everything the session needs, before anything starts
-            import termios  # noqa: F401
-
-            from tcg.runner import loop, posix, session_decide, session_events  # noqa: F401
+        try:
+            from tcg.runner import session_decide, session_events  # noqa: F401
         except Exception as exc:  # noqa: BLE001 - a broken install: the fallback
             raise StartFailure(f"tcg is not installed completely ({type(exc).__name__}: {exc})",
                                shell) from exc
         try:
-            output = SessionOutput(self.env, self.stdout_fd)  # first: it loads while the shell starts
+            return SessionOutput(self.env, self.stdout_fd)  # it loads the detector meanwhile
         except Exception as exc:  # noqa: BLE001 - reported, then the fallback
             raise StartFailure(f"the masking process could not start ({exc})", shell) from exc
-        try:
-            return self._run(shell, output)
-        finally:
-            output.flush()
 
     def _run_windows(self) -> int:  # pragma: no cover - Windows only
         from tcg.runner.session_windows import run_windows_session
@@ -406,14 +436,12 @@ class Session:
             sys.stderr.write(f"tcg: cannot start {failure.shell}: {exc.strerror}\n")
         return 127
 
-    def _run(self, shell: str, output: SessionOutput) -> int:
+    def _run(self, shell: str) -> int:
         import termios
 
         from tcg.runner.base import SpawnError
         from tcg.runner.loop import copy_loop, pty_signals, raw_mode
         from tcg.runner.posix import get_winsize, spawn_pty
-        from tcg.runner.session_decide import ChannelService, SessionDecider, TerminalAsker
-        from tcg.runner.session_events import EventRecorder
         from tcg.runner.signals import signal
 
         attrs = termios.tcgetattr(self.stdin_fd)
@@ -425,10 +453,10 @@ class Session:
         try:
             pipes = ch.ChannelPipes()
         except OSError as exc:
-            output.flush()
             raise StartFailure(f"no pipes for the verdict channel ({exc.strerror})", shell) from exc
-        recorder: EventRecorder | None = None
-        decider: SessionDecider | None = None
+        output: SessionOutput | None = None
+        recorder: Any = None
+        decider: Any = None
         try:
             with pty_signals() as sigs:
                 try:
@@ -439,9 +467,13 @@ class Session:
                     sys.stderr.write(f"tcg_shell session: {exc}\n")
                     return exc.exit_code
                 pipes.close_shell_ends()
-                output.on_fatal = lambda: child.send_signal(signal.SIGHUP)
-                _collector_on()
                 try:
+                    output = self._start_rest(shell)
+                    output.on_fatal = lambda: child.send_signal(signal.SIGHUP)
+                    _collector_on()
+                    from tcg.runner.session_decide import ChannelService, SessionDecider, TerminalAsker
+                    from tcg.runner.session_events import EventRecorder
+
                     recorder = EventRecorder(self.env)
                     output.prepare(_first_screen(self.env, output, self.policy))
                     asker = TerminalAsker(self.stdin_fd, self.stdout_fd)
@@ -473,6 +505,8 @@ class Session:
             if recorder is not None and not recorder.close():
                 sys.stderr.write("tcg: warning: some session events were still being written "
                                  "when the session ended\n")
+            if output is not None:
+                output.flush()
 
 
 def _first_screen(env: Mapping[str, str], output: SessionOutput, policy: Any) -> Any:

@@ -261,6 +261,9 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     fi
     _tcg_opt=(--shell "$BASH" --auto)
     if builtin shopt -q login_shell; then _tcg_opt+=(--login); fi
-    exec "$_tcg_py" -I -m tcg.shell_entry session "${_tcg_opt[@]}" -- "${_tcg_args[@]:1}"
+    # Python starts without site-packages (-S: a third of its start-up); the
+    # session adds them once this shell runs again inside it. The trailing
+    # comment keeps the process findable as `tcg.shell_entry session` (ps, pgrep).
+    exec "$_tcg_py" -I -S -c 'import sys;sys.path.append(sys.argv.pop(1));from tcg.runner.session import lean_main;lean_main()#tcg.shell_entry session' "${_tcg_pkg%/*}" "${_tcg_opt[@]}" -- "${_tcg_args[@]:1}"
   fi
 fi
