@@ -471,7 +471,11 @@ class Session:
                     output = self._start_rest(shell)
                     output.on_fatal = lambda: child.send_signal(signal.SIGHUP)
                     _collector_on()
-                    from tcg.runner.session_decide import ChannelService, SessionDecider, TerminalAsker
+                    from tcg.runner.session_decide import (
+                        ChannelService,
+                        SessionDecider,
+                        TerminalAsker,
+                    )
                     from tcg.runner.session_events import EventRecorder
 
                     recorder = EventRecorder(self.env)
