@@ -177,9 +177,10 @@ class RawStderr:
 
 class SessionOutput:
     """The session's OutputFilter: a masking process (tcg.runner.maskproc) that
-    writes to the terminal itself, replaced when it dies. What was handed to a
-    dead one is withheld, never shown unmasked; after MASKER_RESTARTS failures
-    the session ends."""
+    writes to the terminal itself, replaced when it dies. What a dead one had
+    taken and not written is withheld, never shown unmasked; the chunk it died
+    on goes to its successor. After MASKER_RESTARTS failures, or when the policy
+    cannot be used any more, the session ends."""
 
     def __init__(self, env: Mapping[str, str], out_fd: int = 1):
         self.env = dict(env)
@@ -247,28 +248,38 @@ class SessionOutput:
                 return b""
         elif not self.decided:
             self._decide(0)
-        if self.proc.error is not None:
-            unusable = _policy_unusable(self.env)
-            if unusable is not None or self.restarts >= MASKER_RESTARTS:
-                self.failed = self.proc.error
-                self.proc.flush()
-                self._notice(f"tcg: output is withheld and the session ends: {unusable.reason}\r\n"
-                             f"hint: {unusable.hint}" if unusable is not None else
-                             "tcg: the masking process keeps failing; output is withheld "
-                             "and the session ends\r\nhint: run `tcg doctor`; TCG_DEBUG=1 shows why")
-                if self.on_fatal is not None:
-                    self.on_fatal()
-                return b""
-            self.restarts += 1
-            self._notice(f"tcg: the masking process stopped ({self.proc.error}); output in "
-                         "between was withheld; restarting it")
-            self.proc.flush()
-            self.proc = self._new()
-            from tcg.runner.session_screen import header
-
-            self.proc.feed(header(0))
+        if self.proc.error is not None and not self._replace():
+            return b""
         self.proc.feed(data)
+        if self.proc.error is not None and self._replace():
+            # it died before taking this chunk (EPIPE): the new one masks it, so
+            # the screen does not wait for the next output (a prompt would)
+            self.proc.feed(data)
         return b""
+
+    def _replace(self) -> bool:
+        """A new masking process for a dead one; False (and the session ends) when
+        the policy cannot be used any more or after MASKER_RESTARTS restarts."""
+        unusable = _policy_unusable(self.env)
+        if unusable is not None or self.restarts >= MASKER_RESTARTS:
+            self.failed = self.proc.error
+            self.proc.flush()
+            self._notice(f"tcg: output is withheld and the session ends: {unusable.reason}\r\n"
+                         f"hint: {unusable.hint}" if unusable is not None else
+                         "tcg: the masking process keeps failing; output is withheld "
+                         "and the session ends\r\nhint: run `tcg doctor`; TCG_DEBUG=1 shows why")
+            if self.on_fatal is not None:
+                self.on_fatal()
+            return False
+        self.restarts += 1
+        self._notice(f"tcg: the masking process stopped ({self.proc.error}); output in "
+                     "between was withheld; restarting it")
+        self.proc.flush()
+        self.proc = self._new()
+        from tcg.runner.session_screen import header
+
+        self.proc.feed(header(0))
+        return True
 
     def flush(self) -> bytes:
         if not self.decided:
