@@ -11,8 +11,14 @@ answers come from tcg.runner.session_decide. Allowed lines run in the shell
 itself, so jobs, history, aliases and ``$?`` stay the shell's own.
 
 Exit status: the shell's. Start-up work is ordered for the first prompt: the
-masking process starts first (it loads the detector while the shell reads its
-rc files), the policy engine is loaded in the background afterwards.
+shell starts first, with only what that needs loaded (the hook starts this
+process without site-packages: :func:`lean_main`); while it reads its rc files
+the station adds the rest, checks the policy (fail closed: the shell is stopped
+before it has shown anything when the policy cannot be used), and starts the
+masking process, which loads the detector. The shell's output waits for it
+unless it is a known-clean first screen (tcg.runner.session_screen); the policy
+engine is loaded in the background after the first prompt
+(tcg.runner.session_events).
 """
 
 from __future__ import annotations
@@ -22,9 +28,10 @@ import sys
 
 from tcg.runner import session_channel as ch
 
-USAGE = "usage: tcg_shell session [--login] [--shell PATH] [SHELL] [-- SHELL-ARG...]\n"
+USAGE = "usage: tcg_shell session [--login] [--auto] [--shell PATH] [SHELL] [-- SHELL-ARG...]\n"
 EXIT_USAGE = 2
 EXIT_NO_TERMINAL = 2
+EXIT_REFUSED = 126
 HOOKED_SHELLS = ("bash", "zsh")
 MASKER_RESTARTS = 3
 ENV_SESSION = "TCG_SESSION"
@@ -40,11 +47,12 @@ class UsageProblem(Exception):
 
 
 class Options:
-    __slots__ = ("shell", "login", "args")
+    __slots__ = ("shell", "login", "auto", "args")
 
     def __init__(self) -> None:
         self.shell: str | None = None
         self.login = False
+        self.auto = False  # started by the hook: the session is the terminal's own process
         self.args: list[str] = []
 
 
@@ -58,6 +66,8 @@ def parse_args(argv: list[str]) -> Options:
             break
         if a == "--login" or a == "-l":
             opts.login = True
+        elif a == "--auto":
+            opts.auto = True
         elif a == "--shell":
             if not args:
                 raise UsageProblem("--shell needs a value")
@@ -75,7 +85,18 @@ def parse_args(argv: list[str]) -> Options:
     return opts
 
 
-def session_main(argv: list[str]) -> int:
+def lean_main() -> None:
+    """Entry of the hook's ``python -I -S -c …``: the interpreter starts without
+    site-packages (their .pth files cost 10-20 ms, about a third of a start);
+    the session adds them (``site.main()``) once the shell is running, before it
+    loads anything that may need them."""
+    import gc
+
+    gc.disable()  # as tcg.shell_entry: start-up allocates much and frees little
+    sys.exit(session_main(sys.argv[1:], lean=True))
+
+
+def session_main(argv: list[str], lean: bool = False) -> int:
     """Entry point of `tcg_shell session`."""
     if argv[:1] in (["-h"], ["--help"]):
         sys.stdout.write(USAGE)
@@ -86,10 +107,13 @@ def session_main(argv: list[str]) -> int:
         sys.stderr.write(f"tcg_shell session: {exc}\n{USAGE}")
         return EXIT_USAGE
     session = Session(opts)
+    session.lean = lean
     try:
         return session.run()
     except KeyboardInterrupt:  # ^C before the terminal went raw
         return 130
+    except PolicyUnusable as exc:
+        return session.refuse(exc)
     except StartFailure as exc:
         return session.fallback(exc)
 
@@ -101,6 +125,29 @@ class StartFailure(Exception):
         super().__init__(reason)
         self.reason = reason
         self.shell = shell
+
+
+class PolicyUnusable(StartFailure):
+    """The policy cannot be read or is invalid: the session does not start at all
+    (an invalid policy never turns into an allow, docs/policy.md)."""
+
+    def __init__(self, error: Any, shell: str | None):
+        super().__init__(f"the policy cannot be used: {error.message}", shell)
+        self.hint = error.hint or "fix the policy file"
+
+
+def check_policy(env: Mapping[str, str]) -> Any:
+    """The effective policy (for the working directory), or PolicyUnusable."""
+    from tcg.errors import PolicyError, TcgError
+    from tcg.policy.load import load_policy
+
+    try:
+        return load_policy(environ=env)
+    except PolicyError as exc:
+        raise PolicyUnusable(exc, None) from exc
+    except Exception as exc:  # noqa: BLE001 - anything else that stops a load fails closed too
+        raise PolicyUnusable(TcgError(f"it could not be loaded ({type(exc).__name__}: {exc})",
+                                      "run `tcg doctor`; TCG_DEBUG=1 shows the details"), None) from exc
 
 
 class RawStderr:
@@ -130,9 +177,10 @@ class RawStderr:
 
 class SessionOutput:
     """The session's OutputFilter: a masking process (tcg.runner.maskproc) that
-    writes to the terminal itself, replaced when it dies. What was handed to a
-    dead one is withheld, never shown unmasked; after MASKER_RESTARTS failures
-    the session ends."""
+    writes to the terminal itself, replaced when it dies. What a dead one had
+    taken and not written is withheld, never shown unmasked; the chunk it died
+    on goes to its successor. After MASKER_RESTARTS failures, or when the policy
+    cannot be used any more, the session ends."""
 
     def __init__(self, env: Mapping[str, str], out_fd: int = 1):
         self.env = dict(env)
@@ -200,24 +248,38 @@ class SessionOutput:
                 return b""
         elif not self.decided:
             self._decide(0)
-        if self.proc.error is not None:
-            if self.restarts >= MASKER_RESTARTS:
-                self.failed = self.proc.error
-                self._notice("tcg: the masking process keeps failing; output is withheld "
-                             "and the session ends\r\nhint: run `tcg doctor`; TCG_DEBUG=1 shows why")
-                if self.on_fatal is not None:
-                    self.on_fatal()
-                return b""
-            self.restarts += 1
-            self._notice(f"tcg: the masking process stopped ({self.proc.error}); output in "
-                         "between was withheld; restarting it")
-            self.proc.flush()
-            self.proc = self._new()
-            from tcg.runner.session_screen import header
-
-            self.proc.feed(header(0))
+        if self.proc.error is not None and not self._replace():
+            return b""
         self.proc.feed(data)
+        if self.proc.error is not None and self._replace():
+            # it died before taking this chunk (EPIPE): the new one masks it, so
+            # the screen does not wait for the next output (a prompt would)
+            self.proc.feed(data)
         return b""
+
+    def _replace(self) -> bool:
+        """A new masking process for a dead one; False (and the session ends) when
+        the policy cannot be used any more or after MASKER_RESTARTS restarts."""
+        unusable = _policy_unusable(self.env)
+        if unusable is not None or self.restarts >= MASKER_RESTARTS:
+            self.failed = self.proc.error
+            self.proc.flush()
+            self._notice(f"tcg: output is withheld and the session ends: {unusable.reason}\r\n"
+                         f"hint: {unusable.hint}" if unusable is not None else
+                         "tcg: the masking process keeps failing; output is withheld "
+                         "and the session ends\r\nhint: run `tcg doctor`; TCG_DEBUG=1 shows why")
+            if self.on_fatal is not None:
+                self.on_fatal()
+            return False
+        self.restarts += 1
+        self._notice(f"tcg: the masking process stopped ({self.proc.error}); output in "
+                     "between was withheld; restarting it")
+        self.proc.flush()
+        self.proc = self._new()
+        from tcg.runner.session_screen import header
+
+        self.proc.feed(header(0))
+        return True
 
     def flush(self) -> bytes:
         if not self.decided:
@@ -247,6 +309,14 @@ class SessionOutput:
         return min(times) if times else None
 
 
+def _policy_unusable(env: Mapping[str, str]) -> PolicyUnusable | None:
+    try:
+        check_policy(env)
+    except PolicyUnusable as exc:
+        return exc
+    return None
+
+
 def resolve_shell(name: str | None, env: Mapping[str, str]) -> str:
     """An absolute path for ``name`` (a name or path), or the shell that called us."""
     from tcg.runner.base import SpawnError, which
@@ -273,6 +343,8 @@ class Session:
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
         self.session_id = os.urandom(8).hex()
+        self.policy: Any = None
+        self.lean = False  # started without site-packages (lean_main)
 
     def child_env(self, pipes: ch.ChannelPipes) -> dict[str, str]:
         env = dict(self.env)
@@ -298,21 +370,37 @@ class Session:
             sys.stderr.write(f"tcg_shell session: {exc}\nhint: name an installed shell: "
                              "`tcg_shell session zsh`\n")
             return exc.exit_code
-        try:  # everything the session needs, before anything starts
+        try:  # what starting the shell needs; the rest loads while it starts (_start_rest)
             import termios  # noqa: F401
 
-            from tcg.runner import loop, posix, session_decide, session_events  # noqa: F401
+            from tcg.runner import loop, posix  # noqa: F401
+        except Exception as exc:  # noqa: BLE001 - a broken install: the fallback
+            raise StartFailure(f"tcg is not installed completely ({type(exc).__name__}: {exc})",
+                               shell) from exc
+        return self._run(shell)
+
+    def _start_rest(self, shell: str) -> SessionOutput:
+        """Everything after the shell's start, while it reads its rc files: its
+        output is read only once this is done, so nothing of it is shown before
+        the policy was found usable (fail closed) and the masker is on its way."""
+        if self.lean:
+            import site
+
+            site.main()
+        try:
+            self.policy = check_policy(self.env)
+        except PolicyUnusable as exc:
+            exc.shell = shell
+            raise
+        try:
+            from tcg.runner import session_decide, session_events  # noqa: F401
         except Exception as exc:  # noqa: BLE001 - a broken install: the fallback
             raise StartFailure(f"tcg is not installed completely ({type(exc).__name__}: {exc})",
                                shell) from exc
         try:
-            output = SessionOutput(self.env, self.stdout_fd)  # first: it loads while the shell starts
+            return SessionOutput(self.env, self.stdout_fd)  # it loads the detector meanwhile
         except Exception as exc:  # noqa: BLE001 - reported, then the fallback
             raise StartFailure(f"the masking process could not start ({exc})", shell) from exc
-        try:
-            return self._run(shell, output)
-        finally:
-            output.flush()
 
     def _run_windows(self) -> int:  # pragma: no cover - Windows only
         from tcg.runner.session_windows import run_windows_session
@@ -320,6 +408,25 @@ class Session:
         shell = resolve_shell(self.opts.shell or "pwsh", self.env)
         env = dict(self.env, **{ENV_SESSION: self.session_id, ch.ENV_STATION_PID: str(os.getpid())})
         return run_windows_session(shell, self.opts.args, env, self.session_id, self.env)
+
+    def refuse(self, failure: PolicyUnusable) -> int:
+        """The policy cannot be used: say what and what to do; no shell starts. A
+        terminal the hook turned into a session would close with the message
+        unread: it waits for Enter (a person's only)."""
+        from tcg.events import actor_from_env
+
+        name = os.path.basename(failure.shell or "") or "bash"
+        sys.stderr.write(f"tcg: the session could not start: {failure.reason}\n"
+                         f"hint: {failure.hint.rstrip('.')}; `tcg policy check` shows it; meanwhile "
+                         f"`TCG_SESSION_AUTO=0 {name}` starts a shell without tcg\n")
+        if self.opts.auto and actor_from_env(self.env) != "agent" and os.isatty(self.stdin_fd):
+            sys.stderr.write("tcg: press Enter to close this terminal\n")
+            sys.stderr.flush()
+            try:
+                os.read(self.stdin_fd, 4096)
+            except (OSError, KeyboardInterrupt):
+                pass
+        return EXIT_REFUSED
 
     def fallback(self, failure: StartFailure) -> int:
         """A session that cannot start must not cost the user their terminal: a
@@ -340,14 +447,12 @@ class Session:
             sys.stderr.write(f"tcg: cannot start {failure.shell}: {exc.strerror}\n")
         return 127
 
-    def _run(self, shell: str, output: SessionOutput) -> int:
+    def _run(self, shell: str) -> int:
         import termios
 
         from tcg.runner.base import SpawnError
         from tcg.runner.loop import copy_loop, pty_signals, raw_mode
         from tcg.runner.posix import get_winsize, spawn_pty
-        from tcg.runner.session_decide import ChannelService, SessionDecider, TerminalAsker
-        from tcg.runner.session_events import EventRecorder
         from tcg.runner.signals import signal
 
         attrs = termios.tcgetattr(self.stdin_fd)
@@ -359,10 +464,10 @@ class Session:
         try:
             pipes = ch.ChannelPipes()
         except OSError as exc:
-            output.flush()
             raise StartFailure(f"no pipes for the verdict channel ({exc.strerror})", shell) from exc
-        recorder: EventRecorder | None = None
-        decider: SessionDecider | None = None
+        output: SessionOutput | None = None
+        recorder: Any = None
+        decider: Any = None
         try:
             with pty_signals() as sigs:
                 try:
@@ -373,11 +478,19 @@ class Session:
                     sys.stderr.write(f"tcg_shell session: {exc}\n")
                     return exc.exit_code
                 pipes.close_shell_ends()
-                output.on_fatal = lambda: child.send_signal(signal.SIGHUP)
-                _collector_on()
                 try:
+                    output = self._start_rest(shell)
+                    output.on_fatal = lambda: child.send_signal(signal.SIGHUP)
+                    _collector_on()
+                    from tcg.runner.session_decide import (
+                        ChannelService,
+                        SessionDecider,
+                        TerminalAsker,
+                    )
+                    from tcg.runner.session_events import EventRecorder
+
                     recorder = EventRecorder(self.env)
-                    output.prepare(_first_screen(self.env, output))
+                    output.prepare(_first_screen(self.env, output, self.policy))
                     asker = TerminalAsker(self.stdin_fd, self.stdout_fd)
                     decider = SessionDecider(self.env, asker, recorder)
                     decider.station.session = self.session_id
@@ -387,9 +500,11 @@ class Session:
                     with raw_mode(self.stdin_fd) as raw:
                         sys.stderr = RawStderr()  # type: ignore[assignment]
                         try:
-                            return copy_loop(child, self.stdin_fd, self.stdout_fd, output, sigs,
+                            code = copy_loop(child, self.stdin_fd, self.stdout_fd, output, sigs,
                                              size_fd=self.stdout_fd, raw=raw, services=[service],
                                              suspend_key=False)
+                            # output could no longer be masked: the session was ended, not the shell
+                            return EXIT_REFUSED if output.failed is not None else code
                         finally:
                             sys.stderr = saved_stderr
                 finally:
@@ -405,13 +520,15 @@ class Session:
             if recorder is not None and not recorder.close():
                 sys.stderr.write("tcg: warning: some session events were still being written "
                                  "when the session ended\n")
+            if output is not None:
+                output.flush()
 
 
-def _first_screen(env: Mapping[str, str], output: SessionOutput) -> Any:
+def _first_screen(env: Mapping[str, str], output: SessionOutput, policy: Any) -> Any:
     """Read the known first screens (while the shell reads its rc files)."""
     from tcg.runner.session_screen import FirstScreen, open_cache
 
-    opened = open_cache(dict(env))
+    opened = open_cache(dict(env), policy)
     if opened is None:
         return FirstScreen(None, None)
     return FirstScreen(opened[0], output.confirm_first_screen)

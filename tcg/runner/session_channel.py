@@ -51,16 +51,17 @@ if TYPE_CHECKING:
 class Request:
     """One request from the shell. ``line`` is text (surrogate-escaped bytes)."""
 
-    __slots__ = ("kind", "seq", "flags", "pwd", "line", "error")
+    __slots__ = ("kind", "seq", "flags", "pwd", "line", "error", "history")
 
     def __init__(self, kind: str, seq: str, flags: str, pwd: str, line: str,
-                 error: str | None = None):
+                 error: str | None = None, history: str = ""):
         self.kind = kind
         self.seq = seq
         self.flags = flags
         self.pwd = pwd
         self.line = line
         self.error = error  # set when the request is malformed or too large
+        self.history = history  # bash: the line's history number ("" otherwise)
 
     @property
     def agent(self) -> bool:
@@ -145,9 +146,11 @@ class RequestReader:
         if kind not in KINDS or not seq:
             return Request(kind or "?", seq, flags, "", "", error="malformed request")
         pwd, line = _text(fields[1]), _text(fields[2])
+        number = ""
         if "h" in flags:
+            number = line.lstrip(" ").split(" ", 1)[0].rstrip("*")
             line = strip_history_number(line)
-        return Request(kind, seq, flags, pwd, line)
+        return Request(kind, seq, flags, pwd, line, history=number if number.isdigit() else "")
 
 
 def _header(raw: bytes) -> tuple[str, str, str]:

@@ -17,8 +17,9 @@ drives): the line is refused with an approval code for `tcg approve`, as
 The delete guard's RELOCATE/SNAPSHOT verdicts are carried out here, before the
 verdict goes back (Station.prepare): the line then runs in the shell, so the
 transaction is deferred to the shell's pid (the first part of every request's
-sequence number) and settled when that shell sends its next line, or when the
-session ends (tcg.guard.prepare.settle_deferred).
+sequence number) and settled once that shell has sent its next line and the
+jobs the line left running have ended, or when the session ends
+(tcg.runner.session_trash).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import sys
 
 from tcg.runner import session_channel as ch
 from tcg.runner.refusal import refusal_lines
+from tcg.runner.session_trash import DeferredSettles
 from tcg.runner.station import Station
 
 TYPE_CHECKING = False
@@ -113,6 +115,13 @@ def sender_pid(seq: str) -> int | None:
     return int(head) if head.isdigit() and int(head) > 1 else None
 
 
+def requester_pid(seq: str) -> int | None:
+    """The process that sent the request when it is not the shell itself: bash
+    adds ``$BASHPID`` (a subshell deciding the line it starts with)."""
+    parts = seq.split(".")
+    return int(parts[3]) if len(parts) > 3 and parts[3].isdigit() and int(parts[3]) > 1 else None
+
+
 def session_shell(pid: int | None) -> int | None:
     """``pid`` when it is a live process of this session — on Linux a descendant
     of this station, elsewhere any live process — else None. Checked only where
@@ -180,9 +189,13 @@ class SessionDecider:
         self.base_actor = self.station.actor
         self.record = record
         self.failmode = failmode_text(DEFAULT_FAILMODE[self.base_actor], DEFAULT_TIMEOUT_MS)
-        self._pending: set[int] = set()  # shells with a deferred delete-guard transaction
+        self.deferred = DeferredSettles(self.station.env, self.station._emit_guard)
         self._line_saved: set[int] = set()  # shells whose current line was saved as a whole
         self._line_approved: set[int] = set()  # shells whose current line ran on a person's approval
+        # The last line decided per shell, and its answer: bash may ask about one line
+        # twice (from a subshell it starts with, then from the shell), with the same
+        # `history 1` text (it carries the history number); it is decided once.
+        self._last: dict[int, tuple[str, ...]] = {}
 
     def actor_for(self, req: ch.Request) -> str:
         # A request can make the actor stricter, never looser.
@@ -203,15 +216,28 @@ class SessionDecider:
             send(ch.response(req.seq, ch.OK, self.failmode))
             return
         owner = sender_pid(req.seq)
+        last = self._last.get(owner) if owner is not None and req.history else None
+        if last is not None and last[0] == f"{req.history} {req.line}" and req.kind in ("L", "D"):
+            # Asked about again by another process of the same shell (bash: a child the
+            # line starts in, and the shell), both reading the pipe: one answer with
+            # both ids, twice, so each finds one whoever reads first.
+            both = ch.response(f"{last[1]},{req.seq}", *last[2:])
+            send(both)
+            send(both)
+            return
         if req.kind != "C" and owner is not None:  # a new line: the shell's previous one has finished
             self._line_saved.discard(owner)
             self._line_approved.discard(owner)
-            self.settle(owner)
+            if self.deferred:
+                self.deferred.line_over(owner)
+        if self.deferred:
+            self.deferred.poll()
         st = self.station
         st.actor = self.actor_for(req)
         st.answer = None
         st.guard_fields, st.approval_code, st.prepared = {}, None, None
-        st.before_ask = lambda: send(ch.response(req.seq, ch.WAIT, self.failmode))
+        # twice: a bash child and its shell may both be reading (see above)
+        st.before_ask = lambda: send(ch.response(req.seq, ch.WAIT, self.failmode) * (2 if req.history else 1))
         cwd = req.pwd if req.pwd.startswith("/") else None
         verdict = st.decide(req.line, cwd=cwd)
         self.failmode = self._failmode(st)
@@ -227,11 +253,15 @@ class SessionDecider:
         if allowed and req.kind != "D" and verdict.actions:
             verdict = self._prepare(req, verdict, owner)
             allowed = verdict.decision.value != "block"
+        answer: tuple[str, ...]
         if allowed:
-            send(ch.response(req.seq, ch.OK, self.failmode))
+            answer = (ch.OK, self.failmode)
         else:
             message, hint = refusal_lines(verdict, st.approval_code)
-            send(ch.response(req.seq, ch.REFUSE, self.failmode, message, hint))
+            answer = (ch.REFUSE, self.failmode, message, hint)
+        send(ch.response(req.seq, *answer))
+        if req.kind == "L" and owner is not None and req.history:
+            self._last[owner] = (f"{req.history} {req.line}", req.seq, *answer)
         fields: dict[str, Any] = {"mode": "session", "nested": False, "exit_code": None,
                                   "session_request": req.kind, **st.guard_fields}
         if st.answer is not None:
@@ -252,29 +282,18 @@ class SessionDecider:
         if req.kind == "C" and owner in self._line_saved:
             return verdict
         assert owner is not None
+        # the jobs already running are not this line's (a subshell asking is)
+        before = self.deferred.snapshot(owner, requester_pid(req.seq))
         verdict = self.station.prepare(req.line, verdict, defer_to=owner)
         if "txid" in self.station.guard_fields:
-            self._pending.add(owner)
+            self.deferred.add(self.station.guard_fields["txid"], owner, before)
             if req.kind == "L":
                 self._line_saved.add(owner)
         return verdict
 
-    def settle(self, owner: int) -> None:
-        """Give back what ``owner``'s finished line did not delete (never raises)."""
-        if owner not in self._pending:
-            return
-        self._pending.discard(owner)
-        try:
-            from tcg.guard.prepare import settle_deferred
-
-            settle_deferred(owner, self.station.env)
-        except Exception:  # noqa: BLE001 - the trash keeps everything; a later start settles it
-            self.station._debug()
-
     def close(self) -> None:
-        """The session ended: settle every shell's last line."""
-        for owner in list(self._pending):
-            self.settle(owner)
+        """The session ended: settle every shell's last line (once its jobs are gone)."""
+        self.deferred.close()
 
     def _failmode(self, st: Station) -> str:
         policy = st.policy

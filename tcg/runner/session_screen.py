@@ -82,16 +82,17 @@ class ScreenCache:
         return write_signed(self.path, self.key, self._tag(), body)
 
 
-def open_cache(env: dict[str, str]) -> tuple[ScreenCache, Any] | None:
-    """The cache for the current policy and detector, and that policy; None when
-    either cannot be read (then nothing is shown early)."""
+def open_cache(env: dict[str, str], policy: Any = None) -> tuple[ScreenCache, Any] | None:
+    """The cache for ``policy`` (default: the current one) and the detector, and
+    that policy; None when either cannot be read (then nothing is shown early)."""
     try:
         from tcg.fingerprint import code_fingerprint
         from tcg.keyhash import KeyedHasher
         from tcg.paths import get_paths
         from tcg.policy.load import load_policy
 
-        policy = load_policy()
+        if policy is None:
+            policy = load_policy()
         key = KeyedHasher.for_install().key
         cache = ScreenCache(str(get_paths(env).cache_dir), key, policy.fingerprint,
                             code_fingerprint())

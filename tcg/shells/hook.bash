@@ -40,11 +40,15 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   # $1: kind (H hello, L the line from history, C one command, D a line that
   # ran no command); $2: the text for C. Sets _tcg_v (ok|refuse|hello) and
   # _tcg_m1/_tcg_m2; returns 1 when the station does not answer in time.
+  # A line that starts in a child (a subshell, an async list: functrace) may be
+  # asked about by the child and the shell at once, both reading this pipe: the
+  # station then answers the later request with both ids, twice, and sends
+  # "wait" twice (docs/shells.md); _tcg_dup=1 for the later one (it stays quiet).
   _tcg_call() {
     local seq id v f m1 m2 t=$_tcg_tmo IFS=$'\037'
     _tcg_seq=$((_tcg_seq + 1))
-    seq=$$.$_tcg_seq.$RANDOM
-    _tcg_v='' _tcg_m1='' _tcg_m2=''
+    seq=$$.$_tcg_seq.$RANDOM.$BASHPID
+    _tcg_v='' _tcg_m1='' _tcg_m2='' _tcg_dup=0
     if [[ $1 == L || $1 == D ]]; then
       {
         builtin printf '\001TCG1 %s %s h%s\0%s\0' "$1" "$seq" "$_tcg_flags" "$PWD"
@@ -57,7 +61,14 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     fi
     while :; do
       builtin read -r -t "$t" -u "$_tcg_r" id v f m1 m2 2>/dev/null || return 1
-      [[ $id == "$seq" ]] || continue # an answer to an earlier, abandoned request
+      case ,$id, in
+        ,"$seq",*) ;;
+        *,"$seq",*) _tcg_dup=1 ;;
+        *) # an earlier, abandoned request's; or a child's asking about this line
+          if [[ $v == wait && $id == "${seq%.*.*}".* ]]; then t=$_tcg_asktmo; fi
+          continue
+          ;;
+      esac
       if [[ $f != "$_tcg_fm" ]]; then _tcg_failmode "$f"; fi
       case $v in
         wait) t=$_tcg_asktmo ;; # a question is being asked on the terminal
@@ -84,7 +95,7 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   # the DEBUG trap reports success, so no hook can leave 126; docs/shells.md).
   _tcg_refuse() {
     # No newline after the hint: bash prints one when the line is stopped.
-    builtin printf '%s\n%s' "$_tcg_m1" "$_tcg_m2" >&2
+    if [[ $_tcg_dup != 1 ]]; then builtin printf '%s\n%s' "$_tcg_m1" "$_tcg_m2" >&2; fi
     _tcg_stop=1
     if ! builtin shopt -q extdebug; then
       builtin shopt -s extdebug # the trap's non-zero return now skips the command
@@ -125,7 +136,9 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
       # The line ran no simple command (function definitions only): record the
       # decision after the fact and say so when it would have been refused.
       _tcg_armed=0
-      if [[ $_tcg_pc == 1 && $HISTCMD == "$_tcg_hc" ]] && _tcg_call D && [[ $_tcg_v == refuse ]]; then
+      # A line that started a job before any command here: the job decided it.
+      if [[ ${!-} != "$_tcg_bang" ]]; then return 0; fi
+      if [[ $_tcg_pc == 1 && $HISTCMD == "$_tcg_hc" ]] && _tcg_call D && [[ $_tcg_v == refuse && $_tcg_dup != 1 ]]; then
         builtin printf '%s\n' "tcg: warning: that line only defined functions; their commands are checked when they run" "$_tcg_m1" >&2
       fi
       return 0
@@ -146,7 +159,7 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
         _tcg_call C "$cmd" || _tcg_v=
       fi
       _tcg_pc=0
-      if [[ $_tcg_flags == *a* ]]; then _tcg_every=1; fi
+      if [[ $_tcg_flags == *a* ]]; then _tcg_every=1; else builtin set +o functrace; fi
       if [[ ${PROMPT_COMMAND[*]-} != *_tcg_precmd* ]]; then
         PROMPT_COMMAND="_tcg_precmd;${PROMPT_COMMAND-}"
       fi
@@ -184,13 +197,17 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   # First in PROMPT_COMMAND: ready for the next line; $? is passed on.
   _tcg_precmd() {
     local st=$?
-    _tcg_stop=0 _tcg_every=0 _tcg_armed=0 _tcg_pc=1 _tcg_hc=$HISTCMD
+    _tcg_stop=0 _tcg_every=0 _tcg_armed=0 _tcg_pc=1 _tcg_hc=$HISTCMD _tcg_bang=${!-}
     if [[ $_tcg_xd == 1 ]]; then
       builtin shopt -u extdebug
       _tcg_xd=0
     fi
     if [[ $_tcg_tick != 1 ]]; then _tcg_install; fi
     _tcg_tick=0
+    # Until the line's first command is decided, subshells inherit the trap: a
+    # line that starts with `( … )` or is an async list (`a && b &`, `{ …; } &`)
+    # runs its first command in a child, where the trap then decides the line.
+    builtin set -o functrace
     if [[ ${PS0-} != *"$_tcg_ps0"* ]]; then PS0=$_tcg_ps0${PS0-}; fi
     return "$st"
   }
@@ -209,7 +226,7 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   }
 
   _tcg_seq=0 _tcg_stop=0 _tcg_every=0 _tcg_armed=0 _tcg_pc=0 _tcg_hc=-1 _tcg_xd=0 _tcg_tick=0
-  _tcg_prior='' _tcg_fm='' _tcg_flags='' _tcg_asktmo=600
+  _tcg_prior='' _tcg_fm='' _tcg_flags='' _tcg_asktmo=600 _tcg_dup=0 _tcg_bang=
   if [[ ${TCG_ACTOR-} == [Aa][Gg][Ee][Nn][Tt] || -n ${TCG_AGENT-} ]]; then
     _tcg_flags=a
     _tcg_failmode block:2000
@@ -242,8 +259,11 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     if [[ -r /proc/$$/cmdline ]] && ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)); then
       builtin mapfile -d '' -t _tcg_args </proc/$$/cmdline
     fi
-    _tcg_opt=(--shell "$BASH")
+    _tcg_opt=(--shell "$BASH" --auto)
     if builtin shopt -q login_shell; then _tcg_opt+=(--login); fi
-    exec "$_tcg_py" -I -m tcg.shell_entry session "${_tcg_opt[@]}" -- "${_tcg_args[@]:1}"
+    # Python starts without site-packages (-S: a third of its start-up); the
+    # session adds them once this shell runs again inside it. The trailing
+    # comment keeps the process findable as `tcg.shell_entry session` (ps, pgrep).
+    exec "$_tcg_py" -I -S -c 'import sys;sys.path.append(sys.argv.pop(1));from tcg.runner.session import lean_main;lean_main()#tcg.shell_entry session' "${_tcg_pkg%/*}" "${_tcg_opt[@]}" -- "${_tcg_args[@]:1}"
   fi
 fi

@@ -197,9 +197,12 @@ if [[ -o interactive && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     # The same shell with the same arguments (Linux: /proc; elsewhere none).
     _tcg_args=()
     if [[ -r /proc/$$/cmdline ]]; then _tcg_args=(${(0)"$(</proc/$$/cmdline)"}); fi
-    _tcg_opt=(--shell "$_tcg_zsh")
+    _tcg_opt=(--shell "$_tcg_zsh" --auto)
     if [[ -o login ]]; then _tcg_opt+=(--login); fi
-    exec "$_tcg_py" -I -m tcg.shell_entry session "${_tcg_opt[@]}" -- "${(@)_tcg_args[2,-1]}"
+    # Python starts without site-packages (-S: a third of its start-up); the
+    # session adds them once this shell runs again inside it. The trailing
+    # comment keeps the process findable as `tcg.shell_entry session` (ps, pgrep).
+    exec "$_tcg_py" -I -S -c 'import sys;sys.path.append(sys.argv.pop(1));from tcg.runner.session import lean_main;lean_main()#tcg.shell_entry session' "${_tcg_pkg%/*}" "${_tcg_opt[@]}" -- "${(@)_tcg_args[2,-1]}"
   else
     # Not mediated (opted out): zsh keeps a raw terminal when a program that
     # set it raw is killed (a session station too); restore it as bash does.

@@ -98,13 +98,37 @@ def test_masking_process_is_restarted_and_fails_closed(capfd):
         text += capfd.readouterr().out
     os.kill(out.proc.pid, signal.SIGKILL)
     time.sleep(0.5)  # gone (not reaped: SessionOutput does that)
-    out.feed(b"lost-line\n")  # handed to a dead process: EPIPE, withheld
-    out.feed(TOKEN.encode() + b"\n")  # a new process masks it
+    out.feed(b"next-line " + TOKEN.encode() + b"\n")  # EPIPE: nobody took it; the new process does
+    out.feed(TOKEN.encode() + b"\n")
     out.flush()
     text += capfd.readouterr().out
     assert "the masking process stopped" in text and "restarting it" in text
-    assert "lost-line" not in text
-    assert TOKEN not in text and "<SECRET:github-pat-classic:" in text
+    assert "next-line <SECRET:github-pat-classic:" in text  # not left waiting for more output
+    assert TOKEN not in text and text.count("<SECRET:github-pat-classic:") == 2
+    assert out.restarts == 1
+
+
+def test_a_masking_process_that_dies_under_an_unusable_policy_ends_the_session(tmp_path, monkeypatch, capfd):
+    """The policy became unusable and the masking process is gone: no restarts
+    over and over (each would fail the same way) — the session ends at once with
+    the policy's message and hint, nothing shown unmasked."""
+    out = SessionOutput(dict(os.environ), 1)
+    ended = []
+    out.on_fatal = lambda: ended.append(True)
+    out.feed(b"hello\n")
+    os.kill(out.proc.pid, signal.SIGKILL)
+    time.sleep(0.5)  # gone (not reaped: SessionOutput does that)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[detect\n")
+    monkeypatch.setenv("TCG_POLICY", str(bad))
+    out.env["TCG_POLICY"] = str(bad)
+    for _ in range(3):
+        out.feed(b"after " + TOKEN.encode() + b"\n")
+    text = capfd.readouterr().out
+    assert ended == [True] and out.restarts == 0
+    assert "tcg: output is withheld and the session ends: the policy cannot be used:" in text
+    assert str(bad) in text and "\r\nhint: " in text
+    assert TOKEN not in text and "after" not in text
 
 
 def test_masking_follows_a_policy_edit(tmp_path, monkeypatch):

@@ -120,6 +120,30 @@ def test_human_blocked_line_does_not_run_and_prints_why(panes, shell_name, tcg_h
     assert sess.file("alive.txt") == "still-here\n"
 
 
+def test_a_line_that_starts_in_a_subshell_or_a_job_is_decided_before_it_runs(panes, shell_name, tcg_home):
+    """bash runs the first command of `( … )`, `{ …; } &` and `a && b &` in a
+    child, where a DEBUG trap does not run unless functrace is on: the hook turns
+    it on until the line is decided, so these lines are decided before they run
+    too, and once each (one event, one refusal)."""
+    plain, sess = both(panes, shell_name)
+    key = tcg_home / "state" / "key"
+    lines = [f"(cp '{key}' s1.key)", f"{{ cp '{key}' s2.key; }} & wait",
+             f"true && cp '{key}' s3.key & wait", f"(echo x > s4.txt); cp '{key}' s4.key"]
+    for p in (plain, sess):
+        for line in lines:
+            p.line(line)
+    assert sorted(f.name for f in plain.workdir.iterdir()) == ["s1.key", "s2.key", "s3.key", "s4.key",
+                                                                "s4.txt"]  # control
+    assert [f.name for f in sess.workdir.iterdir()] == []
+    assert sess.screen().count("tcg: blocked (self-protection)") == len(lines)
+    decided = wait_for(lambda: (d := [e for e in events(tcg_home) if e["event"] == "command_decision"
+                                      and e.get("mode") == "session"]) and len(d) >= len(lines) and d,
+                       60, "the lines' events")
+    time.sleep(0.5)
+    decided = [e for e in events(tcg_home) if e["event"] == "command_decision" and e.get("mode") == "session"]
+    assert [e["decision"] for e in decided] == ["block"] * len(lines), decided
+
+
 def test_a_line_bash_keeps_out_of_its_history_is_still_decided(panes):
     """bash decides a line from `history 1`; with HISTCONTROL=ignorespace a line
     typed with a leading space is not saved there, so its commands are decided
@@ -281,6 +305,48 @@ def test_a_delete_the_command_did_not_do_is_given_back(panes, shell_name, tcg_ho
     assert list(_tx_states().values()) == ["committed"]
     wait_for(lambda: _tx_states() == {} and p.dead(), 60, "the session's end to settle its last line")
     assert (p.workdir / "build" / "a.txt").read_text() == "still here\n"
+
+
+def test_a_delete_run_in_the_background_stays_reversible(panes, shell_name, tcg_home):
+    """`(sleep 3; rm -rf build) &` (once a person said yes to it) is a job of the
+    shell's own, as in a plain shell (`[1] PID`, `jobs` lists it running, the tree
+    is gone once it is done). The next line
+    comes while the job still runs: the transaction is not settled then (the
+    stand-in would be swapped back and the late rm would delete the original for
+    good) but once the job has ended, so what it deleted stays in the trash,
+    `tcg restore` brings it back, and a `guard_settle` event records it."""
+    plain, sess = both(panes, shell_name)
+    for p in (plain, sess):
+        (p.workdir / "build" / "sub").mkdir(parents=True)
+        (p.workdir / "build" / "sub" / "a.txt").write_text("keep me\n")
+    original = _tree(sess.workdir)
+    job = "(sleep 3; rm -rf build; echo $? > job.txt) &"
+    assert "[1] " in plain.line(job)
+    # A delete beside a background job is ASK delete-compound (docs/guard.md): yes.
+    sess.line(job, wait=False)
+    sess.wait_screen("run it anyway? [y/N]")
+    sess.text("y")
+    assert "[1] " in sess.wait_prompt()
+    for p in (plain, sess):
+        p.line("jobs > jobs.txt")  # the shell's next line, while the job still runs
+        assert "running" in p.file("jobs.txt").lower(), p.file("jobs.txt")
+    for p in (plain, sess):
+        assert p.file("job.txt") == "0\n"
+        assert not (p.workdir / "build").exists()
+    states = _tx_states()
+    assert list(states.values()) == ["committed"], states  # not settled while the job ran
+    sess.line("true")  # the job has ended: this line settles it
+    txid = next(iter(states))
+    assert _tx_states() == {txid: "settled"}
+    settles = wait_for(lambda: [e for e in events(tcg_home) if e["event"] == "guard_settle"], 60,
+                       "the guard_settle event")
+    assert [(e["txid"], e["kept"], e["returned"], e["changed"]) for e in settles] == [(txid, 1, 0, 0)]
+    assert settles[0]["session"]
+    restored = _tcg("restore", txid, cwd=sess.workdir)
+    assert restored.returncode == 0, restored.stderr
+    for name in ("job.txt", "jobs.txt"):
+        (sess.workdir / name).unlink()
+    assert _tree(sess.workdir) == original
 
 
 def test_ask_for_a_delete_guard_verdict_shows_the_masked_line(panes, shell_name, tcg_home):

@@ -7,6 +7,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,52 @@ def test_bash_debug_trap_of_another_tool_keeps_running(panes):
     p.line("trap '_t_seen=$((_t_seen+1))' DEBUG")
     screen = p.line("cat .env")
     assert screen.count("tcg: blocked") == 2 and "not-a-real-value" not in screen
+
+
+@pytest.mark.parametrize("fault", ["broken-toml", "unreadable"])
+def test_an_invalid_policy_at_start_refuses_the_session_clearly(panes, shell_name, tmp_path, fault):
+    """TCG_POLICY names a broken or unreadable file when a terminal opens: the
+    session does not start (fail closed: the shell inside is stopped before any
+    of its output is shown and before it reads a line), the screen says why and
+    what to do, the terminal is left in its
+    normal mode, and the station does not start masking processes over and
+    over. With the automatic start the message waits for Enter (the window
+    would otherwise close before it can be read); the status is 126."""
+    if fault == "broken-toml":
+        policy = tmp_path / "bad.toml"
+        policy.write_text("this is [not toml\n")
+        why = "invalid TOML"
+    else:
+        policy = tmp_path / "policy-dir.toml"
+        policy.mkdir()  # a directory: cannot be read as a file (even by root)
+        why = str(policy)
+    status = tmp_path / "status"
+    exe = shutil.which(shell_name)
+    inner = [exe, "--noprofile", "--rcfile", "RCFILE", "-i"] if shell_name == "bash" else [exe, "-i"]
+    # The wrapper records the status and the terminal's mode after the session.
+    wrapped = ["/bin/sh", "-c", '"$@"; echo $? > "$0"; stty -a > "$0.stty"', str(status), *inner]
+    p = panes(shell_name, session=True, env={"TCG_POLICY": str(policy)}, wait_prompt=False,
+              argv=wrapped, rc_extra='if [ -n "${TCG_SESSION-}" ]; then echo INNER-SHELL-OUTPUT; fi\n')
+    screen = p.wait_screen("press Enter", timeout=120)
+    lines = screen.splitlines()
+    assert any(ln.startswith("tcg: the session could not start: ") and "policy" in ln for ln in lines), screen
+    assert why in screen, screen
+    assert any(ln.startswith("hint: ") for ln in lines), screen  # at the start of a line: no staircase
+    assert "masking process" not in screen, screen
+    assert "P1> " not in screen and "INNER-SHELL-OUTPUT" not in screen  # nothing the shell inside printed
+    time.sleep(1.0)
+    assert not status.exists(), "the message waits for Enter"
+    p.keys("Enter")
+    assert wait_for(lambda: status.exists() and status.read_text().strip() or None, 60, "the status") == "126"
+    stty = wait_for(lambda: (Path(f"{status}.stty").read_text() or None)
+                    if Path(f"{status}.stty").exists() else None, 30, "stty")
+    words = stty.split()
+    assert {"icanon", "echo", "isig"} <= set(words) and not {"-icanon", "-echo", "-isig"} & set(words), stty
+    # An agent actor is refused the same way, without waiting for a key.
+    a_status = tmp_path / "agent-status"
+    a_wrapped = ["/bin/sh", "-c", '"$@"; echo $? > "$0"', str(a_status), *inner]
+    a = panes(shell_name, session=True, env={"TCG_POLICY": str(policy), "TCG_ACTOR": "agent"},
+              wait_prompt=False, argv=a_wrapped)
+    assert wait_for(lambda: a_status.exists() and a_status.read_text().strip() or None, 120,
+                    "the agent's status") == "126"
+    assert "tcg: the session could not start" in a.wait_screen("tcg: the session could not start")

@@ -203,7 +203,8 @@ class Pane:
 
 def stations(pane: Pane) -> list[str]:
     """Command lines of every station process under this pane."""
-    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    out = subprocess.run(["ps", "-ww", "-e", "-o", "pid=,ppid=,args="], capture_output=True,
+                         text=True).stdout  # -ww: the whole command line, however wide
     children: dict[int, list[tuple[int, str]]] = {}
     for line in out.splitlines():
         pid, ppid, args = line.strip().split(None, 2) + [""] * (3 - len(line.strip().split(None, 2)))
