@@ -8,7 +8,7 @@ try:
     from _operator import _compare_digest as compare_digest
     from _operator import itemgetter
 except ImportError:  # pragma: no cover - an interpreter without it
-    from hmac import compare_digest
+    from hmac import compare_digest  # type: ignore[no-redef]
     from operator import itemgetter
 
 __all__ = ["compare_digest", "itemgetter"]
