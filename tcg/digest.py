@@ -1,8 +1,12 @@
 """SHA-256 for names and fingerprints, keyed BLAKE2b for signed files, HMAC-SHA256 for keyed names.
 
-Unkeyed SHA-256 (cache file names, fingerprints of policy texts and code) comes
-from tcg._lean.sha256 — the interpreter's builtin SHA-256, without loading
-OpenSSL (tcg._lean says what that saves).
+Unkeyed SHA-256 (cache file names, the policy's fingerprint in events, the
+launch gate's state key) comes from tcg._lean.sha — the interpreter's builtin
+SHA-256, without loading OpenSSL (tcg._lean says what that saves) — and is
+loaded on first use. What the hook computes on every tool call (the code's
+identity, tcg.fingerprint; the policy snapshot's key) is unkeyed BLAKE2b-256
+instead: the hook loads BLAKE2 for the snapshot's MAC anyway, so it does not
+load a second hash module.
 
 Signed files (tcg.signed: every start-up cache, trash and approval records) are
 authenticated with BLAKE2b in its keyed mode (RFC 7693, section 2.5: the key
@@ -18,13 +22,30 @@ first use: only a process that computes one pays for loading it.
 
 from __future__ import annotations
 
-from tcg._lean.sha import sha256
+TYPE_CHECKING = False  # typing costs ~3 ms of import on the hot path
+if TYPE_CHECKING:
+    from hashlib import _Hash as Hash
 
-__all__ = ["compare_digest", "hmac_sha256", "keyed_blake2b", "sha256", "sha256_hex"]
+__all__ = ["blake2b_256", "compare_digest", "hmac_sha256", "keyed_blake2b", "sha256", "sha256_hex"]
+
+
+def sha256(data: bytes = b"") -> Hash:
+    """A SHA-256 object (hashlib's interface) fed with ``data``."""
+    from tcg._lean.sha import sha256 as builtin_sha256
+
+    return builtin_sha256(data)
 
 
 def sha256_hex(data: bytes) -> str:
     return sha256(data).hexdigest()
+
+
+def blake2b_256(data: bytes = b"") -> Hash:
+    """An unkeyed BLAKE2b-256 object (hashlib's interface) fed with ``data``: for
+    identities computed on every call (see above), never for a MAC."""
+    from tcg._lean.blake import blake2b
+
+    return blake2b(data, digest_size=32)  # type: ignore[return-value]  # same interface
 
 
 def hmac_sha256(key: bytes, message: bytes) -> str:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcg._lean.blake import blake2b
-from tcg.digest import compare_digest, hmac_sha256, keyed_blake2b, sha256, sha256_hex
+from tcg.digest import blake2b_256, compare_digest, hmac_sha256, keyed_blake2b, sha256, sha256_hex
 
 
 @settings(max_examples=300, deadline=None)
@@ -42,6 +42,14 @@ def test_rfc4231_case_2():
     assert hmac_sha256(b"Jefe", b"what do ya want for nothing?") == (
         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(max_size=5000))
+def test_blake2b_256_matches_hashlib(data):
+    h = blake2b_256(data)
+    h.update(b"tail")
+    assert h.hexdigest() == hashlib.blake2b(data + b"tail", digest_size=32).hexdigest()
 
 
 @settings(max_examples=300, deadline=None)
