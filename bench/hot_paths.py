@@ -16,7 +16,11 @@ and every ``--base DIR`` holding an older ``tcg/`` package (for example
 caches (install key, policy snapshot, gate result, masked line) are warm.
 Byte-code is compiled first, as an install would have it.
 
-    .venv/bin/python bench/hot_paths.py [--runs 30] [--base DIR ...]
+    .venv/bin/python bench/hot_paths.py [--runs 30] [--base DIR ...] [--only hook ...]
+
+``--base`` may also be a ``pip install --target`` directory of a built wheel (its
+``tcg-*.dist-info/RECORD`` is what tcg.fingerprint reads there, instead of a stat
+walk of the package): that is what a user's install pays.
 """
 
 from __future__ import annotations
@@ -89,6 +93,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--base", action="append", default=[], type=Path,
                     help="a directory holding an older tcg/ package (repeatable)")
+    ap.add_argument("--only", action="append", choices=["run-line", "hook", "launch"],
+                    help="time only these entries (repeatable; the interpreter floor always)")
     args = ap.parse_args()
     roots = {"this tree": ROOT, **{f"base {i}: {p}": p.resolve() for i, p in enumerate(args.base, 1)}}
     for root in roots.values():
@@ -99,6 +105,9 @@ def main() -> int:
         for argv, env, cwd in todo.values():  # warm: key, snapshot, gate result, masked line, page cache
             for _ in range(3):
                 timed(argv, env, cwd)
+        if args.only:  # after the warm-up: run-line creates the install key the others' caches need
+            todo = {k: v for k, v in todo.items()
+                    if k == "python -I -c pass" or any(k.startswith(o) for o in args.only)}
         wall: dict[str, list[float]] = {k: [] for k in todo}
         cpu: dict[str, list[float]] = {k: [] for k in todo}
         for _ in range(args.runs):

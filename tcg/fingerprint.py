@@ -44,9 +44,9 @@ def code_fingerprint() -> str:
 
 def fingerprint_of(package_dir: str, version: str) -> str:
     """The fingerprint of the package installed at ``package_dir``."""
-    from tcg.digest import sha256
+    from tcg.digest import blake2b_256
 
-    h = sha256(b"tcg-code\0" + version.encode("utf-8") + b"\0")
+    h = blake2b_256(b"tcg-code\0" + version.encode("utf-8") + b"\0")
     record = _wheel_record(package_dir, version)
     if record is not None:
         h.update(b"record\0" + record)

@@ -1,20 +1,38 @@
-"""Cache files signed with the install's HMAC key.
+"""Cache files and records signed with the install key.
 
-Start-up caches (the detector's rule-analysis memo, policy snapshots) live in
-the cache dir, which anything running as the user can write. Each file is one
-MAC line and a body; a file whose MAC does not verify (edited, truncated,
-another install's) reads as absent, so a forged cache can never change what
-tcg decides — it only costs the time to rebuild it.
+Start-up caches (the detector's rule-analysis memo, policy snapshots) and
+records (the trash's transactions, approvals) live in directories that anything
+running as the user can write. Each file is one MAC line and a body; a file
+whose MAC does not verify (edited, truncated, another install's) reads as
+absent, so a forged file can never change what tcg decides — for a cache it
+only costs the time to rebuild it.
+
+The MAC line is ``blake2b:`` and the keyed BLAKE2b-256 (tcg.digest) of ``tag``,
+a NUL and the body, in the domain ``tcg signed file``: the tag says what the
+file is (a trash manifest cannot pass for an approval, a cache for the code
+that wrote it — tcg.cachestore), the domain keeps these MACs apart from every
+other use of the install key. Versions before used HMAC-SHA256 with the same
+tag and a bare hex line; records that must outlive an upgrade (trash,
+approvals) still accept that form (``legacy=True``), caches never need to.
 """
 
 from __future__ import annotations
 
 import os
 
-from tcg.digest import compare_digest, hmac_sha256
+from tcg.digest import compare_digest, keyed_blake2b
+
+SCHEME = b"blake2b:"
+PERSON = b"tcg signed file"
 
 
 def _mac(key: bytes, tag: str, body: bytes) -> bytes:
+    return SCHEME + keyed_blake2b(key, tag.encode("utf-8") + b"\0" + body, PERSON).encode("ascii")
+
+
+def _legacy_mac(key: bytes, tag: str, body: bytes) -> bytes:
+    from tcg.digest import hmac_sha256  # loads OpenSSL: only for a file written by an older tcg
+
     return hmac_sha256(key, tag.encode("utf-8") + b"\0" + body).encode("ascii")
 
 
@@ -23,19 +41,31 @@ def signed_bytes(key: bytes, tag: str, body: bytes) -> bytes:
     return _mac(key, tag, body) + b"\n" + body
 
 
-def read_signed(path: str | os.PathLike[str], key: bytes, tag: str) -> bytes | None:
-    """The body of ``path`` if its MAC verifies under ``key`` and ``tag``, else None."""
+def verify(key: bytes, tag: str, data: bytes, *, legacy: bool = False) -> bytes | None:
+    """The body of the signed ``data`` if its MAC verifies, else None."""
+    mac, _, body = data.partition(b"\n")
+    if mac.startswith(SCHEME):
+        return body if compare_digest(mac, _mac(key, tag, body)) else None
+    if legacy and mac:
+        return body if compare_digest(mac, _legacy_mac(key, tag, body)) else None
+    return None
+
+
+def read_signed(path: str | os.PathLike[str], key: bytes, tag: str, *, legacy: bool = False) -> bytes | None:
+    """The body of ``path`` if its MAC verifies under ``key`` and ``tag``, else None.
+    ``legacy``: also accept the HMAC-SHA256 line older versions wrote."""
     try:
         with open(path, "rb") as fh:
-            mac, _, body = fh.read().partition(b"\n")
+            data = fh.read()
     except OSError:
         return None
-    return body if mac and compare_digest(mac, _mac(key, tag, body)) else None
+    return verify(key, tag, data, legacy=legacy)
 
 
-def read_signed_json(path: str | os.PathLike[str], key: bytes, tag: str) -> dict[str, object] | None:
+def read_signed_json(path: str | os.PathLike[str], key: bytes, tag: str, *,
+                     legacy: bool = False) -> dict[str, object] | None:
     """A signed JSON object (see read_signed), or None when absent, forged or not an object."""
-    body = read_signed(path, key, tag)
+    body = read_signed(path, key, tag, legacy=legacy)
     if body is None:
         return None
     import json  # only here: the verified body is rarely read on the hot path

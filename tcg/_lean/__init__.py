@@ -18,7 +18,10 @@ of 9 runs, CPython 3.11 on a shared 2-core machine: noisy, three runs' range):
 module        public (ms)                      private (ms)      used by
 ============  ===============================  ================  =====================================
 sha.py        hashlib 2.8 (loads OpenSSL)      _sha256 0.15      tcg.digest (names, fingerprints)
-ops.py        operator 0.3                     _operator 0.07    tcg.record (every policy record)
+blake.py      hashlib 2.8, hmac 3.2-4.1        _blake2 0.2-0.3   tcg.digest (signed files' MACs)
+              (both load OpenSSL)
+ops.py        operator 0.3; hmac 3.2-4.1       _operator 0.07    tcg.record (every policy record),
+              for compare_digest                                 tcg.digest (MAC comparison)
 jsonc.py      json 7.6-17.6 (re, enum)         _json 0.2         tcg.leanjson (hook input), tcg.events
 threads.py    threading 8-10                   _thread 0 (built  runner.loop, detect.helper,
                                                in, preloaded)    runner.session_events
@@ -28,6 +31,8 @@ libc.py       ctypes 2.0                       _ctypes 0.4       sandbox.linux (
 reparse.py    no public regex parser           re._parser        detect.regex (rule analysis)
 ============  ===============================  ================  =====================================
 
-HMAC is not here: tcg.digest signs with the standard library's ``hmac``
-(3.2-3.6 ms to import, paid only by a process that signs or verifies).
+Signed files (every start-up cache, among them the policy snapshot each hook
+call verifies) are MACed with BLAKE2b's keyed mode (tcg.digest), so verifying
+one loads no OpenSSL; keyed names (placeholders, event hashes) stay HMAC-SHA256
+from the standard library's ``hmac``, paid only by a process that computes one.
 """

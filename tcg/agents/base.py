@@ -83,9 +83,12 @@ class HookContext:
 
         if self.agent_session:
             try:
-                from tcg.keyhash import KeyedHasher
+                from tcg.digest import keyed_blake2b
+                from tcg.keyhash import load_or_create_key
 
-                return KeyedHasher.for_install().h16(self.agent_session)
+                # a label, not a value's fingerprint: keyed BLAKE2b (no OpenSSL load per tool call)
+                return keyed_blake2b(load_or_create_key(), self.agent_session.encode("utf-8", "surrogateescape"),
+                                     b"tcg session id")[:16]
             except Exception:  # noqa: BLE001 - no key: a fresh id (the events still record)
                 return new_session_id()
         return new_session_id()

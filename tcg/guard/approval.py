@@ -82,7 +82,7 @@ def line_hash(line: str, cwd: str, key: bytes) -> str:
 
 
 def _read(path: str, key: bytes, tag: str) -> dict[str, Any] | None:
-    return read_signed_json(path, key, tag)
+    return read_signed_json(path, key, tag, legacy=True)  # records written before an upgrade
 
 
 def _write(path: str, key: bytes, tag: str, doc: dict[str, Any]) -> None:

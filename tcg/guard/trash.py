@@ -131,7 +131,7 @@ class Trash:
 
     def read_doc(self, txdir: str, name: str) -> Any:
         """A signed JSON file of the transaction, or None (absent or not verifying)."""
-        return read_signed_json(os.path.join(txdir, name), self.key, f"trash/{name}")
+        return read_signed_json(os.path.join(txdir, name), self.key, f"trash/{name}", legacy=True)
 
     def write_doc(self, txdir: str, name: str, doc: Any, durable: bool = True) -> None:
         """Write a signed document once (O_EXCL). ``durable``: fsync it and its

@@ -7,7 +7,7 @@ import os
 import sys
 
 from tcg.cachestore import read_cache, write_cache
-from tcg.digest import sha256
+from tcg.digest import blake2b_256
 from tcg.policy.compiled import from_plain, to_plain
 from tcg.policy.merge import Policy
 
@@ -40,8 +40,8 @@ class PolicySnapshots:
     every layer; the file is bound to the code that wrote it (tcg.cachestore).
 
     Parsing and validating the TOML layers costs ~15 ms of every `tcg_shell`
-    start; a snapshot hit costs one small read. The file is authenticated with
-    the install's HMAC key, so an edited or foreign snapshot is ignored (and
+    start; a snapshot hit costs one small read. The file is signed with the
+    install key (tcg.signed), so an edited or foreign snapshot is ignored (and
     rebuilt): it cannot loosen the policy. Used only once the install key
     exists — loading a policy never creates files by itself.
 
@@ -62,7 +62,7 @@ class PolicySnapshots:
         self._key = existing_key(paths)
 
     def key(self, default_text: str, texts: list[tuple[str, str, str]]) -> str:
-        h = sha256()  # the code that merged it binds the file's MAC (tcg.cachestore)
+        h = blake2b_256()  # the code that merged it binds the file's MAC (tcg.cachestore)
         for part in (default_text, *(f"{k}\0{p}\0{t}" for k, p, t in texts)):
             h.update(b"\1" + part.encode("utf-8", "surrogatepass"))
         return h.hexdigest()

@@ -281,15 +281,19 @@ def test_extension_points_plug_in_without_changing_the_adapter(project, monkeypa
 def test_the_pre_tool_use_path_stays_light(project):
     """What a Read's PreToolUse imports once the policy snapshot exists (its budget is
     about half an interpreter start): no json, re, typing, enum, pathlib, click,
-    subprocess, dataclasses, detector or tree-sitter, and none of the command-line
+    subprocess, dataclasses, detector or tree-sitter, none of the command-line
     parser, the command tables or the credential-dump rules (a path decides through
-    tcg.policy.access alone)."""
-    data = json.dumps({"cwd": str(project), "tool_name": "Read", "tool_input": {"file_path": str(project / "a")}})
+    tcg.policy.access alone), and no hmac/hashlib (OpenSSL) nor SHA-256: the
+    snapshot's MAC and the label of the agent's session are keyed BLAKE2b, the
+    snapshot's key and the code's identity unkeyed BLAKE2b."""
+    data = json.dumps({"cwd": str(project), "tool_name": "Read", "tool_input": {"file_path": str(project / "a")},
+                       "session_id": "agent-session-1"})
     code = ("import sys; from tcg.agents.claude import main; rc = main(['PreToolUse']); "
             "heavy = ('json', 're', 'typing', 'enum', 'pathlib', 'click', 'tcg.detect.engine', 'tree_sitter', "
             "'subprocess', 'dataclasses', 'tcg.decide', 'tcg.policy.cmdline', 'tcg.policy.commands', "
-            "'tcg.policy.dumprules', 'tcg.guard'); print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)")
-    for _ in range(2):  # the first call of a session writes the policy snapshot (parses TOML)
+            "'tcg.policy.dumprules', 'tcg.guard', 'hmac', 'hashlib', '_hashlib', '_sha256', '_sha2'); "
+            "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)")
+    for _ in range(3):  # the first calls create the install key and write the policy snapshot (parse TOML)
         proc = subprocess.run([sys.executable, "-I", "-c", code], input=data.encode(), cwd=project,
                               capture_output=True, timeout=60)
     assert proc.stderr.decode().strip().splitlines()[-1] == "[]", proc.stderr.decode()

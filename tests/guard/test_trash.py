@@ -237,17 +237,27 @@ def test_restore_refuses_a_dangling_symlink(tmp_path):
     assert not (tmp_path / "nowhere").exists()
 
 
-def craft(txid: str, manifest: dict, payloads: dict[int, bytes], sign: bool = True) -> None:
+def craft(txid: str, manifest: dict, payloads: dict[int, bytes], sign: bool = True, hmac_line: bool = False) -> None:
+    """A transaction as tcg writes it; ``hmac_line``: as versions before keyed BLAKE2b
+    signed it (an HMAC-SHA256 line of tag, NUL, body, computed here by the stdlib)."""
+    import hashlib
+    import hmac
+
     from tcg.keyhash import load_or_create_key
     from tcg.signed import signed_bytes
+
+    def signed(key: bytes, tag: str, body: bytes) -> bytes:
+        if hmac_line:
+            return hmac.new(key, tag.encode() + b"\0" + body, hashlib.sha256).hexdigest().encode() + b"\n" + body
+        return signed_bytes(key, tag, body)
 
     d = trash_dir() / txid
     (d / "files").mkdir(parents=True)
     body = json.dumps(manifest).encode()
     key = load_or_create_key() if sign else os.urandom(32)
-    (d / "manifest.json").write_bytes(signed_bytes(key, "trash/manifest.json", body))
+    (d / "manifest.json").write_bytes(signed(key, "trash/manifest.json", body))
     (d / "committed").write_bytes(b"")
-    (d / "settled.json").write_bytes(signed_bytes(key, "trash/settled.json", b'{"returned": []}'))
+    (d / "settled.json").write_bytes(signed(key, "trash/settled.json", b'{"returned": []}'))
     for i, data in payloads.items():
         (d / "files" / str(i)).write_bytes(data)
 
@@ -276,6 +286,24 @@ def test_restore_refuses_a_manifest_not_signed_by_this_install(tmp_path):
     proc = tcg("restore", "20260101-000000-bbbbbb", cwd=cwd)
     assert proc.returncode == 1 and b"does not verify" in proc.stderr
     assert not target.exists()
+
+
+@pytest.mark.parametrize("sign", [True, False])
+def test_a_transaction_signed_by_an_earlier_version_still_restores(sign, tmp_path):
+    """Trash records outlive an upgrade: the HMAC-SHA256 line earlier versions wrote
+    verifies under this install's key (and only under it)."""
+    cwd = tmp_path / "p"
+    cwd.mkdir()
+    txid = "20260101-000000-dddddd"
+    craft(txid, {"txid": txid, "cwd": str(cwd), "entries": [entry(str(cwd / "kept.txt"))]}, {0: b"kept\n"},
+          sign=sign, hmac_line=True)
+    proc = tcg("restore", txid, cwd=cwd)
+    if sign:
+        assert proc.returncode == 0, proc.stderr
+        assert (cwd / "kept.txt").read_bytes() == b"kept\n"
+    else:
+        assert proc.returncode == 1 and b"does not verify" in proc.stderr
+        assert not (cwd / "kept.txt").exists()
 
 
 def test_restore_goes_in_reverse_order(tmp_path):

@@ -1,0 +1,67 @@
+"""tcg.signed: a signed file's MAC is keyed BLAKE2b (in its own domain) of the tag,
+a NUL and the body; any change to the MAC, the body, the tag or the key makes the
+file read as absent; the HMAC-SHA256 line of earlier versions is accepted only
+where a caller asks for it (records that outlive an upgrade)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tcg import signed
+
+KEY = b"k" * 32
+
+
+def _blake_line(key: bytes, tag: str, body: bytes) -> bytes:
+    h = hashlib.blake2b(tag.encode() + b"\0" + body, digest_size=32, key=key, person=b"tcg signed file")
+    return b"blake2b:" + h.hexdigest().encode()
+
+
+def _hmac_line(key: bytes, tag: str, body: bytes) -> bytes:
+    return hmac.new(key, tag.encode() + b"\0" + body, hashlib.sha256).hexdigest().encode()
+
+
+@settings(max_examples=200, deadline=None)
+@given(key=st.binary(min_size=32, max_size=32), tag=st.text(max_size=40), body=st.binary(max_size=2000))
+def test_the_mac_line_is_keyed_blake2b_of_tag_and_body(key, tag, body):
+    data = signed.signed_bytes(key, tag, body)
+    assert data == _blake_line(key, tag, body) + b"\n" + body
+    assert signed.verify(key, tag, data) == body
+
+
+def test_tampering_reads_as_absent(tmp_path):
+    path = tmp_path / "d" / "file"
+    assert signed.write_signed(path, KEY, "kind", b"line one\nline two")
+    assert signed.read_signed(path, KEY, "kind") == b"line one\nline two"
+    good = path.read_bytes()
+    mac, _, body = good.partition(b"\n")
+    flipped = mac[:-1] + (b"0" if mac[-1:] != b"0" else b"1")
+    for forged in (mac + b"\nline one\nline twO",  # the body
+                   flipped + b"\n" + body,  # the MAC
+                   good[:-1],  # truncated
+                   body,  # unsigned
+                   b"",
+                   _blake_line(b"x" * 32, "kind", body) + b"\n" + body,  # another install's key
+                   _blake_line(KEY, "other", body) + b"\n" + body,  # another tag
+                   b"blake2b:" + hashlib.blake2b(b"kind\0" + body, digest_size=32).hexdigest().encode()
+                   + b"\n" + body):  # unkeyed
+        path.write_bytes(forged)
+        assert signed.read_signed(path, KEY, "kind") is None, forged
+        assert signed.read_signed(path, KEY, "kind", legacy=True) is None, forged
+    assert signed.read_signed(tmp_path / "absent", KEY, "kind") is None
+
+
+def test_the_earlier_hmac_line_only_where_asked_for(tmp_path):
+    path = tmp_path / "record"
+    path.write_bytes(_hmac_line(KEY, "trash/manifest.json", b"{}") + b"\n{}")
+    assert signed.read_signed(path, KEY, "trash/manifest.json") is None  # caches: rebuilt instead
+    assert signed.read_signed(path, KEY, "trash/manifest.json", legacy=True) == b"{}"
+    assert signed.read_signed_json(path, KEY, "trash/manifest.json", legacy=True) == {}
+    assert signed.read_signed(path, b"x" * 32, "trash/manifest.json", legacy=True) is None
+    assert signed.read_signed(path, KEY, "trash/settled.json", legacy=True) is None
+    path.write_bytes(_hmac_line(KEY, "trash/manifest.json", b"{}") + b"\n{ }")
+    assert signed.read_signed(path, KEY, "trash/manifest.json", legacy=True) is None
