@@ -15,7 +15,7 @@ with _common.instrumented():
     from tcg.detect.engine import load_detector
     from tcg.keyhash import KeyedHasher
     from tcg.mcp.check_request import RequestChecker
-    from tcg.mcp.framing import BATCH, INVALID, LineSplitter, parse_line
+    from tcg.jsonrpc import BATCH, INVALID, LineSplitter, parse_line
     from tcg.mcp.mask_response import ResponseMasker
     from tcg.mcp.proxy import McpSession
 
