@@ -149,7 +149,7 @@ def run(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...]
 def _run(paths: list[str | os.PathLike[str]], history: bool, staged: bool, fmt: str, max_objects: int | None,
          max_bytes: int | None, baseline_file: Path | None, write_file: Path | None,
          jobs: int | None, all_occurrences: bool) -> int:
-    from tcg.events import EventLog
+    from tcg.events import EventLog, actor_from_env
     from tcg.policy.load import load_policy
     from tcg.scan.engine import scan_paths
     from tcg.scan.progress import Progress
@@ -190,7 +190,7 @@ def _run(paths: list[str | os.PathLike[str]], history: bool, staged: bool, fmt: 
     EventLog().emit(
         "scan_completed",
         surface="scan",
-        actor="agent" if os.environ.get("TCG_ACTOR") == "agent" else "human",
+        actor=actor_from_env(os.environ),
         decision=None,
         reason=None,
         rules=list(result.counts_by_rule),

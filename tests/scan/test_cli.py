@@ -183,3 +183,15 @@ def test_plain_forms_skip_click_and_match_the_click_command(leaky, capsys, monke
     slow = run([str(leaky), "--format", "json", "-j1"], capsys)
     strip = lambda d: {k: v for k, v in json.loads(d).items() if k != "duration_s"}  # noqa: E731
     assert fast[0] == slow[0] == 1 and strip(fast[1]) == strip(slow[1])
+
+
+def test_the_event_actor_follows_the_one_actor_rule(tmp_path, monkeypatch, capsys, tcg_home):
+    """An agent the launcher marked with TCG_AGENT only is an agent here too, as for
+    every other surface (tcg.events.actor_from_env)."""
+    r = init_repo(tmp_path / "clean")
+    commit_file(r, "a.txt", "nothing\n", "c0")
+    monkeypatch.delenv("TCG_ACTOR", raising=False)
+    monkeypatch.setenv("TCG_AGENT", "claude")
+    assert run([str(r)], capsys)[0] == 0
+    recs = [x for x in iter_records(get_paths().events_file) if x["event"] == "scan_completed"]
+    assert [x["actor"] for x in recs] == ["agent"]
