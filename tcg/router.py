@@ -34,6 +34,9 @@ TCG_VERBS: dict[str, tuple[str, str, int]] = {
     "shell-run-line": SHELL_VERBS["run-line"],
     "launch": ("tcg.launcher.launch", "main", ExitCode.BLOCKED),
     "hook": ("tcg.agents.entry", "main", ExitCode.INTERNAL),
+    # filters and scanners started per pipe, per commit, per repository
+    "mask": ("tcg.mask.filter", "mask_main", ExitCode.INTERNAL),
+    "scan": ("tcg.scan.command", "scan_main", ExitCode.INTERNAL),
 }
 
 # Verbs whose 2 means BLOCK: a usage error there exits 1 (docs/cli.md), whichever
