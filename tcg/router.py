@@ -32,6 +32,7 @@ SHELL_VERBS: dict[str, tuple[str, str, int]] = {
 TCG_VERBS: dict[str, tuple[str, str, int]] = {
     "check": SHELL_VERBS["check"],
     "shell-run-line": SHELL_VERBS["run-line"],
+    "run": ("tcg.runner.station", "run_argv_main", ExitCode.BLOCKED),
     "launch": ("tcg.launcher.launch", "main", ExitCode.BLOCKED),
     "hook": ("tcg.agents.entry", "main", ExitCode.INTERNAL),
     # filters and scanners started per pipe, per commit, per repository
