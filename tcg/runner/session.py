@@ -26,12 +26,13 @@ from __future__ import annotations
 import os
 import sys
 
+from tcg.errors import ExitCode
 from tcg.runner import session_channel as ch
 
 USAGE = "usage: tcg_shell session [--login] [--auto] [--shell PATH] [SHELL] [-- SHELL-ARG...]\n"
-EXIT_USAGE = 2
-EXIT_NO_TERMINAL = 2
-EXIT_REFUSED = 126
+EXIT_USAGE = ExitCode.USAGE
+EXIT_NO_TERMINAL = ExitCode.USAGE
+EXIT_REFUSED = ExitCode.BLOCKED
 HOOKED_SHELLS = ("bash", "zsh")
 MASKER_RESTARTS = 3
 ENV_SESSION = "TCG_SESSION"

@@ -16,17 +16,18 @@ from __future__ import annotations
 import os
 import sys
 
-from tcg.errors import TcgError, UsageError
+from tcg.errors import ExitCode, TcgError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-EXIT_CLEAN = 0
-EXIT_FINDINGS = 1
-EXIT_ERROR = 2
-EXIT_PARTIAL = 3
+# Named after tcg.errors.ExitCode, the one source of exit codes (docs/cli.md).
+EXIT_CLEAN = ExitCode.OK
+EXIT_FINDINGS = ExitCode.FINDINGS
+EXIT_ERROR = ExitCode.INTERNAL
+EXIT_PARTIAL = ExitCode.PARTIAL
 
 FORMATS = ("text", "json", "jsonl", "sarif")
 BASELINE_KIND = "tcg-scan-baseline"
