@@ -127,6 +127,9 @@ class Station:
             self._line, self._cwd = line, cwd
             self.policy = self.load_policy(cwd)
         except PolicyError as exc:
+            from tcg.events import record_policy_error
+
+            record_policy_error(exc, surface="shell", actor=self.actor, session=self.session)
             detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
             return refuse("policy-invalid", detail)
         except Exception as exc:  # noqa: BLE001 - fail closed on any decision error

@@ -142,3 +142,19 @@ def test_one_grammar_for_the_routed_verbs(verb, args, capsys):
     assert rc == ExitCode.USAGE and routed.out == "" and routed.err
     rc2 = run_with_error_handler(lambda: cli.main(args=[verb, *args], prog_name="tcg", standalone_mode=False))
     assert (rc2, capsys.readouterr()) == (rc, routed)
+
+
+def test_an_invalid_policy_on_the_run_line_path_is_recorded(tmp_path, monkeypatch, capsys, tcg_home):
+    """run-line refuses on an invalid policy and records a policy_error with the file
+    and line only, never what the file holds."""
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    bad = tmp_path / "policy.toml"
+    bad.write_text(f'[scan]\nnote = "{token}\n')
+    monkeypatch.setenv("TCG_POLICY", str(bad))
+    assert shell_entry.main(["run-line", "true"]) == ExitCode.BLOCKED
+    records = _events(tcg_home)
+    errors = [e for e in records if e["event"] == "policy_error"]
+    assert len(errors) == 1 and (errors[0]["policy_path"], errors[0]["policy_line"]) == (str(bad), 2)
+    assert errors[0]["surface"] == "shell" and errors[0]["reason"] == "policy-invalid"
+    assert any(e["event"] == "command_decision" and e["reason"] == "policy-invalid" for e in records)
+    assert token not in (tcg_home / "state" / "events.jsonl").read_text()
