@@ -13,7 +13,7 @@ import os
 import select
 import time
 
-from tcg.errors import TcgError
+from tcg.errors import ExitCode, TcgError
 from tcg.mask.masker import MODES
 from tcg.osutil import write_all
 
@@ -166,7 +166,7 @@ def worker_main(argv: list[str]) -> int:
             fingerprint = next(it, None)
     if mode not in MODES or not fingerprint:
         sys.stderr.write("tcg: masking worker: bad arguments\n")
-        return 2
+        return ExitCode.USAGE
     ignore_interrupts()
     from tcg.mask import masker_for
     from tcg.policy.load import load_policy
@@ -188,4 +188,4 @@ if __name__ == "__main__":  # pragma: no cover - run as the PTY runner's masking
 
     if sys.argv[1:2] == ["--worker"]:
         exit_after(lambda: worker_main(sys.argv[2:]))
-    sys.exit(2)
+    sys.exit(ExitCode.USAGE)

@@ -438,7 +438,7 @@ class Session:
         sys.stderr.write(f"tcg: the session could not start: {failure.reason}\n")
         if failure.shell is None or actor_from_env(self.env) == "agent":
             sys.stderr.write("hint: run `tcg doctor`; TCG_DEBUG=1 shows the details\n")
-            return 126
+            return EXIT_REFUSED
         sys.stderr.write("hint: run `tcg doctor`; this shell is neither checked nor masked by tcg\n")
         env = dict(self.env, TCG_SESSION_AUTO="0")
         sys.stderr.flush()
@@ -446,7 +446,7 @@ class Session:
             os.execve(failure.shell, shell_argv(failure.shell, self.opts.login, self.opts.args), env)
         except OSError as exc:
             sys.stderr.write(f"tcg: cannot start {failure.shell}: {exc.strerror}\n")
-        return 127
+        return ExitCode.NOT_FOUND
 
     def _run(self, shell: str) -> int:
         import termios
