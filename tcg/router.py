@@ -28,7 +28,8 @@ SHELL_VERBS: dict[str, tuple[str, str, int]] = {
     "run-argv": ("tcg.shells.readers", "run_argv_main", ExitCode.BLOCKED),
 }
 
-# The `tcg` verbs served without click (per tool call, per launch, per command check).
+# The `tcg` verbs served without click (per tool call, per launch, per command check,
+# per filter, per scan, per mediated argv): each parses its own arguments.
 TCG_VERBS: dict[str, tuple[str, str, int]] = {
     "check": SHELL_VERBS["check"],
     "shell-run-line": SHELL_VERBS["run-line"],
