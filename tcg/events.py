@@ -71,6 +71,23 @@ def actor_from_env(env: Mapping[str, str]) -> str:
     return "human"
 
 
+def record_policy_error(exc: BaseException, *, surface: str, actor: str, session: str | None = None,
+                        **fields: Any) -> None:
+    """Record a ``policy_error``: a policy that could not be loaded refused an action.
+
+    Only the file's path, the line (when the parser named one) and the reason code are
+    recorded, never the error's message: a parser's message can quote the file, and a
+    policy may hold a value someone pasted by mistake. Best effort: the refusal stands
+    whether or not the record could be written (the action's own event says so too).
+    """
+    try:
+        EventLog().emit("policy_error", surface=surface, actor=actor, decision="block", reason="policy-invalid",
+                        session=session, policy_path=getattr(exc, "path", None) or None,
+                        policy_line=getattr(exc, "line", None) or None, **fields)
+    except Exception:  # noqa: BLE001 - logging must not change the outcome
+        pass
+
+
 def current_session() -> str:
     """The session id inherited from a mediating parent, else a fresh one."""
     return os.environ.get("TCG_SESSION") or new_session_id()

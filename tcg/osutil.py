@@ -100,3 +100,25 @@ def spawn_error(name: str, err: int, message: str) -> SpawnError:
 
     code = 126 if err in (errno.EACCES, errno.ENOEXEC, errno.EPERM) else 127
     return SpawnError(f"{name}: {message}", code)
+
+
+def dot_git_dir(start: str) -> str | None:
+    """The nearest directory at or above ``start`` holding an entry named ``.git``, else
+    None: the project-root walk every surface uses (the entity registry's project, the
+    sandbox's store search, the launcher's "is a repository here" check).
+
+    ``lexists``, not ``exists``: a ``.git`` that is a dangling symlink (or a gitfile of a
+    removed worktree) still marks where the user's project is. Following it with
+    ``exists`` would walk past it to an enclosing repository (a dotfiles repository in
+    the home directory, say), widen the project to that tree and pick another entity
+    registry; stopping at it makes git's own error ("cannot read the repository")
+    surface instead. ``start`` is used as given: callers normalise it.
+    """
+    d = start
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent

@@ -28,12 +28,17 @@ SHELL_VERBS: dict[str, tuple[str, str, int]] = {
     "run-argv": ("tcg.shells.readers", "run_argv_main", ExitCode.BLOCKED),
 }
 
-# The `tcg` verbs served without click (per tool call, per launch, per command check).
+# The `tcg` verbs served without click (per tool call, per launch, per command check,
+# per filter, per scan, per mediated argv): each parses its own arguments.
 TCG_VERBS: dict[str, tuple[str, str, int]] = {
     "check": SHELL_VERBS["check"],
     "shell-run-line": SHELL_VERBS["run-line"],
+    "run": ("tcg.runner.station", "run_argv_main", ExitCode.BLOCKED),
     "launch": ("tcg.launcher.launch", "main", ExitCode.BLOCKED),
     "hook": ("tcg.agents.entry", "main", ExitCode.INTERNAL),
+    # filters and scanners started per pipe, per commit, per repository
+    "mask": ("tcg.mask.filter", "mask_main", ExitCode.INTERNAL),
+    "scan": ("tcg.scan.command", "scan_main", ExitCode.INTERNAL),
 }
 
 # Verbs whose 2 means BLOCK: a usage error there exits 1 (docs/cli.md), whichever

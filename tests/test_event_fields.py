@@ -33,6 +33,7 @@ WRAPPERS = [
     ("tcg/agents", "emit", "hook_decision"),  # HookContext.emit(actor, decision, …)
     ("tcg/launcher/launch.py", "emit", "launch_gate"),
     ("tcg/cli/entity.py", "_event", "entity_registry_changed"),
+    ("tcg/agents/adapter.py", "record_policy_error", "policy_error"),
 ]
 # (file, functions, event types): string keys of the dict literals and of
 # ``fields["key"] =`` / ``guard_fields["key"] =`` in those functions go into those events (fields built as a dict, then spread).

@@ -284,6 +284,11 @@ class HookAdapter:
         text = f"tcg: blocked ({code}): {what}\nhint: {hint}"
         try:
             ctx = HookContext(self.agent, event, self.surface, os.getcwd(), None, os.environ)
+            if policy_error:
+                from tcg.events import record_policy_error
+
+                record_policy_error(exc, surface=self.surface, actor="agent", session=ctx.session(),
+                                    agent=self.agent, hook_event=event)
             ctx.emit("agent", "block", code, [], error=type(exc).__name__)
         except Exception:  # noqa: BLE001 - the reply below matters more than the record
             pass

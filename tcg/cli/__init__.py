@@ -56,28 +56,9 @@ def main(argv: list[str] | None = None) -> int:
 
     verb = args[0] if args else ""
     if verb in TCG_VERBS and not wants_help(args[1:]):
-        # Per command check, per launch, per tool call: no click. The verb's own
+        # Per command check, per launch, per tool call, per filter or scan: no click. The verb's own
         # function parses its arguments (the click command only renders --help).
         return run_verb("tcg", verb, TCG_VERBS[verb], args[1:])
-
-    if args[:1] == ["mask"]:
-        # Hot path as well (a filter: its start-up delays the first byte): the plain
-        # forms go straight to tcg.mask.filter; anything else (--help, a bad option)
-        # to the click command below, for its messages and exit codes.
-        from tcg.mask import filter as mask_filter
-
-        parsed = mask_filter.parse_args(args[1:])
-        if parsed is not None:
-            return run_with_error_handler(lambda: mask_filter.run(*parsed), prog="tcg", command="mask")
-
-    if args[:1] == ["scan"]:
-        # Hot path too: pre-commit, CI and the gate start one scan per repository.
-        from tcg.scan import command as scan_command
-
-        opts = scan_command.parse_args(args[1:])
-        if opts is not None:
-            return run_with_error_handler(lambda: scan_command.run(opts.pop("paths"), **opts),
-                                          prog="tcg", command="scan")
 
     import click
 

@@ -29,7 +29,7 @@ def inbound() -> None:
                    "warning in front) on stdout; the verdict goes to stderr.")
 def check(surface: str, as_json: bool, output: bool) -> int:
     """Check the text on stdin; exit 0 clean, 1 flagged, 2 error."""
-    from tcg.errors import PolicyError
+    from tcg.errors import ExitCode, PolicyError
     from tcg.inbound.gate import check as run_gate
     from tcg.policy.load import load_policy
 
@@ -39,7 +39,7 @@ def check(surface: str, as_json: bool, output: bool) -> int:
         policy = load_policy()
     except PolicyError as exc:
         click.echo(exc.render(), err=True)
-        return 2
+        return ExitCode.BLOCKED_CHECK
     outcome = run_gate(text, surface, policy=policy)
     verdict = {"verdict": "pass" if not outcome.flagged else
                ("error" if outcome.action == "error" else "flagged"),
@@ -53,7 +53,7 @@ def check(surface: str, as_json: bool, output: bool) -> int:
     if output:
         sys.stdout.write(outcome.with_banner())
     if outcome.action == "error":
-        return 2
+        return ExitCode.BLOCKED_CHECK
     return 1 if outcome.flagged else 0
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+from tcg.osutil import dot_git_dir
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -23,14 +25,7 @@ def project_root(start: str | None = None, environ: Mapping[str, str] | None = N
     if given:
         return os.path.realpath(os.path.expanduser(given))
     d = os.path.realpath(start or os.getcwd())
-    probe = d
-    while True:
-        if os.path.lexists(os.path.join(probe, ".git")):
-            return probe
-        parent = os.path.dirname(probe)
-        if parent == probe:
-            return d
-        probe = parent
+    return dot_git_dir(d) or d
 
 
 def project_id(root: str) -> str:

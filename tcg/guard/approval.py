@@ -28,6 +28,7 @@ import secrets
 import time
 
 from tcg.errors import TcgError
+from tcg.events import actor_from_env
 from tcg.signed import read_signed_json, signed_bytes
 
 TYPE_CHECKING = False
@@ -227,7 +228,7 @@ def caller_problem(environ: Mapping[str, str] | None = None, stdin_tty: bool | N
     tty = (os.isatty(0) and os.isatty(1)) if stdin_tty is None else stdin_tty
     if not tty:
         return "tcg approve needs a terminal (stdin and stdout); run it yourself, not through a tool"
-    if env.get("TCG_AGENT") or env.get("TCG_ACTOR", "").strip().lower() == "agent" or env.get("TCG_MEDIATED"):
+    if actor_from_env(env) == "agent" or env.get("TCG_MEDIATED"):
         return "tcg approve cannot run inside an agent or a mediated command"
     for pid in ancestors(os.getpid()):
         if _marked(pid):

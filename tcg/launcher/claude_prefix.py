@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import sys
 
+from tcg.errors import ExitCode
+
 USAGE = "usage: tcg-claude-prefix LINE  (Claude Code passes the whole command line as ONE argument)\n"
 
 
@@ -70,7 +72,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         # Not what Claude Code does; refuse rather than guess what would run.
         sys.stderr.write(f"tcg-claude-prefix: expected ONE argument, got {len(argv)}\n{USAGE}")
-        return 126
+        return ExitCode.BLOCKED
     from tcg.errors import run_with_error_handler
     from tcg.runner.station import Station
 

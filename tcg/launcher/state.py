@@ -25,6 +25,7 @@ from tcg.digest import sha256
 from tcg.errors import TcgError
 from tcg.gitenv import DEVNULL, popen_git
 from tcg.gitenv import git_env as scanner_git_env
+from tcg.osutil import dot_git_dir
 
 __all__ = ["HASH_LIMIT", "RepoState", "StateError", "find_repo", "git_env", "repo_state", "state_material"]
 
@@ -47,18 +48,6 @@ def git_env() -> dict[str, str]:
     return env
 
 
-def _dot_git_above(cwd: str) -> str | None:
-    """The first directory at or above ``cwd`` holding a ``.git`` entry."""
-    d = os.path.abspath(cwd)
-    while True:
-        if os.path.lexists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-
-
 def find_repo(cwd: str | os.PathLike[str]) -> str | None:
     """The work-tree root of the git repository containing ``cwd``; None outside one."""
     import subprocess
@@ -72,7 +61,7 @@ def find_repo(cwd: str | os.PathLike[str]) -> str | None:
         )
     except FileNotFoundError:
         # No git: a repository we cannot scan is an error, not "no repository".
-        if _dot_git_above(os.fspath(cwd)) is not None:
+        if dot_git_dir(os.path.abspath(os.fspath(cwd))) is not None:
             raise StateError("git is not installed; the repository cannot be scanned", hint="install git") from None
         return None
     if proc.returncode != 0:
@@ -210,7 +199,7 @@ def repo_state(cwd: str | os.PathLike[str]) -> RepoState | None:
         return None
     (rc0, top_out), (rc1, refs_out), (rc2, status_out) = results
     if rc0 != 0:
-        d = _dot_git_above(os.path.realpath(cwd))
+        d = dot_git_dir(os.path.realpath(cwd))
         if d is not None:
             raise StateError(f"git cannot read the repository at {d}", hint=f"check it with `git -C {d} status`")
         return None

@@ -13,7 +13,7 @@ import os
 import select
 import time
 
-from tcg.errors import TcgError
+from tcg.errors import ExitCode, TcgError
 from tcg.mask.masker import MODES
 from tcg.osutil import write_all
 
@@ -87,16 +87,20 @@ def run(file: str | None, mode: str) -> int:
     return 0
 
 
-def parse_args(args: list[str]) -> tuple[str | None, str] | None:
-    """(FILE, mode) for the plain forms of `tcg mask …`; None for anything else
-    (help, an unknown option, a bad mode, a directory…), which the click command
-    then handles with its usual messages and exit codes."""
+def parse_args(args: list[str]) -> tuple[str | None, str]:
+    """(FILE, mode) of `tcg mask …`: the verb's one grammar (the click command only
+    renders --help; tcg/router.py). A bad argument raises UsageError (exit 2)."""
+    from tcg.errors import UsageError
+
+    hint = "usage: tcg mask [FILE] [--mode strict|terminal]"
     file: str | None = None
     mode = "strict"
     i = 0
     while i < len(args):
         a = args[i]
-        if a == "--mode" and i + 1 < len(args):
+        if a == "--mode":
+            if i + 1 >= len(args):
+                raise UsageError("option --mode requires an argument", hint=hint)
             mode = args[i + 1]
             i += 2
             continue
@@ -104,14 +108,21 @@ def parse_args(args: list[str]) -> tuple[str | None, str] | None:
             mode = a[len("--mode="):]
         elif a == "-" or not a.startswith("-"):
             if file is not None:
-                return None
+                raise UsageError(f"unexpected extra argument {a!r}", hint=hint)
             file = a
         else:
-            return None
+            raise UsageError(f"no such option: {a.partition('=')[0]}", hint=hint)
         i += 1
-    if mode not in MODES or (file not in (None, "-") and os.path.isdir(file)):
-        return None
+    if mode not in MODES:
+        raise UsageError(f"option --mode: {mode!r} is not one of {', '.join(MODES)}", hint=hint)
+    if file not in (None, "-") and os.path.isdir(file):
+        raise UsageError(f"{file} is a directory", hint=hint)
     return file, mode
+
+
+def mask_main(args: list[str]) -> int:
+    """`tcg mask …` (tcg/router.py): parse with the one grammar, then filter."""
+    return run(*parse_args(args))
 
 
 def ignore_interrupts() -> None:
@@ -155,7 +166,7 @@ def worker_main(argv: list[str]) -> int:
             fingerprint = next(it, None)
     if mode not in MODES or not fingerprint:
         sys.stderr.write("tcg: masking worker: bad arguments\n")
-        return 2
+        return ExitCode.USAGE
     ignore_interrupts()
     from tcg.mask import masker_for
     from tcg.policy.load import load_policy
@@ -177,4 +188,4 @@ if __name__ == "__main__":  # pragma: no cover - run as the PTY runner's masking
 
     if sys.argv[1:2] == ["--worker"]:
         exit_after(lambda: worker_main(sys.argv[2:]))
-    sys.exit(2)
+    sys.exit(ExitCode.USAGE)

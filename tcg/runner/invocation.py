@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 import sys
 
+from tcg.errors import ExitCode
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -122,7 +124,7 @@ def exec_direct(argv: list[str], env: Any) -> int:
     path = which(argv[0], env.get("PATH"))
     if path is None:
         sys.stderr.write(f"tcg: {argv[0]}: command not found\n")
-        return 127
+        return ExitCode.NOT_FOUND
     for name in ("SIGPIPE", "SIGXFSZ"):  # ignored dispositions survive exec
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)

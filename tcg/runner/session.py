@@ -26,12 +26,13 @@ from __future__ import annotations
 import os
 import sys
 
+from tcg.errors import ExitCode
 from tcg.runner import session_channel as ch
 
 USAGE = "usage: tcg_shell session [--login] [--auto] [--shell PATH] [SHELL] [-- SHELL-ARG...]\n"
-EXIT_USAGE = 2
-EXIT_NO_TERMINAL = 2
-EXIT_REFUSED = 126
+EXIT_USAGE = ExitCode.USAGE
+EXIT_NO_TERMINAL = ExitCode.USAGE
+EXIT_REFUSED = ExitCode.BLOCKED
 HOOKED_SHELLS = ("bash", "zsh")
 MASKER_RESTARTS = 3
 ENV_SESSION = "TCG_SESSION"
@@ -437,7 +438,7 @@ class Session:
         sys.stderr.write(f"tcg: the session could not start: {failure.reason}\n")
         if failure.shell is None or actor_from_env(self.env) == "agent":
             sys.stderr.write("hint: run `tcg doctor`; TCG_DEBUG=1 shows the details\n")
-            return 126
+            return EXIT_REFUSED
         sys.stderr.write("hint: run `tcg doctor`; this shell is neither checked nor masked by tcg\n")
         env = dict(self.env, TCG_SESSION_AUTO="0")
         sys.stderr.flush()
@@ -445,7 +446,7 @@ class Session:
             os.execve(failure.shell, shell_argv(failure.shell, self.opts.login, self.opts.args), env)
         except OSError as exc:
             sys.stderr.write(f"tcg: cannot start {failure.shell}: {exc.strerror}\n")
-        return 127
+        return ExitCode.NOT_FOUND
 
     def _run(self, shell: str) -> int:
         import termios

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 
+from tcg.errors import ExitCode
 from tcg.mask import masker_for
 
 TYPE_CHECKING = False
@@ -185,7 +186,7 @@ def main(argv: list[str]) -> int:
             control = int(value) if value.isdigit() else -1
     if mode not in MODES:
         sys.stderr.write("tcg: masking worker: bad arguments\n")
-        return 2
+        return ExitCode.USAGE
     ignore_interrupts()
     try:
         run_worker(mode, control_fd=control)
@@ -201,4 +202,4 @@ if __name__ == "__main__":  # pragma: no cover - run as the session's masking pr
 
     if sys.argv[1:2] == ["--worker"]:
         exit_after(lambda: main(sys.argv[2:]))
-    sys.exit(2)
+    sys.exit(ExitCode.USAGE)

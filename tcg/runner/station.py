@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import sys
 
+from tcg.errors import ExitCode
 from tcg.runner.invocation import (
     MEDIATED,
     MEDIATED_FDS,
@@ -51,8 +52,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-EXIT_BLOCKED = 126
-EXIT_USAGE = 2
+EXIT_BLOCKED = ExitCode.BLOCKED
+EXIT_USAGE = ExitCode.USAGE
 # TCG_MASK_WORKER=0: PTY mode masks in the station's own process (slower bulk output)
 MASK_WORKER_ENV = "TCG_MASK_WORKER"
 LINE_CACHE_MAX = 4096  # masked command lines kept in <cache>/masked-lines
@@ -65,27 +66,19 @@ def run_line_main(argv: list[str]) -> int:
     except UsageError as exc:
         sys.stderr.write(f"tcg_shell run-line: {exc}\n{USAGE}")
         return EXIT_USAGE
-    return guarded(lambda: Station().run_line(line, shell=shell))
+    # An unexpected error escapes to the router's one handler (tcg/router.py), which
+    # exits with run-line's code for it: 126, as if blocked (fail closed).
+    return Station().run_line(line, shell=shell)
 
 
-def guarded(run: Callable[[], int]) -> int:
-    """No tracebacks on the hot path: ^C before the child starts → 130; an
-    unexpected error → one line (traceback with TCG_DEBUG=1) and exit 1. The
-    decision step has its own fail-closed handling; this only catches the run."""
-    try:
-        return run()
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:  # noqa: BLE001 - the one place the station maps crashes
-        if os.environ.get("TCG_DEBUG", "") not in ("", "0"):
-            import traceback
+def run_argv_main(argv: list[str]) -> int:
+    """Entry point of `tcg run -- CMD ARG…`: ``argv`` is everything after ``run``."""
+    args = argv[1:] if argv[:1] == ["--"] else argv
+    if not args:
+        from tcg.errors import UsageError as MissingCommand
 
-            traceback.print_exc()
-        sys.stderr.write(
-            f"tcg: internal error while running the command ({type(exc).__name__})\n"
-            "hint: rerun with TCG_DEBUG=1 for a traceback and report it\n"
-        )
-        return 1
+        raise MissingCommand("missing CMD", hint="usage: tcg run -- CMD ARG…")
+    return Station().run_argv(args)
 
 
 def actor_from_env(env: Any) -> str:
@@ -134,6 +127,9 @@ class Station:
             self._line, self._cwd = line, cwd
             self.policy = self.load_policy(cwd)
         except PolicyError as exc:
+            from tcg.events import record_policy_error
+
+            record_policy_error(exc, surface="shell", actor=self.actor, session=self.session)
             detail = exc.message + (f" ({exc.hint})" if exc.hint else "")
             return refuse("policy-invalid", detail)
         except Exception as exc:  # noqa: BLE001 - fail closed on any decision error

@@ -26,6 +26,8 @@ import marshal
 import os
 import stat
 
+from tcg.osutil import dot_git_dir
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -153,14 +155,7 @@ class WalkCache:
 
 def project_root(cwd: str) -> str:
     """The nearest directory at or above ``cwd`` holding ``.git``, else ``cwd``."""
-    d = cwd
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return cwd
-        d = parent
+    return dot_git_dir(cwd) or cwd
 
 
 def literal_prefix(pattern: str) -> str:

@@ -1,10 +1,9 @@
-"""`tcg scan` without click: the work of the command, and a parser for its plain forms.
+"""`tcg scan` without click: the work of the command, and its one argument parser.
 
 Pre-commit hooks, CI and the launch gate start `tcg scan` once per repository, so its
-start-up is paid on every call: the plain forms (tcg/cli/__init__.py asks
-:func:`parse_args`) run here without importing click; anything else (``--help``, a bad
-value, an unknown option) goes to the click command in tcg/cli/scan.py, which documents
-every option and prints the usual messages. Both end in :func:`run`.
+start-up is paid on every call: tcg/router.py calls :func:`scan_main`, which parses
+the arguments here without importing click (a bad option is a UsageError, exit 2).
+The click command in tcg/cli/scan.py only renders ``--help`` from the same options.
 
 Exit codes (docs/cli.md): 0 clean, 1 findings, 2 error, 3 partial (a budget stopped the
 scan and nothing was found in the part scanned). Findings win over partial (exit 1, and
@@ -17,17 +16,18 @@ from __future__ import annotations
 import os
 import sys
 
-from tcg.errors import TcgError, UsageError
+from tcg.errors import ExitCode, TcgError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-EXIT_CLEAN = 0
-EXIT_FINDINGS = 1
-EXIT_ERROR = 2
-EXIT_PARTIAL = 3
+# Named after tcg.errors.ExitCode, the one source of exit codes (docs/cli.md).
+EXIT_CLEAN = ExitCode.OK
+EXIT_FINDINGS = ExitCode.FINDINGS
+EXIT_ERROR = ExitCode.INTERNAL
+EXIT_PARTIAL = ExitCode.PARTIAL
 
 FORMATS = ("text", "json", "jsonl", "sarif")
 BASELINE_KIND = "tcg-scan-baseline"
@@ -38,49 +38,64 @@ _VALUE_OPTS = {"--format": "fmt", "--max-objects": "max_objects", "--max-bytes":
 _FLAG_OPTS = {"--history": ("history", True), "--no-history": ("history", False),
               "--staged": ("staged", True), "--all-occurrences": ("all_occurrences", True)}
 _INT_OPTS = ("max_objects", "max_bytes", "jobs")
+USAGE_HINT = "see `tcg scan --help`"
 
 
 class BaselineError(TcgError):
     exit_code = EXIT_ERROR
 
 
-def parse_args(args: list[str]) -> dict[str, Any] | None:
-    """Keyword arguments of :func:`run` for the plain forms of `tcg scan …`; None for
-    anything else, which the click command then handles (help, messages, exit codes).
-    Targets stay strings (the scanner works with os.path); pathlib is imported only for
-    a baseline file."""
+def parse_args(args: list[str]) -> dict[str, Any]:
+    """Keyword arguments of :func:`run` for `tcg scan …`: the verb's one grammar (the
+    click command only renders --help from it; tcg/router.py). A bad option raises
+    UsageError (exit 2). Targets stay strings (the scanner works with os.path);
+    pathlib is imported only for a baseline file."""
     opts: dict[str, Any] = {"paths": [], "history": True, "staged": False, "fmt": "text",
                             "max_objects": None, "max_bytes": None, "baseline_file": None,
                             "write_file": None, "jobs": None, "all_occurrences": False}
     i = 0
     while i < len(args):
         a = args[i]
+        if a == "--":
+            opts["paths"].extend(args[i + 1:])
+            break
         name, eq, inline = a.partition("=")
+        if a.startswith("-j") and len(a) > 2 and not eq:
+            name, eq, inline = "-j", "=", a[2:]  # -jN, as click reads it
         if a in _FLAG_OPTS:
             key, flag = _FLAG_OPTS[a]
             opts[key] = flag
-        elif name in _VALUE_OPTS and (eq or i + 1 < len(args)):
+        elif name in _VALUE_OPTS:
+            if not eq and i + 1 >= len(args):
+                raise UsageError(f"option {name} requires an argument", hint=USAGE_HINT)
             value = inline if eq else args[i + 1]
             i += 0 if eq else 1
             key = _VALUE_OPTS[name]
             if key in _INT_OPTS:
                 if not value.isdigit() or int(value) < 1:
-                    return None
+                    raise UsageError(f"option {name}: {value!r} is not a whole number >= 1", hint=USAGE_HINT)
                 opts[key] = int(value)
             elif key == "fmt":
                 if value not in FORMATS:
-                    return None
+                    raise UsageError(f"option --format: {value!r} is not one of {', '.join(FORMATS)}",
+                                     hint=USAGE_HINT)
                 opts[key] = value
             else:
                 from pathlib import Path
 
                 opts[key] = Path(value)
-        elif a == "--" or a.startswith("-"):
-            return None
+        elif a.startswith("-") and a != "-":
+            raise UsageError(f"no such option: {name}", hint=USAGE_HINT)
         else:
             opts["paths"].append(a)
         i += 1
     return opts
+
+
+def scan_main(args: list[str]) -> int:
+    """`tcg scan …` (tcg/router.py): parse with the one grammar, then scan."""
+    opts = parse_args(args)
+    return run(opts.pop("paths"), **opts)
 
 
 def load_baseline(path: Path) -> set[tuple[str, str]]:
@@ -149,7 +164,7 @@ def run(paths: list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...]
 def _run(paths: list[str | os.PathLike[str]], history: bool, staged: bool, fmt: str, max_objects: int | None,
          max_bytes: int | None, baseline_file: Path | None, write_file: Path | None,
          jobs: int | None, all_occurrences: bool) -> int:
-    from tcg.events import EventLog
+    from tcg.events import EventLog, actor_from_env
     from tcg.policy.load import load_policy
     from tcg.scan.engine import scan_paths
     from tcg.scan.progress import Progress
@@ -190,7 +205,7 @@ def _run(paths: list[str | os.PathLike[str]], history: bool, staged: bool, fmt: 
     EventLog().emit(
         "scan_completed",
         surface="scan",
-        actor="agent" if os.environ.get("TCG_ACTOR") == "agent" else "human",
+        actor=actor_from_env(os.environ),
         decision=None,
         reason=None,
         rules=list(result.counts_by_rule),

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import sys
 
-from tcg.errors import run_with_error_handler
+from tcg.errors import ExitCode, run_with_error_handler
 
 
 def run_argv_main(argv: list[str]) -> int:
     if not argv:
         sys.stderr.write("usage: tcg_shell run-argv CMD [ARG...]\n")
-        return 2
+        return ExitCode.USAGE
 
     def run() -> int:
         from tcg.runner.station import Station

@@ -191,6 +191,23 @@ def test_an_invalid_policy_refuses_every_tool(project, tmp_path):
     assert rc == 0 and denial(reply).startswith("tcg: blocked (policy-invalid)")
 
 
+def test_an_invalid_policy_is_recorded_as_a_policy_error(project, tmp_path, tcg_home):
+    """The refusal is a security event: a policy_error naming the file and line, and
+    nothing the file holds (its bad line carries a pasted token here)."""
+    token = github_pat(7)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'[scan]\nnote = "{token}\n')
+    reply, rc, _ = pre("Read", {"file_path": str(project / "notes.txt")}, project,
+                       env=dict(os.environ, TCG_POLICY=str(bad)))
+    assert rc == 0 and denial(reply).startswith("tcg: blocked (policy-invalid)")
+    errors = [e for e in events(tcg_home) if e["event"] == "policy_error"]
+    assert len(errors) == 1 and errors[0]["policy_path"] == str(bad) and errors[0]["policy_line"] == 2
+    assert (errors[0]["surface"], errors[0]["agent"], errors[0]["hook_event"]) == ("claude-hooks", "claude",
+                                                                                    "PreToolUse")
+    assert (errors[0]["decision"], errors[0]["reason"]) == ("block", "policy-invalid")
+    assert_no_secret_written(tcg_home, [token])
+
+
 def test_unknown_event_and_usage_block():
     proc = subprocess.run([sys.executable, "-m", "tcg", "hook", "claude", "Nonsense"], input=b"{}",
                           capture_output=True, timeout=60)

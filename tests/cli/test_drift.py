@@ -107,3 +107,54 @@ def test_unexpected_crash_in_a_click_command_is_internal(monkeypatch, capsys, tc
 def test_check_span_usage_error_is_not_block(args, capsys):
     """2 is BLOCK for check-span as for check: its usage errors exit 1 too."""
     assert main(["check-span", *args]) == ExitCode.ERROR
+
+
+@pytest.mark.parametrize("entry", [
+    lambda: shell_entry.main(["run-line", "true"]),
+    lambda: main(["shell-run-line", "true"]),
+    lambda: main(["run", "--", "true"]),
+])
+def test_unexpected_crash_in_the_station_fails_closed(entry, monkeypatch, capsys, tcg_home):
+    """The station has no second error handler: a crash exits 126 (as if blocked: the
+    command's own 1 would read as "ran and failed") through the one handler, logged."""
+    from tcg.runner.station import Station
+
+    def crash(*args, **kwargs):
+        raise RuntimeError("detail that may hold data")
+
+    monkeypatch.setattr(Station, "run_line", crash)
+    monkeypatch.setattr(Station, "run_argv", crash)
+    assert entry() == ExitCode.BLOCKED
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError\nhint: " in err and "detail" not in err
+    assert any(e["event"] == "internal_error" and e["exit_code"] == ExitCode.BLOCKED for e in _events(tcg_home))
+
+
+@pytest.mark.parametrize("verb,args", [("mask", ["--bogus"]), ("scan", ["a", "b", "c", "--bogus"]),
+                                       ("run", []), ("shell-run-line", ["--bogus", "x"])])
+def test_one_grammar_for_the_routed_verbs(verb, args, capsys):
+    """The router and the click command give a verb's bad arguments one answer."""
+    from tcg.cli.app import cli
+    from tcg.errors import run_with_error_handler
+
+    rc = main([verb, *args])
+    routed = capsys.readouterr()
+    assert rc == ExitCode.USAGE and routed.out == "" and routed.err
+    rc2 = run_with_error_handler(lambda: cli.main(args=[verb, *args], prog_name="tcg", standalone_mode=False))
+    assert (rc2, capsys.readouterr()) == (rc, routed)
+
+
+def test_an_invalid_policy_on_the_run_line_path_is_recorded(tmp_path, monkeypatch, capsys, tcg_home):
+    """run-line refuses on an invalid policy and records a policy_error with the file
+    and line only, never what the file holds."""
+    token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
+    bad = tmp_path / "policy.toml"
+    bad.write_text(f'[scan]\nnote = "{token}\n')
+    monkeypatch.setenv("TCG_POLICY", str(bad))
+    assert shell_entry.main(["run-line", "true"]) == ExitCode.BLOCKED
+    records = _events(tcg_home)
+    errors = [e for e in records if e["event"] == "policy_error"]
+    assert len(errors) == 1 and (errors[0]["policy_path"], errors[0]["policy_line"]) == (str(bad), 2)
+    assert errors[0]["surface"] == "shell" and errors[0]["reason"] == "policy-invalid"
+    assert any(e["event"] == "command_decision" and e["reason"] == "policy-invalid" for e in records)
+    assert token not in (tcg_home / "state" / "events.jsonl").read_text()

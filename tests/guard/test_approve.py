@@ -103,3 +103,10 @@ def test_unknown_and_expired_codes(tmp_path, monkeypatch):
     code = approval.request(ask)
     with pytest.raises(approval.ApprovalError, match="expired"):
         approval.load(code)
+
+
+def test_approve_refuses_an_agent_by_the_one_actor_rule():
+    from tcg.guard.approval import caller_problem
+
+    assert caller_problem({"TCG_ACTOR": " Agent "}, stdin_tty=True) is not None
+    assert caller_problem({"TCG_AGENT": "claude"}, stdin_tty=True) is not None

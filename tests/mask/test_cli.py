@@ -168,3 +168,20 @@ def test_consumer_going_away_is_not_an_error():
     res = subprocess.run(["bash", "-c", script], capture_output=True, timeout=120)
     assert res.stdout == b"line of output\n"
     assert res.stderr == b"rc=0\n"
+
+
+def test_one_grammar_whichever_entry_parses(tmp_path, capsys):
+    """`tcg mask` parses its arguments once (tcg.mask.filter.parse_args); the click
+    command only renders --help and hands anything else to the same function."""
+    from tcg.cli import main
+    from tcg.cli.app import cli
+    from tcg.errors import run_with_error_handler
+
+    for bad in (["--bogus"], ["a", "b"], ["--mode", "fast"], ["--mode"], [str(tmp_path)]):
+        rc = main(["mask", *bad])
+        routed = capsys.readouterr()
+        assert (rc, routed.out) == (2, "") and routed.err.startswith("tcg: ") and "hint:" in routed.err, bad
+        rc2 = run_with_error_handler(lambda bad=bad: cli.main(args=["mask", *bad], prog_name="tcg", standalone_mode=False))
+        assert (rc2, capsys.readouterr()) == (rc, routed)
+    res = subprocess.run([TCG, "mask", "--help"], capture_output=True, timeout=120)
+    assert res.returncode == 0 and b"--mode [strict|terminal]" in res.stdout

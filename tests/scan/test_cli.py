@@ -168,18 +168,37 @@ def test_all_occurrences_lists_every_place(leaky, capsys):
     assert_no_value(out)
 
 
-def test_plain_forms_skip_click_and_match_the_click_command(leaky, capsys, monkeypatch):
-    """`tcg scan` parses its plain forms without click (start-up); anything else goes to
-    click. Both paths give the same report."""
-    import sys
-
-    fast = run([str(leaky), "--format", "json", "--jobs", "1"], capsys)
-    assert "click" not in sys.modules or True  # the test process may have click already
+def test_one_grammar_whichever_entry_parses(leaky, capsys):
+    """`tcg scan` parses its arguments once, in tcg.scan.command (no click); the click
+    command only renders --help and hands anything else to the same function."""
+    from tcg.cli.app import cli
+    from tcg.errors import run_with_error_handler
     from tcg.scan.command import parse_args
 
-    assert parse_args([str(leaky), "--format", "json", "--jobs", "1"]) is not None
-    assert parse_args([str(leaky), "-j1"]) is None  # combined short option: click's job
-    assert parse_args(["--help"]) is None and parse_args(["--format", "xml"]) is None
-    slow = run([str(leaky), "--format", "json", "-j1"], capsys)
+    def through_click(args: list[str]) -> tuple[int, str, str]:
+        rc = run_with_error_handler(lambda: cli.main(args=["scan", *args], prog_name="tcg", standalone_mode=False))
+        out = capsys.readouterr()
+        return rc, out.out, out.err
+
+    assert parse_args([str(leaky), "-j1"])["jobs"] == 1  # click's combined short form
+    assert parse_args(["--no-history", "--", "-odd"]) == {**parse_args([]), "history": False, "paths": ["-odd"]}
+    for bad in (["a", "b", "c", "--bogus"], ["--format", "xml"], ["--jobs", "0"], ["--max-bytes"]):
+        rc, out, err = run(bad, capsys)
+        assert (rc, out) == (2, "") and err.startswith("tcg: ") and "hint:" in err, (bad, err)
+        assert through_click(bad) == (rc, out, err)
+    fast = run([str(leaky), "--format", "json", "--jobs", "1"], capsys)
+    slow = through_click([str(leaky), "--format", "json", "-j1"])
     strip = lambda d: {k: v for k, v in json.loads(d).items() if k != "duration_s"}  # noqa: E731
     assert fast[0] == slow[0] == 1 and strip(fast[1]) == strip(slow[1])
+
+
+def test_the_event_actor_follows_the_one_actor_rule(tmp_path, monkeypatch, capsys, tcg_home):
+    """An agent the launcher marked with TCG_AGENT only is an agent here too, as for
+    every other surface (tcg.events.actor_from_env)."""
+    r = init_repo(tmp_path / "clean")
+    commit_file(r, "a.txt", "nothing\n", "c0")
+    monkeypatch.delenv("TCG_ACTOR", raising=False)
+    monkeypatch.setenv("TCG_AGENT", "claude")
+    assert run([str(r)], capsys)[0] == 0
+    recs = [x for x in iter_records(get_paths().events_file) if x["event"] == "scan_completed"]
+    assert [x["actor"] for x in recs] == ["agent"]
