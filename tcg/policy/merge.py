@@ -75,14 +75,6 @@ class Policy(Record, fields="data fingerprint sources notices compiled", default
         value = self.model.identity.decision(actor, code)
         return Decision.parse(value) if value is not None else default
 
-    def get(self, dotted: str, default: Any = None) -> Any:
-        node: Any = self.data
-        for part in dotted.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return default
-            node = node[part]
-        return node
-
 
 def fingerprint_of(data: dict[str, Any]) -> str:
     import json
