@@ -79,9 +79,9 @@ def test_every_default_decision_is_in_the_policy_reference():
     from tcg.policy.load import load_policy
 
     text = (DOCS / "policy.md").read_text(encoding="utf-8")
-    decisions = load_policy(include_repo=False).get("decisions")
-    for actor, codes in decisions.items():
-        for code, value in codes.items():
+    decisions = load_policy(include_repo=False).model.identity.decisions
+    for actor, codes in decisions:
+        for code, value in codes:
             row = re.search(rf"^\| `{re.escape(code)}` \| `(\w+)` \| `(\w+)` \|$", text, re.M)
             assert row, f"add `{code}` to the decisions table in docs/policy.md"
             assert row.group(1 if actor == "agent" else 2) == value, (actor, code)

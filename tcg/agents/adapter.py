@@ -56,9 +56,9 @@ if TYPE_CHECKING:
 
 def session_context(policy: object) -> str:
     """One paragraph for the model: what tcg protects and how to work with it (no values)."""
-    get = policy.get  # type: ignore[attr-defined]
-    stores = [s for s in (get("secret_stores.basenames", []) or []) if "*" not in s][:6]
-    dirs = list(get("secret_stores.segments", []) or [])[:4]
+    protected = policy.model.secret_stores  # type: ignore[attr-defined]
+    stores = [s for s in protected.basenames if "*" not in s][:6]
+    dirs = list(protected.segments)[:4]
     names = ", ".join([*stores, *(f"~/{d}" for d in dirs)])
     return (
         "This session is protected by tcg. Reading secret stores (" + names + ", and the like) is "

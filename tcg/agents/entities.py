@@ -120,7 +120,7 @@ class RestoreAliases(InputTransform):
                 return None  # no registry: alias-shaped text is just text; placeholders still matter
         from tcg.entities.hooks import pre_tool_use
 
-        placeholders = str(ctx.policy.get("entities.placeholder-write", "refuse") or "refuse")
+        placeholders = ctx.policy.model.launch.placeholder_write or "refuse"
         result = pre_tool_use(call.tool, call.input, ents, read_file=_read_file,  # type: ignore[arg-type]
                               secret_spans=_secret_spans(ctx), placeholders=placeholders)
         if result.action == "update":

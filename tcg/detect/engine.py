@@ -512,8 +512,7 @@ def _merge(wins: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def disabled_rules(policy: Policy | None) -> frozenset[str]:
     if policy is None:
         return frozenset()
-    value = policy.get("detect.disabled_rules", []) or []
-    return frozenset(str(v) for v in value)
+    return frozenset(policy.model.scan.disabled_rules)
 
 
 @lru_cache(maxsize=8)

@@ -149,7 +149,7 @@ def _with_classifier(findings: Findings, text: str, policy: Any) -> Findings:
     """Add the optional classifier's verdict (tcg.inbound.ml) when the policy names a
     model; it reads the first ML_CHARS characters. A model that fails to load or run
     raises: the gate fails closed."""
-    if policy is None or not policy.get("inbound.ml.model"):
+    if policy is None or not policy.model.inbound.ml_model:
         return findings
     from dataclasses import replace
 

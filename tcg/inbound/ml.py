@@ -129,8 +129,9 @@ def configured(policy: Any) -> tuple[Classifier, float] | None:
     """The policy's classifier and threshold, or None when none is configured."""
     if policy is None:
         return None
-    path = policy.get("inbound.ml.model")
+    settings = policy.model.inbound
+    path = settings.ml_model
     if not path:
         return None
-    threshold = policy.get("inbound.ml.threshold", DEFAULT_THRESHOLD)
-    return load(os.path.expanduser(str(path))), float(threshold)
+    threshold = settings.ml_threshold if settings.ml_threshold is not None else DEFAULT_THRESHOLD
+    return load(os.path.expanduser(path)), float(threshold)

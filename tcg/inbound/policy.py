@@ -38,7 +38,7 @@ def actions_for(policy: Any, surface: str) -> dict[str, str]:
         raise ValueError(f"unknown inbound surface {surface!r}")
     out = dict(DEFAULTS[surface])
     if policy is not None:
-        table = policy.get(f"inbound.surfaces.{surface}", {}) or {}
+        table = dict(policy.model.inbound.surface(surface))
         for kind in KINDS:
             value = table.get(kind)
             if isinstance(value, str) and value.lower() in ACTIONS:

@@ -27,9 +27,9 @@ from tcg.policy.model import Decision
 USAGE = "usage: tcg launch [--accept-findings] AGENT [ARG…]\n"
 
 STATUS_REASON = {
-    "findings": ("repo-findings", "launch.on-findings"),
-    "partial": ("repo-scan-partial", "launch.on-partial"),
-    "error": ("repo-scan-error", "launch.on-error"),
+    "findings": ("repo-findings", "on_findings"),
+    "partial": ("repo-scan-partial", "on_partial"),
+    "error": ("repo-scan-error", "on_error"),
 }
 
 
@@ -130,7 +130,7 @@ def _decide(gate: Any, policy: Policy, actor: str, agent: str, accept_findings: 
     if gate.status == "clean":
         return Decision.ALLOW, "allowed", False
     reason, key = STATUS_REASON.get(gate.status, STATUS_REASON["error"])
-    value = policy.get(key)
+    value = getattr(policy.model.launch, key)
     decision = Decision.parse(value) if isinstance(value, str) else Decision.BLOCK
     if decision in (Decision.ASK, Decision.BLOCK) and accept_findings and gate.status in ("findings", "partial"):
         return Decision.ALLOW, "findings-accepted", True
@@ -159,7 +159,7 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
                 exc.hint or "run `tcg policy check` and fix the file and line it names")
         return ExitCode.BLOCKED
 
-    known = [str(a) for a in policy.get("agents.known", []) or []]
+    known = list(policy.model.launch.known_agents)
     if agent not in known:
         emit(policy, session, actor, "block", "unknown-agent", [], **base, exit_code=ExitCode.BLOCKED)
         _refuse(f"{agent!r} is not a known agent (known: {', '.join(sorted(known))})",
@@ -211,7 +211,7 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
         try:
             wiring = wire(agent, session, environ, agent_args, interpreter(), paths, cwd=here)
         except UnmediatedError as exc:
-            value = policy.get("launch.on-unmediated")
+            value = policy.model.launch.on_unmediated
             allowed = Decision.parse(value) if isinstance(value, str) else Decision.BLOCK
             if allowed == Decision.ASK:
                 allowed = Decision.ALLOW if actor == "human" and _confirm(f"{exc.message}; launch anyway?") \

@@ -106,7 +106,8 @@ class _Rules:
         if self._dumps is None:
             from tcg.policy.dumprules import compile_dump_rules
 
-            self._dumps = compile_dump_rules(self._policy.get("credential_dumps", []) or [])
+            self._dumps = compile_dump_rules(
+                dict(entry) for entry in self._policy.model.identity.credential_dumps)
             self._dump_commands = frozenset(c for r in self._dumps for c in r.commands)
         return self._dumps
 

@@ -4,7 +4,9 @@ The merged TOML document (``Policy.data``) is what the layers say; this is what
 the surfaces read: the secret stores and secret variable names the shell path,
 an agent's file tools and the sandbox match against, the MCP request check's
 protection, the scanner's, the masker's, the clipboard watcher's, the event
-log's, the trash's and the outbound channels' settings. Each is built here, once per load, and kept in the policy
+log's, the trash's, the outbound channels', the resident session's, the inbound
+gate's, the sandbox's, the launcher's and the entity hooks' settings, the
+per-surface decisions and the policy's name and version. Each is built here, once per load, and kept in the policy
 snapshot (tcg.policy.snapshots stores :func:`to_plain`, a tree of plain tuples,
 and reads it back with :func:`from_plain`), so a snapshot hit builds nothing.
 
@@ -150,7 +152,84 @@ class ChannelSettings(Record, fields="decisions categories"):
     categories: tuple[str, ...]
 
 
-class CompiledPolicy(Record, fields="secret_stores secret_vars guard mcp scan surfaces events trash channels"):
+class Identity(Record, fields="name version decisions credential_dumps"):
+    """``[policy]`` name and version; ``[decisions.<actor>]`` as (actor, ((code,
+    decision), ...)) pairs; ``[[credential_dumps]]`` as given (each a tuple of
+    (field, value) pairs), compiled only when a line needs them
+    (tcg.policy.dumprules)."""
+
+    __slots__ = ()
+    name: str
+    version: int
+    decisions: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    credential_dumps: tuple[tuple[tuple[str, Any], ...], ...]
+
+    def decision(self, actor: str, code: str) -> str | None:
+        """The decision the policy names for ``actor`` and ``code``, or None."""
+        for who, table in self.decisions:
+            if who == actor:
+                for name, value in table:
+                    if name == code:
+                        return value
+        return None
+
+
+class SessionSettings(Record, fields="on_station_gone_human on_station_gone_agent verdict_timeout_ms"):
+    """``[session]``: what a resident session's shell does when the station is gone,
+    per actor, and how long it waits for a verdict."""
+
+    __slots__ = ()
+    on_station_gone_human: str | None
+    on_station_gone_agent: str | None
+    verdict_timeout_ms: int | None
+
+
+class InboundSettings(Record, fields="surfaces ml_model ml_threshold"):
+    """``[inbound]``: per-surface actions as (surface, ((kind, action), ...)) and the
+    optional classifier's model path and threshold."""
+
+    __slots__ = ()
+    surfaces: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    ml_model: str | None
+    ml_threshold: float | None
+
+    def surface(self, name: str) -> tuple[tuple[str, str], ...]:
+        """(kind, action) pairs the policy sets for surface ``name``."""
+        for surface, table in self.surfaces:
+            if surface == name:
+                return table
+        return ()
+
+
+class SandboxSettings(Record, fields="mechanism on_unavailable bwrap allow_twins allow_env skip_dirs roots max_dirs"):
+    """``[sandbox]``: the agent commands' OS view (tcg.sandbox)."""
+
+    __slots__ = ()
+    mechanism: str | None
+    on_unavailable: str | None
+    bwrap: str | None
+    allow_twins: tuple[str, ...]
+    allow_env: tuple[str, ...]
+    skip_dirs: tuple[str, ...]
+    roots: tuple[str, ...]
+    max_dirs: int | None
+
+
+class LaunchSettings(Record, fields="known_agents on_findings on_partial on_error on_unmediated placeholder_write"):
+    """``agents.known``, ``[launch]``'s decisions for a repository scan's outcome and
+    an unmediated agent, and ``entities.placeholder-write`` for an agent's file tools."""
+
+    __slots__ = ()
+    known_agents: tuple[str, ...]
+    on_findings: str | None
+    on_partial: str | None
+    on_error: str | None
+    on_unmediated: str | None
+    placeholder_write: str | None
+
+
+class CompiledPolicy(Record, fields="secret_stores secret_vars guard mcp scan surfaces events trash channels "
+                                    "identity session inbound sandbox launch"):
     """The policy as the surfaces read it (see the module docstring)."""
 
     __slots__ = ()
@@ -163,10 +242,15 @@ class CompiledPolicy(Record, fields="secret_stores secret_vars guard mcp scan su
     events: EventSettings
     trash: TrashSettings
     channels: ChannelSettings
+    identity: Identity
+    session: SessionSettings
+    inbound: InboundSettings
+    sandbox: SandboxSettings
+    launch: LaunchSettings
 
 
 _PARTS = (SecretStores, SecretVars, GuardWiring, McpProtection, ScanSettings, SurfaceSettings, EventSettings,
-          TrashSettings, ChannelSettings)
+          TrashSettings, ChannelSettings, Identity, SessionSettings, InboundSettings, SandboxSettings, LaunchSettings)
 
 
 def compile_policy(data: dict[str, Any]) -> CompiledPolicy:
@@ -191,6 +275,26 @@ def compile_policy(data: dict[str, Any]) -> CompiledPolicy:
     basenames = sorted((b.lower() for b in strs(stores, "basenames")), key=lambda p: any(c in p for c in "*?["))
     categories = strs(scan, "categories") if "categories" in scan else None
     unwritable = events.get("on-unwritable")
+    meta, session, inbound = section("policy"), section("session"), section("inbound")
+    sandbox, agents, launch, entities = section("sandbox"), section("agents"), section("launch"), section("entities")
+    ml_table = inbound.get("ml")
+    ml: dict[str, Any] = ml_table if isinstance(ml_table, dict) else {}
+    ml_model = ml.get("model")
+
+    def text(table: dict[str, Any], key: str) -> str | None:
+        value = table.get(key)
+        return value if isinstance(value, str) else None
+
+    def pairs(table: Any) -> tuple[tuple[str, str], ...]:
+        items = table.items() if isinstance(table, dict) else ()
+        return tuple((str(k), v) for k, v in items if isinstance(v, str))
+
+    def tables(name: str, table: dict[str, Any]) -> tuple[tuple[str, tuple[tuple[str, str], ...]], ...]:
+        value = table.get(name)
+        items = value.items() if isinstance(value, dict) else ()
+        return tuple((str(k), pairs(v)) for k, v in items if isinstance(v, dict))
+
+    dumps = data.get("credential_dumps") or ()
     return CompiledPolicy(
         SecretStores(tuple(basenames), tuple(s.lower() for s in strs(stores, "segments")),
                      strs(stores, "paths"), tuple(a.lower() for a in strs(stores, "allow_basenames")),
@@ -210,6 +314,18 @@ def compile_policy(data: dict[str, Any]) -> CompiledPolicy:
         TrashSettings(number(trash, "copy-budget", int), number(trash, "max-entries", int)),
         ChannelSettings(tuple((str(k), str(v)) for k, v in (per_channel or {}).items()),
                         strs(channels, "categories")),
+        Identity(str(meta.get("name", "tcg")), int(meta.get("version", 1)), tables("decisions", data),
+                 tuple(tuple(e.items()) for e in dumps if isinstance(e, dict))),
+        SessionSettings(text(session, "on-station-gone-human"), text(session, "on-station-gone-agent"),
+                        number(session, "verdict-timeout-ms", int)),
+        InboundSettings(tables("surfaces", inbound), str(ml_model) if ml_model else None,
+                        number(ml, "threshold", float)),
+        SandboxSettings(text(sandbox, "mechanism"), text(sandbox, "on-unavailable"), text(sandbox, "bwrap"),
+                        strs(sandbox, "allow_twins"), strs(sandbox, "allow_env"), strs(sandbox, "skip_dirs"),
+                        strs(sandbox, "roots"), number(sandbox, "max-dirs", int)),
+        LaunchSettings(strs(agents, "known"), text(launch, "on-findings"), text(launch, "on-partial"),
+                       text(launch, "on-error"), text(launch, "on-unmediated"),
+                       text(entities, "placeholder-write")),
     )
 
 

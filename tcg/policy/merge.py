@@ -51,11 +51,11 @@ class Policy(Record, fields="data fingerprint sources notices compiled", default
 
     @property
     def name(self) -> str:
-        return str(self.data.get("policy", {}).get("name", "tcg"))
+        return self.model.identity.name
 
     @property
     def version(self) -> int:
-        return int(self.data.get("policy", {}).get("version", 1))
+        return self.model.identity.version
 
     @property
     def model(self) -> CompiledPolicy:
@@ -72,16 +72,8 @@ class Policy(Record, fields="data fingerprint sources notices compiled", default
         return {"snapshot": self.snapshot_id, "fingerprint": self.fingerprint}
 
     def decision_for(self, actor: str, code: str, default: Decision = Decision.BLOCK) -> Decision:
-        value = self.data.get("decisions", {}).get(actor, {}).get(code)
-        return Decision.parse(value) if isinstance(value, str) else default
-
-    def get(self, dotted: str, default: Any = None) -> Any:
-        node: Any = self.data
-        for part in dotted.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return default
-            node = node[part]
-        return node
+        value = self.model.identity.decision(actor, code)
+        return Decision.parse(value) if value is not None else default
 
 
 def fingerprint_of(data: dict[str, Any]) -> str:

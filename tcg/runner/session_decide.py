@@ -40,8 +40,6 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT_MS = 2000
 POLICY_RECHECK = 1.0  # seconds a loaded policy is used before its files are read again
 ASK_TIMEOUT = 300.0  # seconds a question waits for a key before it counts as "no"
-FAILMODE_KEY = "session.on-station-gone"  # -human / -agent
-TIMEOUT_KEY = "session.verdict-timeout-ms"
 # What the hook does before the policy is known (the hello answer): the same as
 # the built-in default policy.
 DEFAULT_FAILMODE = {"human": "warn", "agent": "block"}
@@ -301,8 +299,10 @@ class SessionDecider:
         if policy is None:
             return failmode_text(DEFAULT_FAILMODE[actor], DEFAULT_TIMEOUT_MS)
         try:
-            value = str(policy.get(f"{FAILMODE_KEY}-{actor}", "") or "").lower()
-            timeout = int(policy.get(TIMEOUT_KEY, DEFAULT_TIMEOUT_MS) or DEFAULT_TIMEOUT_MS)
+            settings = policy.model.session
+            gone = settings.on_station_gone_agent if actor == "agent" else settings.on_station_gone_human
+            value = str(gone or "").lower()
+            timeout = int(settings.verdict_timeout_ms or DEFAULT_TIMEOUT_MS)
         except (TypeError, ValueError):
             return failmode_text("block", DEFAULT_TIMEOUT_MS)
         mode = "warn" if value in ("allow", "sanitize") else ("block" if value else

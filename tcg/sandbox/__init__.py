@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
+    from tcg.policy.compiled import SandboxSettings
+
 MECHANISMS = ("auto", "namespaces", "bwrap")
 FAIL_MODES = ("block", "warn")
 DEFAULT_MAX_DIRS = 20000
@@ -70,14 +72,14 @@ class Prepared:
         self.cleanup.clear()
 
 
-def settings(policy: Any) -> dict[str, Any]:
+def settings(policy: Any) -> SandboxSettings:
     from tcg.sandbox.stores import settings as read
 
-    return dict(read(policy))
+    return read(policy)
 
 
 def fail_mode(policy: Any) -> str:
-    mode = settings(policy).get("on-unavailable", "block")
+    mode = settings(policy).on_unavailable or "block"
     return mode if mode in FAIL_MODES else "block"
 
 
@@ -107,7 +109,7 @@ def prepare(policy: Any, env: Mapping[str, str], cwd: str) -> Prepared:
     prepared = Prepared(layer, env_out, removed)
     if layer == "none":
         return prepared
-    mechanism = conf.get("mechanism", "auto")
+    mechanism = (conf.mechanism or "auto")
     if mechanism not in MECHANISMS:
         raise Unavailable(f"sandbox.mechanism = {mechanism!r} is not one of {', '.join(MECHANISMS)}")
     home = env.get("HOME") or None
@@ -156,7 +158,7 @@ def probe(policy: Any) -> tuple[str, str | None]:
 
         return ("seatbelt", None) if os.access(SANDBOX_EXEC, os.X_OK) else ("none", f"{SANDBOX_EXEC} is missing")
     conf = settings(policy)
-    mechanism = conf.get("mechanism", "auto")
+    mechanism = (conf.mechanism or "auto")
     problem = None
     if mechanism in ("auto", "namespaces"):
         problem = _try_namespaces()
@@ -166,7 +168,7 @@ def probe(policy: Any) -> tuple[str, str | None]:
             return "none", problem
     exe = _bwrap_path(conf)
     if exe is None:
-        return "none", problem or f"bubblewrap ({conf.get('bwrap', 'bwrap')!r}) was not found"
+        return "none", problem or f"bubblewrap ({conf.bwrap or 'bwrap'!r}) was not found"
     import subprocess
 
     argv = [exe, "--dev-bind", "/", "/", *(() if os.geteuid() == 0 else ("--unshare-user",)),
@@ -202,26 +204,26 @@ def fall_back_to_bwrap(prepared: Prepared, policy: Any) -> bool:
     """After the namespaces failed at spawn time: switch to bwrap when the policy's
     mechanism is ``auto`` and bwrap is installed (True), else False."""
     conf = settings(policy)
-    if conf.get("mechanism", "auto") != "auto" or prepared.view is None or _bwrap_path(conf) is None:
+    if (conf.mechanism or "auto") != "auto" or prepared.view is None or _bwrap_path(conf) is None:
         return False
     view, prepared.view = prepared.view, None
     _use_bwrap(prepared, conf, view)
     return True
 
 
-def _bwrap_path(conf: Mapping[str, Any]) -> str | None:
+def _bwrap_path(conf: SandboxSettings) -> str | None:
     from tcg.osutil import which
 
-    name = conf.get("bwrap", "bwrap")
-    return which(name, os.environ.get("PATH")) if isinstance(name, str) and name else None
+    name = conf.bwrap if conf.bwrap is not None else "bwrap"
+    return which(name, os.environ.get("PATH")) if name else None
 
 
-def _use_bwrap(prepared: Prepared, conf: Mapping[str, Any], view: Any) -> None:
+def _use_bwrap(prepared: Prepared, conf: SandboxSettings, view: Any) -> None:
     from tcg.sandbox.bwrap import Wrapper
 
     exe = _bwrap_path(conf)
     if exe is None:
-        raise Unavailable(f"bubblewrap ({conf.get('bwrap', 'bwrap')!r}) was not found")
+        raise Unavailable(f"bubblewrap ({conf.bwrap or 'bwrap'!r}) was not found")
     prepared.mechanism = "bwrap"
     w = Wrapper(exe, view)
     prepared.wrap, prepared.setup_failed = w.wrap, w.setup_failed
@@ -234,11 +236,11 @@ def _install_key(paths: Any) -> bytes | None:
     return existing_key(paths)
 
 
-def _scrub(policy: Any, env: Mapping[str, str], rules: Any, conf: Mapping[str, Any], cache_dir: str,
+def _scrub(policy: Any, env: Mapping[str, str], rules: Any, conf: SandboxSettings, cache_dir: str,
            key: bytes | None) -> tuple[dict[str, str], list[str]]:
     from tcg.sandbox.envscrub import ValueVerdicts, scrub
 
-    keep = [str(v) for v in conf.get("allow_env", []) or []]
+    keep = list(conf.allow_env)
     verdicts = ValueVerdicts(policy, cache_dir, key)
     ident, removed = verdicts.whole(env, keep)
     if removed is not None:
@@ -249,14 +251,14 @@ def _scrub(policy: Any, env: Mapping[str, str], rules: Any, conf: Mapping[str, A
     return out, removed
 
 
-def _plan(policy: Any, rules: Any, conf: Mapping[str, Any], env: Mapping[str, str], cwd: str,
+def _plan(policy: Any, rules: Any, conf: SandboxSettings, env: Mapping[str, str], cwd: str,
           home: str | None, paths: Any, key: bytes | None) -> tuple[list[tuple[str, int]], list[bytes], bool]:
     """(targets, twin contents, partial): every store found and how it is covered."""
     from tcg.sandbox.stores import WalkCache, expand_home, find_stores, matcher_for, roots_for
 
-    skip = frozenset(str(s).lower() for s in conf.get("skip_dirs", []) or [])
-    max_dirs = conf.get("max-dirs", DEFAULT_MAX_DIRS)
-    extra = [expand_home(str(r), home) for r in conf.get("roots", []) or []]
+    skip = frozenset(s.lower() for s in conf.skip_dirs)
+    max_dirs = conf.max_dirs if conf.max_dirs is not None else DEFAULT_MAX_DIRS
+    extra = [expand_home(r, home) for r in conf.roots]
     path_globs = list(rules.paths)  # the compiled secret stores' path globs, ~ expanded
     roots = roots_for(os.path.realpath(cwd), home, rules.segments, path_globs, extra)
     salt = f"{policy.fingerprint}\0{sorted(skip)}"
@@ -269,7 +271,7 @@ def _plan(policy: Any, rules: Any, conf: Mapping[str, Any], env: Mapping[str, st
     key_file = str(paths.key_path)
     if os.path.isfile(key_file) and key_file not in stores:
         stores.append(key_file)
-    twin_of = matcher_for([str(p) for p in conf.get("allow_twins", []) or []], home)
+    twin_of = matcher_for(list(conf.allow_twins), home)
     targets: list[tuple[str, int]] = []
     twins: list[bytes] = []
     maker = _TwinMaker(policy, rules, paths.cache_dir, key)

@@ -111,15 +111,8 @@ def build_profile(basenames: Iterable[str], segments: Iterable[str], paths: Iter
 
 def profile_for(policy: Any, home: str | None, key_file: str) -> str:
     """The profile for the effective policy (plus tcg's own key file)."""
-    get = policy.get
-    return build_profile(
-        [str(p) for p in get("secret_stores.basenames", []) or []],
-        [str(s) for s in get("secret_stores.segments", []) or []],
-        [str(p) for p in get("secret_stores.paths", []) or []],
-        [str(p) for p in get("secret_stores.allow_basenames", []) or []],
-        [key_file],
-        home,
-    )
+    stores = policy.model.secret_stores  # the patterns match either case (glob_to_regex)
+    return build_profile(stores.basenames, stores.segments, stores.paths, stores.allow_basenames, [key_file], home)
 
 
 def wrap_argv(profile: str) -> Callable[[list[str]], list[str]]:

@@ -30,8 +30,10 @@ from tcg.osutil import dot_git_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable
     from typing import Any
+
+    from tcg.policy.compiled import SandboxSettings
 
 WALK_VERSION = 2
 UNLIMITED = -1
@@ -233,6 +235,10 @@ def matcher_for(patterns: Iterable[str], home: str | None) -> Callable[[str], bo
     return match
 
 
-def settings(policy: Any) -> Mapping[str, Any]:
-    value = policy.get("sandbox", {}) if policy is not None else {}
-    return value if isinstance(value, dict) else {}
+def settings(policy: Any) -> SandboxSettings:
+    """The policy's ``[sandbox]`` table (tcg.policy.compiled); nothing set without a policy."""
+    if policy is None:
+        from tcg.policy.compiled import SandboxSettings
+
+        return SandboxSettings(None, None, None, (), (), (), (), None)
+    return policy.model.sandbox

@@ -66,7 +66,7 @@ def _agents() -> tuple[str, ...]:
     try:
         from tcg.policy.load import load_policy
 
-        known = load_policy().get("agents.known")
+        known = load_policy().model.launch.known_agents
     except TcgError as exc:
         sys.stderr.write(f"tcg_shell: warning: policy not loaded ({exc.message}); default agents used\n")
         return DEFAULT_AGENTS

@@ -15,6 +15,8 @@ import time
 
 import pytest
 
+from tests.helpers.waiting import wait_for
+
 needs_x = pytest.mark.skipif(
     not (shutil.which("Xvfb") and shutil.which("xclip")), reason="Xvfb and xclip are required"
 )
@@ -124,13 +126,3 @@ def paste(target: str = "UTF8_STRING") -> bytes:
     return r.stdout
 
 
-def wait_for(cond, timeout: float = 20.0, step: float = 0.02):
-    """Poll ``cond`` until truthy (returns its value) or fail after ``timeout`` s."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout} s")
-        time.sleep(step)

@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 
 from tcg.events import iter_records
-from tests.clipboard.conftest import XServer, copy, needs_x, paste, wait_for
+from tests.clipboard.conftest import XServer, copy, needs_x, paste
 from tests.clipboard.helpers import argv_logging_shim, fake_pat, path_with
 from tests.helpers.leaks import assert_no_secret_written
+from tests.helpers.waiting import wait_for
 
 pytestmark = needs_x
 
@@ -102,7 +103,7 @@ def test_loop_masks_within_two_intervals_and_never_puts_content_in_argv(display,
             tokens.append(tok)
             copy(f"round {i}: {tok}\n".encode(), wait=False)
             t0 = time.monotonic()
-            wait_for(lambda tok=tok, i=i: masked(tok, f"round {i}: "), timeout=30, step=0.01)
+            wait_for(lambda tok=tok, i=i: masked(tok, f"round {i}: "), timeout=30, interval=0.01)
             delays.append(time.monotonic() - t0)
         # rapid changes: three copies back to back; the last one wins and is masked
         burst = [fake_pat() for _ in range(3)]
@@ -110,7 +111,7 @@ def test_loop_masks_within_two_intervals_and_never_puts_content_in_argv(display,
         for j, tok in enumerate(burst):
             copy(f"burst {j} {tok}\n".encode(), wait=False)
             # xclip's child takes the selection a moment after xclip returns: keep the order
-            wait_for(lambda j=j: paste().startswith(f"burst {j} ".encode()), timeout=20, step=0.005)
+            wait_for(lambda j=j: paste().startswith(f"burst {j} ".encode()), timeout=20, interval=0.005)
         wait_for(lambda: masked(burst[-1], "burst 2 "), timeout=30)
         time.sleep(1.2)  # two more polls: nothing older may overwrite the last copy
         last = paste()

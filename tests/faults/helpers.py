@@ -19,6 +19,12 @@ from tests.runner.helpers import BASH, TCG_SHELL, ZSH, station, station_env  # n
 TIMEOUT = 90
 
 
+def run_station(line: str, **env: str) -> subprocess.CompletedProcess:
+    """Run ``line`` through the station with no terminal and no input; output captured."""
+    return subprocess.run(station(line), capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL,
+                          env=station_env(**env))
+
+
 def fresh_token() -> str:
     """A realistically shaped fake GitHub token, random per call (never a real one)."""
     return "ghp_" + "".join(random.choices(string.ascii_letters + string.digits, k=36))

@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
 import sys
 import textwrap
 
 import pytest
 
 from tests.faults.helpers import (
-    TIMEOUT,
     all_lines_parse,
     private_mounts_or_skip,
     run_in_private_mount,
+    run_station,
     station,
     station_env,
 )
@@ -25,15 +24,10 @@ from tests.faults.helpers import (
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the faults are injected with Linux tools")
 
 
-def run(line: str, **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run(station(line), capture_output=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL,
-                          env=station_env(**env))
-
-
 def test_policy_replaced_by_an_invalid_one_between_commands_fails_closed_with_file_and_line(tmp_path):
     policy = tmp_path / "policy.toml"
     policy.write_text("[mask]\nterminal-hold-ms = 400\n")
-    assert run("echo ok", TCG_POLICY=str(policy)).stdout == b"ok\n"  # the snapshot is now cached
+    assert run_station("echo ok", TCG_POLICY=str(policy)).stdout == b"ok\n"  # the snapshot is now cached
     marker = tmp_path / "ran"
     for bad, line_no in (("[mask]\nterminal-hold-ms = 400\n[events\n", 3),
                          ("[mask]\nterminal-hold-ms = \"soon\"\n", 2),
@@ -41,14 +35,14 @@ def test_policy_replaced_by_an_invalid_one_between_commands_fails_closed_with_fi
         new = tmp_path / "policy.new"
         new.write_text(bad)
         os.replace(new, policy)  # replaced the way editors save
-        res = run(f"touch '{marker}'", TCG_POLICY=str(policy))
+        res = run_station(f"touch '{marker}'", TCG_POLICY=str(policy))
         assert res.returncode == 126 and not marker.exists()
         assert f"{policy}:{line_no}:".encode() in res.stderr and b"policy-invalid" in res.stderr
 
 
 def test_deleted_key_is_recreated_and_the_command_is_logged(tmp_path, tcg_home):
     (tcg_home / "state" / "key").unlink()
-    res = run("echo ok")
+    res = run_station("echo ok")
     assert res.returncode == 0 and res.stdout == b"ok\n"
     assert (tcg_home / "state" / "key").stat().st_size >= 32
     assert all_lines_parse(tcg_home / "state" / "events.jsonl")[-1]["command"] == "echo ok"
@@ -64,7 +58,7 @@ def test_unreadable_key_refuses_instead_of_running_unlogged(tmp_path, tcg_home):
         key.read_bytes()
     assert fault.value.errno == errno.EISDIR
     marker = tmp_path / "ran"
-    res = run(f"touch '{marker}'")
+    res = run_station(f"touch '{marker}'")
     assert res.returncode == 126 and not marker.exists()
     assert b"event-log-unwritable" in res.stderr and str(key).encode() in res.stderr
 

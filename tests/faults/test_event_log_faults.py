@@ -20,6 +20,7 @@ from tests.faults.helpers import (
     all_lines_parse,
     private_mounts_or_skip,
     run_in_private_mount,
+    run_station,
     station,
     station_env,
 )
@@ -152,8 +153,7 @@ def test_event_log_on_a_full_device_refuses_and_never_touches_the_device(tmp_pat
     log = tcg_home / "state" / "events.jsonl"
     log.symlink_to(full)
     marker = tmp_path / "ran"
-    res = subprocess.run(station(f"touch '{marker}'"), capture_output=True, timeout=TIMEOUT,
-                         stdin=subprocess.DEVNULL, env=station_env())
+    res = run_station(f"touch '{marker}'")
     assert res.returncode == 126 and not marker.exists()
     assert b"blocked (event-log-unwritable)" in res.stderr
     assert stat.S_IMODE(os.stat(full).st_mode) == 0o666

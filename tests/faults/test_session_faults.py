@@ -19,8 +19,8 @@ import time
 
 import pytest
 
+from tests.helpers.waiting import wait_for
 from tests.shells import conftest as shell_fixtures
-from tests.shells.tmux import wait_for
 
 from .helpers import fresh_token
 
@@ -54,20 +54,6 @@ while True:
 """
 
 
-def _stty(pane) -> str:
-    pane.line("stty -a > stty.txt")
-    text = pane.file("stty.txt")
-    (pane.workdir / "stty.txt").unlink()
-    return text
-
-
-def _station_pid(pane) -> int:
-    out = subprocess.run(["pgrep", "-f", "-P", str(pane.pane_pid()), "tcg.shell_entry session"],
-                         capture_output=True, text=True).stdout.split()
-    assert out, "no session station under the pane's shell"
-    return int(out[0])
-
-
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -83,10 +69,10 @@ def test_station_sigkilled_mid_stream_hangs_up_the_shell_and_leaks_nothing(panes
     outer = panes(shell_name, session=True, env={"TCG_SESSION_AUTO": "0"})
     (outer.workdir / "tok.txt").write_text(token + "\n")
     (outer.workdir / "streamer.py").write_text(STREAMER)
-    before = _stty(outer)
+    before = outer.stty()
     outer.line(f"{PY} -I -m tcg.shell_entry session", wait=False)
     wait_for(lambda: outer.screen().count("P1> ") >= 2, 120, "the session's first prompt")
-    station = _station_pid(outer)
+    station = outer.session_station_pid()
     outer.line(f"{PY} streamer.py", wait=False)
     job, inner_shell = map(int, outer.file("pid.txt").split())
     outer.wait_screen("row 20 key=<SECRET:", timeout=60)  # streaming, masked
@@ -102,7 +88,7 @@ def test_station_sigkilled_mid_stream_hangs_up_the_shell_and_leaks_nothing(panes
     screen = outer.screen()
     assert "key=<SECRET:github-pat-classic:" in screen
     assert token not in screen and token[4:20] not in screen, screen
-    after = _stty(outer)
+    after = outer.stty()
     assert before.split("\n", 1)[1] == after.split("\n", 1)[1]  # every flag as before the session
     assert "-isig" not in after and "-icanon" not in after and "-echo " not in after
     outer.line("echo alive > alive.txt")

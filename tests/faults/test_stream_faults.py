@@ -18,17 +18,19 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.faults.helpers import BASH, TIMEOUT, all_lines_parse, fresh_token, station, station_env
+from tests.faults.helpers import (
+    BASH,
+    TIMEOUT,
+    all_lines_parse,
+    fresh_token,
+    run_station,
+    station,
+    station_env,
+)
 from tests.helpers.leaks import assert_no_secret_written
+from tests.helpers.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the faults are injected with Linux tools")
-
-
-def wait_for(cond, timeout: float = TIMEOUT, what: str = "condition") -> None:
-    end = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 def gone(pid: int) -> bool:
@@ -102,8 +104,7 @@ def test_child_closes_stdout_and_keeps_running_exit_code_comes_from_waitpid(tmp_
         child.close()
         code, out = child.exitstatus, child.before
     else:
-        res = subprocess.run(station(line), capture_output=True, timeout=TIMEOUT,
-                             stdin=subprocess.DEVNULL, env=station_env())
+        res = run_station(line)
         code, out = res.returncode, res.stdout
     # EOF came at once; tcg waited for the child's exit (≥ 1 s) and took its status
     assert time.monotonic() - start >= 1.0
@@ -113,8 +114,7 @@ def test_child_closes_stdout_and_keeps_running_exit_code_comes_from_waitpid(tmp_
 def test_grandchild_holding_the_pipe_gets_a_bounded_drain(tmp_path):
     gpid = tmp_path / "gpid"
     line = f"sleep 60 & echo $! > '{gpid}'; echo hi"
-    res = subprocess.run(station(line), capture_output=True, timeout=TIMEOUT,
-                         stdin=subprocess.DEVNULL, env=station_env())
+    res = run_station(line)
     pid = int(gpid.read_text())
     try:
         assert not gone(pid)  # the fault was in effect: the grandchild still held the pipe
@@ -127,8 +127,7 @@ def test_grandchild_writing_forever_is_cut_off_and_stays_masked(tmp_path):
     token = fresh_token()
     gpid = tmp_path / "gpid"
     line = f"(while :; do echo 'bg {token}'; done) & echo $! > '{gpid}'; exit 3"
-    res = subprocess.run(station(line), capture_output=True, timeout=TIMEOUT,
-                         stdin=subprocess.DEVNULL, env=station_env())
+    res = run_station(line)
     pid = int(gpid.read_text())
     try:
         assert res.returncode == 3
@@ -187,16 +186,14 @@ def test_invalid_utf8_around_a_secret_passes_through_and_the_secret_is_masked(tm
         child.close()
         out = child.before
     else:
-        out = subprocess.run(station(line), capture_output=True, timeout=TIMEOUT,
-                             stdin=subprocess.DEVNULL, env=station_env()).stdout
+        out = run_station(line).stdout
     assert token.encode() not in out
     assert out.startswith(b"\xff\xfe <SECRET:github-pat")
     assert b" \xe2\x82 \xc3" in out  # the invalid bytes pass through unchanged
 
 
 def test_sigpipe_inside_the_command_gives_141():
-    res = subprocess.run(station("yes | head -n1; echo \"rc=${PIPESTATUS[0]}\""), capture_output=True,
-                         timeout=TIMEOUT, stdin=subprocess.DEVNULL, env=station_env())
+    res = run_station("yes | head -n1; echo \"rc=${PIPESTATUS[0]}\"")
     assert res.stdout == b"y\nrc=141\n"
     assert b"Broken pipe" not in res.stderr
 

@@ -76,8 +76,8 @@ def test_repository_policy_only_tightens(engine, tcg_home, tmp_path, monkeypatch
         "invisible = 'allow'\n", encoding="utf-8")
     monkeypatch.chdir(repo)
     policy = load_policy()
-    assert policy.get("inbound.surfaces.web")["injection"] == "block"
-    assert policy.get("inbound.surfaces.user-prompt")["invisible"] == "block"
+    assert dict(policy.model.inbound.surface("web"))["injection"] == "block"
+    assert dict(policy.model.inbound.surface("user-prompt"))["invisible"] == "block"
     assert any("may only tighten" in n for n in policy.notices)
 
 

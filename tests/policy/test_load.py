@@ -64,14 +64,14 @@ def test_builtin_default_is_complete_and_valid():
     for actor in ACTORS:
         for code in DECIDED:
             assert code in REASONS
-            value = pol.get(f"decisions.{actor}.{code}")
+            value = pol.model.identity.decision(actor, code)
             assert value in POLICY_DECISIONS, (actor, code)
     assert pol.decision_for("agent", "secret-store-read") is Decision.BLOCK
     assert pol.decision_for("agent", "credential-dump") is Decision.BLOCK
     assert pol.decision_for("human", "secret-store-read") is Decision.SANITIZE
     assert pol.decision_for("human", "credential-dump") is Decision.SANITIZE
-    assert ".env" in pol.get("secret_stores.basenames")
-    assert ".ssh" in pol.get("secret_stores.segments")
+    assert ".env" in pol.model.secret_stores.basenames
+    assert ".ssh" in pol.model.secret_stores.segments
     assert re.fullmatch(r"[0-9a-f]{64}", pol.fingerprint)
 
 
@@ -107,10 +107,10 @@ def test_user_file_layers_over_the_default(tmp_path):
     assert pol.sources == ("<builtin>", str(p))
     assert pol.decision_for("human", "credential-dump") is Decision.BLOCK
     assert pol.decision_for("agent", "credential-dump") is Decision.BLOCK  # untouched
-    basenames = pol.get("secret_stores.basenames")
+    basenames = pol.model.secret_stores.basenames
     assert "*.vault" in basenames and ".env" in basenames  # protect lists are unioned
-    assert "demo.pem" in pol.get("secret_stores.allow_basenames")
-    assert pol.get("clipboard.interval") == 2
+    assert "demo.pem" in pol.model.secret_stores.allow_basenames
+    assert pol.model.surfaces.clipboard_interval == 2
     assert pol.notices == ()
 
 
@@ -143,15 +143,15 @@ def test_repo_policy_can_only_tighten(repo):
     assert pol.sources[-1] == str(repo / ".tcg" / "policy.toml")
     # loosening attempts have no effect ...
     assert pol.decision_for("agent", "secret-store-read") is Decision.BLOCK
-    assert ".env" not in pol.get("secret_stores.allow_basenames")
+    assert ".env" not in pol.model.secret_stores.allow_basenames
     # ... and say so
     joined = "\n".join(pol.notices)
     assert "decisions.agent.secret-store-read" in joined and "only tighten" in joined
     assert "secret_stores.allow_basenames" in joined and "cannot add exceptions" in joined
     # tightening works
     assert pol.decision_for("human", "secret-store-read") is Decision.BLOCK
-    assert "*.custom-secret" in pol.get("secret_stores.basenames")
-    assert ".env" in pol.get("secret_stores.basenames")
+    assert "*.custom-secret" in pol.model.secret_stores.basenames
+    assert ".env" in pol.model.secret_stores.basenames
 
 
 def test_repo_policy_is_found_from_a_subdirectory(repo):
@@ -180,7 +180,7 @@ def test_repo_cannot_change_settings_name_or_undecided_codes(tmp_path):
     base = load_policy(cwd=tmp_path)
     pol = load_policy(cwd=r)
     assert pol.name == "tcg-default"
-    assert pol.get("clipboard.interval") == base.get("clipboard.interval")
+    assert pol.model.surfaces.clipboard_interval == base.model.surfaces.clipboard_interval
     # A code no lower layer decides is BLOCK, so "allow" from a repo cannot stick.
     assert pol.decision_for("agent", "internal-error") is Decision.BLOCK
     assert len(pol.notices) == 3
@@ -284,9 +284,9 @@ def test_repo_may_add_but_not_replace_table_entries(tmp_path):
         '[[credential_dumps]]\nid = "my-vault"\ncommand = ["myvault"]\nargs = ["dump"]\n'
         '[[credential_dumps]]\nid = "gh-auth-token"\ncommand = ["nothing-to-see"]\n'
     )
-    base = {e["id"]: e for e in load_policy(cwd=tmp_path).get("credential_dumps", [])}
+    base = {e["id"]: e for e in map(dict, load_policy(cwd=tmp_path).model.identity.credential_dumps)}
     pol = load_policy(cwd=r)
-    entries = {e["id"]: e for e in pol.get("credential_dumps")}
+    entries = {e["id"]: e for e in map(dict, pol.model.identity.credential_dumps)}
     assert entries["my-vault"]["command"] == ["myvault"]
     if "gh-auth-token" in base:
         assert entries["gh-auth-token"] == base["gh-auth-token"]
@@ -295,7 +295,7 @@ def test_repo_may_add_but_not_replace_table_entries(tmp_path):
 
 def test_user_replaces_table_entries_by_id(tmp_path):
     user_policy('[[credential_dumps]]\nid = "my-vault"\ncommand = ["a"]\n')
-    assert {e["id"]: e for e in load_policy(cwd=tmp_path).get("credential_dumps")}["my-vault"] == {
+    assert {e["id"]: e for e in map(dict, load_policy(cwd=tmp_path).model.identity.credential_dumps)}["my-vault"] == {
         "id": "my-vault", "command": ["a"]
     }
 

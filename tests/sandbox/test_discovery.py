@@ -38,7 +38,7 @@ def _setup(tmp_path):
 def _found(policy, home, proj, cache=None, extra=()):
     env = {"HOME": str(home)}
     rules = secret_store_rules(policy, env)
-    skip = frozenset(s.lower() for s in settings(policy)["skip_dirs"])
+    skip = frozenset(s.lower() for s in settings(policy).skip_dirs)
     roots = roots_for(str(proj), str(home), rules.segments, [], list(extra))
     return find_stores(roots, lambda p: rules.store_match(p) is not None, skip,
                        cache or WalkCache(None, None, ""), 20000)
@@ -108,7 +108,7 @@ def test_the_whole_environment_verdict_is_remembered_and_signed(tmp_path):
     rules = secret_store_rules(policy, {})
     key = os.urandom(32)
     env = {"PATH": "/bin", "DEPLOY": "sk_live_" + "Zy3dE6gH9jK2mN5pQ8sT1vW4", "TCG_SESSION": "a"}
-    conf = {"allow_env": []}
+    conf = settings(None)  # nothing allowed through
     out1, removed1 = _scrub(policy, env, rules, conf, str(tmp_path), key)
     assert removed1 == ["DEPLOY"]
     verdicts = ValueVerdicts(policy, str(tmp_path), key)

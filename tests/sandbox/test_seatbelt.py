@@ -44,7 +44,7 @@ def test_glob_translation_matches_like_fnmatch_case_insensitively():
 def test_the_default_policy_profile_covers_every_store_pattern_and_wraps_argv():
     policy = load_policy(include_repo=False)
     text = profile_for(policy, "/Users/u", "/Users/u/.local/state/tcg/key")
-    for pattern in policy.get("secret_stores.basenames"):
+    for pattern in policy.model.secret_stores.basenames:
         assert f'(regex #"(^|/){glob_to_regex(pattern, crosses_slash=False)}$")' in text
     assert text.count("(deny ") == 1 and text.index("(deny ") < text.index("(allow file-read-data")
     assert '(literal "/Users/u/.local/state/tcg/key")' in text

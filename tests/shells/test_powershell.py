@@ -54,7 +54,9 @@ def test_quoted_values_read_back_exactly(tmp_path, value):
 @pytest.mark.skipif(sys.platform == "win32" or shutil.which("tmux") is None,
                     reason="the interactive PowerShell session test drives tmux (Linux, macOS)")
 def test_session_decides_lines_before_psreadline_accepts_them(tmp_path, tcg_home):
-    from .tmux import Pane, wait_for
+    from tests.helpers.waiting import wait_for
+
+    from .tmux import Pane
 
     home = tmp_path / "home"
     profile = home / ".config" / "powershell" / "Microsoft.PowerShell_profile.ps1"

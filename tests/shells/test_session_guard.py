@@ -17,8 +17,9 @@ import time
 import pytest
 
 from tests.helpers.leaks import assert_no_secret_written
+from tests.helpers.waiting import wait_for
 
-from .tmux import both, wait_for
+from .tmux import both
 
 pytestmark = pytest.mark.shell
 
@@ -183,36 +184,26 @@ def test_ask_is_asked_by_the_station_on_its_terminal(panes, shell_name, tmp_path
     assert "run it anyway" not in screen and "tcg: blocked" in screen
 
 
+def _close_channel(pane) -> None:
+    """Close the shell's ends of its station channel from inside the shell."""
+    pane.line("echo $TCG_SESSION_CHANNEL > ch.txt")
+    w, r = pane.file("ch.txt").strip().split(",")
+    pane.line(f"w={w} r={r}; exec {{w}}>&- {{r}}<&-")
+
+
 def test_closed_channel_warns_a_human_and_blocks_an_agent(panes, shell_name):
     """The shell loses its station (here: the channel closed from inside, as an
     agent trying to slip past would): the fail mode of the policy applies."""
     human = panes(shell_name, session=True)
-    human.line("echo $TCG_SESSION_CHANNEL > ch.txt")
-    w, r = human.file("ch.txt").strip().split(",")
-    human.line(f"w={w} r={r}; exec {{w}}>&- {{r}}<&-")
+    _close_channel(human)
     screen = human.line("echo ran-unchecked > h.txt")
     assert "did not answer; running the line unchecked" in screen
     assert human.file("h.txt") == "ran-unchecked\n"
     agent = panes(shell_name, session=True, env={"TCG_ACTOR": "agent"})
-    agent.line("echo $TCG_SESSION_CHANNEL > ch.txt")
-    w, r = agent.file("ch.txt").strip().split(",")
-    agent.line(f"w={w} r={r}; exec {{w}}>&- {{r}}<&-")
+    _close_channel(agent)
     screen = agent.line("echo ran > a.txt")
     assert "tcg: blocked: the session station did not answer" in screen
     assert not (agent.workdir / "a.txt").exists()
-
-
-def _stty(pane) -> str:
-    pane.line("stty -a > stty.txt")
-    text = pane.file("stty.txt")
-    (pane.workdir / "stty.txt").unlink()
-    return text
-
-
-def _station_pid(pane) -> int:
-    out = subprocess.run(["pgrep", "-f", "-P", str(pane.pane_pid()), "tcg.shell_entry session"],
-                         capture_output=True, text=True).stdout.split()
-    return int(out[0])
 
 
 def test_station_killed_with_sigkill_leaves_a_sane_working_terminal(panes, shell_name):
@@ -224,15 +215,15 @@ def test_station_killed_with_sigkill_leaves_a_sane_working_terminal(panes, shell
                 "os.kill(os.getpid(), signal.SIGKILL)'")
     plain = panes(shell_name, session=False)
     plain.line(raw_kill)
-    flags = _stty(plain)
+    flags = plain.stty()
     assert ("-isig" in flags) == (shell_name == "zsh"), flags
     outer = panes(shell_name, session=True, env={"TCG_SESSION_AUTO": "0"})
-    before = _stty(outer)
+    before = outer.stty()
     outer.line(f"{PY} -I -m tcg.shell_entry session", wait=False)
     wait_for(lambda: outer.screen().count("P1> ") >= 2, 120, "the session's first prompt")
-    os.kill(_station_pid(outer), signal.SIGKILL)
+    os.kill(outer.session_station_pid(), signal.SIGKILL)
     outer.wait_prompt(timeout=60)
-    after = _stty(outer)
+    after = outer.stty()
     assert before.split("\n", 1)[1] == after.split("\n", 1)[1]
     assert "-isig" not in after and "-icanon" not in after
     outer.line("echo alive > alive.txt")

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from .tmux import render_hook, stations, wait_for
+from tests.helpers.waiting import wait_for
+
+from .tmux import render_hook, stations
 
 pytestmark = pytest.mark.shell
 PY = shlex.quote(sys.executable)

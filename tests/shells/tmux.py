@@ -15,10 +15,10 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from tcg.shells.shells import SHELLS, Features
+from tests.helpers.waiting import wait_for
 
 TMUX = shutil.which("tmux")
 _counter = itertools.count()
@@ -51,18 +51,6 @@ alias ll='echo LL-ALIAS'
 def render_hook(shell: str, python: str = sys.executable) -> str:
     return SHELLS[shell]().render(Features(python=python, session=True, launch=False,
                                            agents=AGENTS))
-
-
-def wait_for(cond, timeout: float = 60.0, what: str = "condition", interval: float = 0.05):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for "
-                                 f"{what() if callable(what) else what}")
-        time.sleep(interval)
 
 
 class Pane:
@@ -190,6 +178,20 @@ class Pane:
 
     def pane_pid(self) -> int:
         return int(self._tmux("display-message", "-p", "#{pane_pid}").stdout.strip())
+
+    def stty(self) -> str:
+        """The terminal's settings as the shell in this pane sees them (``stty -a``)."""
+        self.line("stty -a > stty.txt")
+        text = self.file("stty.txt")
+        (self.workdir / "stty.txt").unlink()
+        return text
+
+    def session_station_pid(self) -> int:
+        """The pid of the resident session's station under this pane's shell."""
+        out = subprocess.run(["pgrep", "-f", "-P", str(self.pane_pid()), "tcg.shell_entry session"],
+                             capture_output=True, text=True).stdout.split()
+        assert out, "no session station under the pane's shell"
+        return int(out[0])
 
     def resize(self, cols: int, rows: int) -> None:
         self._tmux("resize-window", "-x", str(cols), "-y", str(rows))
