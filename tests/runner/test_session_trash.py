@@ -19,14 +19,16 @@ def test_descendants_follow_children_of_children():
     child = subprocess.Popen(["/bin/sh", "-c", "sleep 30 & wait"])
     try:
         deadline = time.monotonic() + 30
-        while True:
-            below = descendants(os.getpid(), process_table())
-            pids = {pid for pid, _start in below}
-            if child.pid in pids and len(pids) >= 2:
+        while True:  # until the shell has started its sleep (other tests may leave children of ours)
+            table = process_table()
+            below = descendants(os.getpid(), table)
+            grandchildren = descendants(child.pid, table)
+            if grandchildren:
                 break
             assert time.monotonic() < deadline, below
             time.sleep(0.05)
-        assert descendants(child.pid, process_table()) <= below
+        assert child.pid in {pid for pid, _start in below}
+        assert grandchildren <= below  # the sleep is found below us, through the shell
     finally:
         child.kill()
         child.wait()
