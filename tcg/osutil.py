@@ -122,3 +122,19 @@ def dot_git_dir(start: str) -> str | None:
         if parent == d:
             return None
         d = parent
+
+
+def ask_on_tty(question: str) -> bool:
+    """One y/N question on the controlling terminal — never stdin, which an agent
+    may own. No terminal, or any error reading it, is a no."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return False
+    try:
+        os.write(fd, f"tcg: {question} [y/N] ".encode())
+        return os.read(fd, 64).decode(errors="replace").strip().lower() in ("y", "yes")
+    except OSError:
+        return False
+    finally:
+        os.close(fd)

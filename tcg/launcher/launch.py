@@ -20,6 +20,7 @@ from tcg.errors import ExitCode, PolicyError, TcgError, run_with_error_handler
 from tcg.events import EventLog, actor_from_env, new_session_id
 from tcg.launcher.exec import exec_agent
 from tcg.launcher.resolve import interpreter, resolve_agent
+from tcg.osutil import ask_on_tty
 from tcg.paths import get_paths
 from tcg.policy.load import Policy, load_policy
 from tcg.policy.model import Decision
@@ -92,21 +93,6 @@ def _refuse(message: str, hint: str | None = None) -> None:
     sys.stderr.flush()
 
 
-def _confirm(question: str) -> bool:
-    """Ask on the controlling terminal (never stdin: an agent may own it)."""
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        return False
-    try:
-        os.write(fd, f"tcg: {question} [y/N] ".encode())
-        return os.read(fd, 64).decode(errors="replace").strip().lower() in ("y", "yes")
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
 def _findings_summary(agent: str, gate: Any, root_display: str) -> str:
     width = max((len(r) for r in gate.counts_by_rule), default=0)
     lines = [
@@ -136,7 +122,7 @@ def _decide(gate: Any, policy: Policy, actor: str, agent: str, accept_findings: 
         return Decision.ALLOW, "findings-accepted", True
     if decision == Decision.ASK:
         question = f"the repository scan says {gate.status} ({gate.findings} finding(s)); launch {agent} anyway?"
-        allowed = actor == "human" and _confirm(question)
+        allowed = actor == "human" and ask_on_tty(question)
         return (Decision.ALLOW if allowed else Decision.BLOCK), reason, allowed
     return decision, reason, False
 
@@ -214,7 +200,7 @@ def launch(agent: str, agent_args: list[str], *, accept_findings: bool = False,
             value = policy.model.launch.on_unmediated
             allowed = Decision.parse(value) if isinstance(value, str) else Decision.BLOCK
             if allowed == Decision.ASK:
-                allowed = Decision.ALLOW if actor == "human" and _confirm(f"{exc.message}; launch anyway?") \
+                allowed = Decision.ALLOW if actor == "human" and ask_on_tty(f"{exc.message}; launch anyway?") \
                     else Decision.BLOCK
             if allowed == Decision.BLOCK:
                 emit(policy, session, actor, "block", "agent-unmediated", rules, **fields, exit_code=ExitCode.BLOCKED)

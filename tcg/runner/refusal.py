@@ -6,7 +6,6 @@ and the resident session's hook (which prints them itself).
 
 from __future__ import annotations
 
-import os
 import sys
 
 TYPE_CHECKING = False
@@ -42,15 +41,6 @@ def confirm_on_tty(verdict: Any) -> bool:
     """ASK for a human: one y/N question on the controlling terminal."""
     deciding = verdict.deciding
     detail = " ".join((deciding.detail if deciding is not None else verdict.reason).split())
-    try:
-        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
-    except OSError:
-        return False
-    try:
-        os.write(fd, f"tcg: {detail} — run it anyway? [y/N] ".encode())
-        answer = os.read(fd, 64).decode(errors="replace").strip().lower()
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return answer in ("y", "yes")
+    from tcg.osutil import ask_on_tty
+
+    return ask_on_tty(f"{detail} — run it anyway?")
