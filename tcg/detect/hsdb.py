@@ -245,7 +245,7 @@ def self_check(db: Any, items: list[Entry]) -> set[int]:
         for ex in c.rule.examples_match + c.rule.examples_no_match:
             raw = ex.encode("utf-8")
             for text in (raw, b"padding; " * 7 + raw + b" ;trailing context"):
-                want = {m.end() for m in _all_starts(c.pat, text)}
+                want = {m.end() for m in all_starts(c.pat, text)}
                 if not want:
                     continue
                 got: set[int] = set()
@@ -360,8 +360,10 @@ def _cache_store(path: Path | None, db: Any, accepted: list[Entry],
         return
 
 
-def _all_starts(pat: re.Pattern[bytes], data: bytes) -> list[re.Match[bytes]]:
-    out: list[re.Match[bytes]] = []
+def all_starts(pat: re.Pattern[Any], data: Any) -> list[re.Match[Any]]:
+    """A match at every start position, overlapping ones included (``finditer``
+    skips them): what a hyperscan database reports, for its self-checks."""
+    out: list[re.Match[Any]] = []
     pos = 0
     while True:
         m = pat.search(data, pos)

@@ -279,6 +279,8 @@ class InboundEngine:
                 db.compile(expressions=[e for e, _, _ in part], ids=[i for _, _, i in part],
                            flags=[f for _, f, _ in part])
                 self._rules_db[name] = db
+        from tcg.detect.hsdb import all_starts
+
         good = {c.index for c in self._compiled if c.rule.prefilter}
         for c in self._compiled:
             if c.index not in good:
@@ -286,7 +288,7 @@ class InboundEngine:
             for ex in c.rule.examples_match + c.rule.examples_no_match:
                 for text in (ex, "padding " * 5 + ex + " trailing", "\u00e9 " + ex + " \u0436"):
                     ends = self._candidates(text).get(c.index, [])
-                    for m in _all_matches(c.pat, text):
+                    for m in all_starts(c.pat, text):
                         if not any(m.start() < e <= m.end() for e in ends):
                             good.discard(c.index)
         return good
@@ -450,18 +452,6 @@ def _windows(ends: list[int], before: int, after: int, n: int) -> list[tuple[int
         else:
             out.append((lo, hi))
     return out
-
-
-def _all_matches(pat: re.Pattern[str], text: str) -> list[re.Match[str]]:
-    """Every match at every start (for the database self-check)."""
-    out: list[re.Match[str]] = []
-    pos = 0
-    while True:
-        m = pat.search(text, pos)
-        if m is None:
-            return out
-        out.append(m)
-        pos = m.start() + 1
 
 
 @lru_cache(maxsize=4)
