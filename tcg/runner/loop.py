@@ -395,12 +395,8 @@ def _loop(
                     child.send_signal(signum)
                     if kill_at is None and signum in ESCALATE_SIGNALS:
                         kill_at = time.monotonic() + KILL_GRACE
-        serviced = False
-        if services and status is None:
-            for service in services:
-                if service.fd >= 0 and service.fd in r:
-                    service.ready()
-                    serviced = True  # it may have read the terminal: select stdin again
+        # Output first: what the shell printed before it asked (the line's echo)
+        # is on the screen before a service (a verdict) takes its time.
         if wake_fd in r:
             data, eof = reader.take()
             if data is not None:
@@ -411,6 +407,12 @@ def _loop(
                     write_all(stdout_fd, out)
             if eof:
                 master_open = False
+        serviced = False
+        if services and status is None:
+            for service in services:
+                if service.fd >= 0 and service.fd in r:
+                    service.ready()
+                    serviced = True  # it may have read the terminal: select stdin again
         if stdin_fd in r and not serviced:
             try:
                 data = os.read(stdin_fd, READ_SIZE)

@@ -165,7 +165,24 @@ class Pane:
         mark = f"P{n}> "
         return wait_for(lambda: s if mark in (s := self.screen()) else None, timeout,
                         lambda: f"prompt {mark!r} in {self.shell} "
-                                f"({'session' if self.session else 'plain'}); screen:\n{self.screen()}")
+                                f"({'session' if self.session else 'plain'}); screen:\n{self.screen()}"
+                                f"\nprocesses under the pane:\n{self.process_tree()}")
+
+    def process_tree(self) -> str:
+        """``ps`` lines (state, kernel wait channel, elapsed time) of every process
+        under this pane: what a timed-out wait was stuck on."""
+        out = subprocess.run(["ps", "-ww", "-e", "-o", "pid=,ppid=,stat=,wchan:24=,etime=,args="],
+                             capture_output=True, text=True).stdout
+        rows = [line.split(None, 5) for line in out.splitlines() if len(line.split(None, 5)) == 6]
+        keep, todo = [], [self.pane_pid()]
+        while todo:
+            pid = todo.pop()
+            for row in rows:
+                if row[0] == str(pid):
+                    keep.append("  ".join(row))
+                if row[1] == str(pid):
+                    todo.append(int(row[0]))
+        return "\n".join(keep)
 
     def wait_screen(self, text: str, timeout: float = 60.0) -> str:
         return wait_for(lambda: s if text in (s := self.screen()) else None, timeout,
