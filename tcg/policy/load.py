@@ -106,12 +106,14 @@ def find_repo_policy(cwd: str | os.PathLike[str]) -> Path | None:
 
 
 def _repo_policy(cwd: str) -> str | None:
+    """The walk stops where tcg.osutil.dot_git_dir stops (an entry named ``.git``,
+    ``lexists``: a dangling one too), so every surface sees the same project."""
     d = os.path.realpath(cwd)
     while True:
         candidate = os.path.join(d, ".tcg", "policy.toml")
         if os.path.isfile(candidate):
             return candidate
-        if os.path.exists(os.path.join(d, ".git")):
+        if os.path.lexists(os.path.join(d, ".git")):
             return None
         parent = os.path.dirname(d)
         if parent == d:

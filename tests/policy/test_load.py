@@ -168,6 +168,18 @@ def test_repo_policy_search_stops_at_the_git_root(repo):
     assert pol.decision_for("human", "credential-dump") is Decision.SANITIZE
 
 
+def test_repo_policy_search_stops_at_a_dangling_git_entry(repo):
+    # A worktree whose gitfile points nowhere (or a dangling .git symlink) is still
+    # the project root, as for every other surface (tcg.osutil.dot_git_dir): the
+    # .tcg above it does not apply.
+    inner = repo / "vendor" / "lib"
+    inner.mkdir(parents=True)
+    (inner / ".git").symlink_to(inner / "gone")
+    pol = load_policy(cwd=inner)
+    assert pol.sources[-1] != str(repo / ".tcg" / "policy.toml")
+    assert pol.decision_for("human", "secret-store-read") is not Decision.BLOCK
+
+
 def test_repo_cannot_change_settings_name_or_undecided_codes(tmp_path):
     r = tmp_path / "r"
     (r / ".tcg").mkdir(parents=True)
