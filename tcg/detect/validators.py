@@ -319,9 +319,26 @@ def not_placeholder(value: bytes) -> bool:
     return len(_pattern(_BLOCK_RUN).findall(core)) < 2
 
 
+_LOWER_HEX = frozenset(b"0123456789abcdef")
+_UPPER_HEX = frozenset(b"0123456789ABCDEF")
+
+
+def _edited_hex(value: bytes) -> bool:
+    """16+ letters and digits that are hex digits of one case but for one or two other
+    letters (``c09761h99f…``, ``X19c2539…``, ``B1bb6678…4F``): a hex key typed over by hand.
+    A hex encoder writes one case and never ``h`` or ``X``; a random base36/base62 token of
+    that length keeps to one case's hex letters with odds below one in a million."""
+    if len(value) < 16 or not value.isalnum():
+        return False
+    stray = min(sum(1 for c in value if c not in _LOWER_HEX),
+                sum(1 for c in value if c not in _UPPER_HEX))
+    return 1 <= stray <= 2
+
+
 def token_like(value: bytes) -> bool:
-    """A generated-looking token: at least 8 characters and :func:`not_placeholder`."""
-    return len(value.strip(b"=")) >= 8 and not_placeholder(value)
+    """A generated-looking token: at least 8 characters, :func:`not_placeholder`, and not a
+    hex key with a hand-typed letter in it."""
+    return len(value.strip(b"=")) >= 8 and not_placeholder(value) and not _edited_hex(value)
 
 
 def discord_token(value: bytes) -> bool:

@@ -225,6 +225,27 @@ def test_generated_tokens_pass(value: bytes) -> None:
     assert v.not_placeholder(value) and v.token_like(value)
 
 
+EDITED_HEX = [
+    b"5be0d3q1a6c4f2e8b7d9a0c3e5f7a9b1",  # one letter a hex encoder never writes
+    b"Z7e3b9d1c5a2f8e4d6b0",  # a hand-typed first letter
+    b"E4c1a9f3b7d2e8c6a0f5b3d9e1c7a4F2",  # upper-case ends on a lower-case hex key
+    b"7E3B9D1C5A2F8E4D6B0C3A5Fk",
+]
+
+
+@pytest.mark.parametrize("value", EDITED_HEX)
+def test_hand_edited_hex_keys_are_not_tokens(value: bytes) -> None:
+    assert v.not_placeholder(value)  # the typed-sequence tests do not see it ...
+    assert not v.token_like(value)  # ... the stray letters do
+
+
+def test_hex_of_one_case_and_mixed_tokens_stay_tokens() -> None:
+    """Three or more non-hex letters make a base36/base62 token, not an edited hex key."""
+    for value in (b"5be0d3f1a6c4f2e8b7d9a0c3e5f7a9b1", b"7E3B9D1C5A2F8E4D6B0C3A5F",
+                  b"Aqz5be0d3f1a6c4f2e8b7d9a0c3", b"5be0d3f1a6c4f2e8-b7d9"):
+        assert v.token_like(value), value
+
+
 def test_short_values() -> None:
     assert v.not_placeholder(b"admin123")  # a weak password is still a password
     assert not v.token_like(b"x7Qp2a")  # too short to be a generated token
@@ -233,7 +254,8 @@ def test_short_values() -> None:
 
 @pytest.mark.parametrize(("alphabet", "length"), [
     ("0123456789abcdef", 12), ("0123456789abcdef", 32),
-    ("abcdefghijklmnopqrstuvwxyz0123456789", 20),
+    ("abcdefghijklmnopqrstuvwxyz0123456789", 16), ("abcdefghijklmnopqrstuvwxyz0123456789", 20),
+    ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 16),
     ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 40),
 ])
 def test_random_tokens_are_almost_never_rejected(alphabet: str, length: int) -> None:
