@@ -39,6 +39,7 @@ sys.path.insert(0, str(TREE))
 sys.path.insert(0, str(BENCH))
 
 CHUNK = 1 << 18
+SPENT = [0.0, 0.0]  # the last split run: seconds in the masker, in the alias stream
 
 
 def names(n: int) -> list[str]:
@@ -94,13 +95,14 @@ def corpus(size_mb: int, russian: bool) -> bytes:
     return path.read_bytes()
 
 
-def run_once(data: bytes, make) -> float:
+def run_once(data: bytes, make) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process: all its threads)."""
     f = make()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     for i in range(0, len(data), CHUNK):
         f.feed(data[i : i + CHUNK])
     f.flush()
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - c
 
 
 def filters(args: argparse.Namespace):
@@ -117,10 +119,28 @@ def filters(args: argparse.Namespace):
     forms = len(ents.matcher._forms)
     import tcg
 
-    print(f"{Path(tcg.__file__).parent}: {n} entities, {forms} distinct forms; matcher + prefilter built in "
-          f"{compile_s:.1f} s", file=sys.stderr)
+    print(f"{Path(tcg.__file__).parent}: {n} entities, {forms} distinct forms; "
+          f"matcher + prefilter built in {compile_s:.1f} s", file=sys.stderr)
+
+    class Split(Chained):
+        """Chained, timing its two stages apart (chunk by chunk, so both see the same load)."""
+
+        def feed(self, data: bytes) -> bytes:
+            t0 = time.perf_counter()
+            mid = self.first.feed(data)  # type: ignore[attr-defined]
+            t1 = time.perf_counter()
+            out = self.second.feed(mid)
+            SPENT[0] += t1 - t0
+            SPENT[1] += time.perf_counter() - t1
+            return out
+
+    def split() -> Split:
+        SPENT[:] = [0.0, 0.0]
+        return Split(Masker(det, hasher, "strict"), AliasStream(ents.matcher))
+
     makers = {
         "A": lambda: Masker(det, hasher, "strict"),
+        "S": split,
         "B": lambda: Chained(Masker(det, hasher, "strict"), AliasStream(ents.matcher)),
         "C": lambda: AliasStream(ents.matcher),
     }
@@ -128,25 +148,41 @@ def filters(args: argparse.Namespace):
 
 
 def worker(args: argparse.Namespace) -> int:
-    """Measure on request: a line "A"/"B"/"C" in, the seconds out."""
+    """Measure on request: a line "A"/"B"/"C"/"S" in, the seconds out."""
     _n, data, makers = filters(args)
     print("ready", flush=True)
     for line in sys.stdin:
-        print(run_once(data, makers[line.strip()]), flush=True)
+        what = line.strip()
+        if what == "S":  # (masker stage, alias stage) seconds of one run, flush left out
+            run_once(data, makers["S"])
+            print(*SPENT, flush=True)
+        else:
+            print(*run_once(data, makers[what]), flush=True)
     return 0
 
 
-def report(mb: float, n: int, runs: int, what: str, t: dict[str, list[float]]) -> float:
-    a, b = statistics.median(t["A"]), statistics.median(t["B"])
+def report(mb: float, n: int, runs: int, what: str, t: dict[str, list[tuple[float, float]]]) -> None:
+    """Medians of wall time (throughput) and of CPU time (what the shared machine's
+    load disturbs least), and the added time of each back-to-back (A, B) pair."""
+    def med(k: str, i: int) -> float:
+        return statistics.median(x[i] for x in t[k])
+
+    a, b = med("A", 0), med("B", 0)
     print(f"(A) strict masker alone:            {mb / a:8.1f} MB/s")
     print(f"(B) masker + aliases ({n} entities): {mb / b:8.1f} MB/s   "
           f"added time {100 * (b - a) / a:+.1f}%   (median of {runs}, {mb:.0f} MB, {what})")
-    pairs = [100 * (y - x) / x for x, y in zip(t["A"], t["B"], strict=True)]  # each (A, B) pair ran back to back
-    print(f"    added time per pair: median {statistics.median(pairs):+.1f}%  "
-          f"({', '.join(f'{p:+.1f}' for p in pairs)})")
+    for i, name in ((0, "wall"), (1, "CPU ")):
+        pairs = [100 * (y[i] - x[i]) / x[i] for x, y in zip(t["A"], t["B"], strict=True)]
+        print(f"    {name}: added {100 * (med('B', i) - med('A', i)) / med('A', i):+.1f}% (medians); "
+              f"per pair: median {statistics.median(pairs):+.1f}%  "
+              f"({', '.join(f'{p:+.1f}' for p in pairs)})")
+    if t.get("S"):
+        shares = [100 * al / ma for ma, al in t["S"]]
+        print(f"    (B) timed stage by stage, chunk by chunk: the alias stream's time = "
+              f"{statistics.median(shares):+.1f}% of the masker's (median; "
+              f"{', '.join(f'{x:.1f}' for x in shares)})")
     if t.get("C"):
-        print(f"(C) alias stream alone:             {mb / statistics.median(t['C']):8.1f} MB/s")
-    return 100 * (b - a) / a
+        print(f"(C) alias stream alone:             {mb / med('C', 0):8.1f} MB/s")
 
 
 def ab(args: argparse.Namespace) -> int:
@@ -165,16 +201,18 @@ def ab(args: argparse.Namespace) -> int:
     try:
         for p in procs.values():
             assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-        times: dict[str, dict[str, list[float]]] = {k: {"A": [], "B": []} for k in procs}
+        times: dict[str, dict[str, list[tuple[float, float]]]] = {
+            k: {"A": [], "B": [], "S": []} for k in procs}
         for r in range(args.runs):
             order = list(procs) if r % 2 == 0 else list(reversed(procs))
             for k in order:
-                for what in ("A", "B") if r % 2 == 0 else ("B", "A"):
+                for what in ("A", "B", "S") if r % 2 == 0 else ("B", "A", "S"):
                     p = procs[k]
                     assert p.stdin is not None and p.stdout is not None
                     p.stdin.write(what + "\n")
                     p.stdin.flush()
-                    times[k][what].append(float(p.stdout.readline()))
+                    x, y = p.stdout.readline().split()
+                    times[k][what].append((float(x), float(y)))
     finally:
         for p in procs.values():
             if p.stdin is not None:
@@ -205,10 +243,12 @@ def main() -> int:
         return ab(args)
 
     n, data, makers = filters(args)
-    t: dict[str, list[float]] = {"A": [], "B": [], "C": []}
+    t: dict[str, list[tuple[float, float]]] = {"A": [], "B": [], "C": [], "S": []}
     for _ in range(args.runs):  # interleaved: load changes hit all alike
         for k in t:
             t[k].append(run_once(data, makers[k]))
+            if k == "S":
+                t[k][-1] = (SPENT[0], SPENT[1])
     report(len(data) / 1e6, n, args.runs,
            "Russian prose" if args.russian else "masker corpus", t)
     return 0
