@@ -206,3 +206,41 @@ def test_prefilter_round_trip_keeps_both_databases(matcher):
     for text in ("Petrov и ПеТРОВ, Romashka\n", "plain Suleymanov \u2014 Sh\u200bevchenko", "пЕтров"):
         data = text.encode()
         assert back.scan(data) == pre.scan(data) != []
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(spelled(), st.integers(-40, 40), st.sampled_from(["x", "й", " ", "\n", "\x1b[0m"]))
+def test_split_scan_finds_a_name_across_the_halves(matcher, form, shift, fill):
+    """A large buffer is scanned in two halves at once: a name anywhere around the
+    cut (respelled with look-alikes, invisible characters, colour sequences) is
+    still a hit, and the alias stream releases exactly the whole text's aliases."""
+    from tcg.entities.prefilter import SPLIT_MIN
+    from tcg.entities.stream import AliasStream, replace_bytes
+
+    pre = matcher._prefilter()
+    if pre is None:
+        pytest.skip("hyperscan is not installed")
+    n = SPLIT_MIN // len(fill.encode()) // 2 + 64
+    text = fill * (n + shift) + f" {form} " + fill * (n - shift)  # the cut is near the name
+    data = text.encode()
+    if matcher.find_text(text):
+        assert pre.has_hits(data)
+    if pre._helper is not None:
+        assert pre._helper[1].acquire(False)  # released after every split scan
+        pre._helper[1].release()
+    s = AliasStream(matcher)
+    assert s.feed(data) + s.flush() == replace_bytes(data, matcher.find_bytes(data))
+
+
+def test_split_scan_runs_on_this_machine(matcher):
+    """The test above exercises the split (two CPUs here); one CPU: one scan."""
+    import os
+
+    from tcg.entities.prefilter import SPLIT_MIN
+
+    pre = matcher._prefilter()
+    if pre is None or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("hyperscan is not installed, or a single CPU: no split scan")
+    data = b"y" * SPLIT_MIN + b" Petrov " + b"y" * SPLIT_MIN
+    assert pre.has_hits(data) and pre._helper is not None
+    assert not pre.has_hits(b"y" * (3 * SPLIT_MIN))
