@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 
-from tcg.entities.normal import CSI_BYTES, CSI_MAX, MAX_GAP, WILDCARD, compact_skeleton, rare_chars
+from tcg.entities.normal import CSI_BYTES, CSI_MAX, WILDCARD, compact_skeleton, rare_chars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,12 +24,6 @@ INSERT_MIN_WORD = 5  # a separator may be inserted only in a Cyrillic word this 
 PIECE = 5  # letters of a long Cyrillic word's two prefilter pieces
 LEFT, RIGHT = 1, 2  # a piece that must start / end a word
 DENSE = 4096  # hits in one buffer after which all of it is matched on the view
-# has_hits(): a buffer this large is scanned in two halves, one on a helper thread
-# (a hand-over costs tens of µs; a 64 KiB scan ~50 µs)
-SPLIT_MIN = 1 << 16
-# the longest trigger occurrence a match relies on: a letter's byte, MAX_GAP control
-# sequences, a letter's byte (rare characters and letter pairs are shorter)
-TRIGGER_REACH = 2 + MAX_GAP * CSI_MAX
 
 
 def is_cyrillic(c: str) -> bool:
@@ -217,16 +211,12 @@ class Prefilter:
     everything on the view): ``db`` holds every expression, ``plain`` the same
     less the literals holding a Cyrillic lead byte, for text without one."""
 
-    def __init__(self, db: object, first_literal: int, whole: list[int], plain: object = None,
-                 reach: int = 0):
+    def __init__(self, db: object, first_literal: int, whole: list[int], plain: object = None):
         self.db = db
         self.plain = plain
         self.first_literal = first_literal
         #: per literal: its length << 2 | its LEFT/RIGHT bounds, or 0 when unbounded
         self.whole = whole
-        #: the longest expression match a view match relies on (0: unknown, no split)
-        self.reach = reach
-        self._helper: tuple[object, object, dict[int, object]] | None = None  # see has_hits
 
     @classmethod
     def compile(cls, texts: Iterable[str]) -> Prefilter | None:
@@ -247,9 +237,8 @@ class Prefilter:
             db.compile(expressions=[exprs[i] for i in pick], ids=list(pick),
                        flags=[flags[i] for i in pick])
             dbs.append(db)
-        reach = max([TRIGGER_REACH, *(len(b) for b, _ in lits)])
         return cls(dbs[0], len(trig), [(len(b) << 2) | bound if bound else 0 for b, bound in lits],
-                   dbs[1], reach)
+                   dbs[1])
 
     def to_bytes(self) -> bytes:
         """One JSON header line, then the serialized databases."""
@@ -259,7 +248,7 @@ class Prefilter:
 
         blobs = [bytes(hyperscan.dumpb(db)) for db in (self.db, self.plain) if db is not None]  # type: ignore[arg-type]
         head = json.dumps({"first_literal": self.first_literal, "whole": self.whole,
-                           "sizes": [len(b) for b in blobs], "reach": self.reach}).encode()
+                           "sizes": [len(b) for b in blobs]}).encode()
         return head + b"\n" + b"".join(blobs)
 
     @classmethod
@@ -280,57 +269,11 @@ class Prefilter:
             dbs.append(db)
             at += size
         return cls(dbs[0], int(st["first_literal"]), list(st["whole"]),
-                   dbs[1] if len(dbs) > 1 else None, int(st.get("reach", 0)))
+                   dbs[1] if len(dbs) > 1 else None)
 
-    def has_hits(self, data: bytes) -> bool:
-        """Whether scan(data) finds anything (the alias stream's question for every
-        chunk). A large buffer on a machine with a CPU to spare is scanned in two
-        halves at once, the second on a helper thread (hyperscan lets go of the GIL),
-        the first running ``reach`` bytes into the second: every expression match a
-        view match relies on is at most that long, so it lies whole in one half, and
-        a half's edge only keeps hits (no neighbour there to rule one out)."""
-        if len(data) < SPLIT_MIN or not self.reach:
-            return self.scan(data) != []
-        helper = self._take_helper()
-        if helper is None:
-            return self.scan(data) != []
-        worker, lock, scratches = helper
-        half = len(data) // 2
-        second = data[half:]
-        try:
-            worker.start(lambda: self.scan(second, scratches))  # type: ignore[attr-defined]
-            try:
-                first = self.scan(data[: half + self.reach])
-            finally:
-                rest = worker.result()  # type: ignore[attr-defined]
-        finally:
-            lock.release()  # type: ignore[attr-defined]
-        return first != [] or rest != []
-
-    def _take_helper(self) -> tuple[object, object, dict[int, object]] | None:
-        """(helper thread, its lock — held —, its scratch per database), or None: a
-        single CPU, or the helper busy with another stream's buffer."""
-        if self._helper is None:
-            from tcg.detect.hsdb import _cpus_to_spare
-
-            if not _cpus_to_spare():
-                return None
-            import hyperscan
-
-            from tcg._lean.threads import allocate_lock
-            from tcg.detect.helper import Helper
-
-            dbs = [db for db in (self.db, self.plain) if db is not None]
-            self._helper = (Helper(), allocate_lock(),
-                            {id(db): hyperscan.Scratch(db) for db in dbs})  # type: ignore[arg-type]
-        if not self._helper[1].acquire(False):  # type: ignore[attr-defined]
-            return None
-        return self._helper
-
-    def scan(self, data: bytes, scratches: dict[int, object] | None = None) -> list[int] | None:
+    def scan(self, data: bytes) -> list[int] | None:
         """End offsets of the hits, thinned and sorted; None when hits are dense
-        (the caller matches the whole buffer on the view). ``scratches``: scratch
-        space per database for a second thread (default: the databases' own)."""
+        (the caller matches the whole buffer on the view)."""
         hits: list[int] = []
         last = [-1000]
         first_lit = self.first_literal
@@ -355,8 +298,7 @@ class Prefilter:
         if self.plain is not None and not any(c in data for c in _CYRILLIC_LEADS):
             db = self.plain  # no Cyrillic letter here: the big database's extra pieces cannot hit
         try:
-            db.scan(data, match_event_handler=on_match,  # type: ignore[attr-defined]
-                    scratch=scratches[id(db)] if scratches else None)
+            db.scan(data, match_event_handler=on_match)  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose (dense)
             if len(hits) <= DENSE:
                 raise

@@ -93,7 +93,7 @@ class AliasStream:
         ctx = self._ctx
         keep = self._keep
         pre = self.matcher._prefilter()
-        if pre is not None and not pre.has_hits(buf):
+        if pre is not None and pre.scan(buf) == []:
             # no candidate in the new bytes (every match holds a hit): no copy, no view
             out = buf[:cut] if cut < len(buf) else buf
             self._buf = buf[cut:]
