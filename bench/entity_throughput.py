@@ -13,6 +13,11 @@ does (transliterations included).
 
     .venv/bin/python bench/entity_throughput.py [--entities 1000] [--size 40] [--runs 5]
     .venv/bin/python bench/entity_throughput.py --russian   # Russian prose instead
+    .venv/bin/python bench/entity_throughput.py --baseline-tree /tmp/base   # A/B against a checkout
+
+With ``--baseline-tree`` two worker processes (this tree's tcg and the other
+tree's, same bench code, same corpus and entities) take turns, one measurement
+at a time, so both see the same load; each reports (A) and (B) as above.
 
 Prints medians; the machine is shared, so read the ratio, not the MB/s.
 """
@@ -27,10 +32,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+BENCH = Path(__file__).resolve().parent
+# a worker for --baseline-tree imports tcg from the tree it is given
+TREE = Path(sys.argv[sys.argv.index("--tree") + 1]) if "--tree" in sys.argv else ROOT
+sys.path.insert(0, str(TREE))
+sys.path.insert(0, str(BENCH))
 
 CHUNK = 1 << 18
+SPENT = [0.0, 0.0]  # the last split run: seconds in the masker, in the alias stream
 
 
 def names(n: int) -> list[str]:
@@ -81,28 +90,23 @@ def corpus(size_mb: int, russian: bool) -> bytes:
         return (base * (size_mb * 1_000_000 // len(base) + 1))[: size_mb * 1_000_000]
     import mask_throughput as mt
 
-    path = ROOT / "bench" / ".data" / f"entity-corpus-{size_mb}.bin"
+    path = BENCH / ".data" / f"entity-corpus-{size_mb}.bin"
     mt.generate(path, size_mb * 1_000_000)
     return path.read_bytes()
 
 
-def run_once(data: bytes, make) -> float:
+def run_once(data: bytes, make) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process: all its threads)."""
     f = make()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     for i in range(0, len(data), CHUNK):
         f.feed(data[i : i + CHUNK])
     f.flush()
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - c
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--entities", type=int, default=1000)
-    ap.add_argument("--size", type=int, default=40, help="MB of corpus (default 40)")
-    ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--russian", action="store_true", help="Russian prose (the seeds) as the corpus")
-    args = ap.parse_args()
-
+def filters(args: argparse.Namespace):
+    """(entities, corpus, {name: a fresh filter}) for this process's tcg."""
     from tcg.detect.engine import load_detector
     from tcg.entities.stream import AliasStream, Chained
     from tcg.keyhash import KeyedHasher
@@ -113,29 +117,140 @@ def main() -> int:
     det = load_detector()
     hasher = KeyedHasher(b"\x00" * 32)
     forms = len(ents.matcher._forms)
-    print(f"{n} entities, {forms} distinct forms; matcher + prefilter built in {compile_s:.1f} s")
+    import tcg
 
-    def plain():
-        return Masker(det, hasher, "strict")
+    print(f"{Path(tcg.__file__).parent}: {n} entities, {forms} distinct forms; "
+          f"matcher + prefilter built in {compile_s:.1f} s", file=sys.stderr)
 
-    def chained():
-        return Chained(Masker(det, hasher, "strict"), AliasStream(ents.matcher))
+    class Split(Chained):
+        """Chained, timing its two stages apart (chunk by chunk, so both see the same load)."""
 
-    def alias_only():
-        return AliasStream(ents.matcher)
+        def feed(self, data: bytes) -> bytes:
+            t0 = time.perf_counter()
+            mid = self.first.feed(data)  # type: ignore[attr-defined]
+            t1 = time.perf_counter()
+            out = self.second.feed(mid)
+            SPENT[0] += t1 - t0
+            SPENT[1] += time.perf_counter() - t1
+            return out
 
-    ta, tb, tc = [], [], []
-    for _ in range(args.runs):  # interleaved: load changes hit all alike
-        ta.append(run_once(data, plain))
-        tb.append(run_once(data, chained))
-        tc.append(run_once(data, alias_only))
-    a, b, c = statistics.median(ta), statistics.median(tb), statistics.median(tc)
-    mb = len(data) / 1e6
+    def split() -> Split:
+        SPENT[:] = [0.0, 0.0]
+        return Split(Masker(det, hasher, "strict"), AliasStream(ents.matcher))
+
+    makers = {
+        "A": lambda: Masker(det, hasher, "strict"),
+        "S": split,
+        "B": lambda: Chained(Masker(det, hasher, "strict"), AliasStream(ents.matcher)),
+        "C": lambda: AliasStream(ents.matcher),
+    }
+    return n, data, makers
+
+
+def worker(args: argparse.Namespace) -> int:
+    """Measure on request: a line "A"/"B"/"C"/"S" in, the seconds out."""
+    _n, data, makers = filters(args)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        what = line.strip()
+        if what == "S":  # (masker stage, alias stage) seconds of one run, flush left out
+            run_once(data, makers["S"])
+            print(*SPENT, flush=True)
+        else:
+            print(*run_once(data, makers[what]), flush=True)
+    return 0
+
+
+def report(mb: float, n: int, runs: int, what: str, t: dict[str, list[tuple[float, float]]]) -> None:
+    """Medians of wall time (throughput) and of CPU time (what the shared machine's
+    load disturbs least), and the added time of each back-to-back (A, B) pair."""
+    def med(k: str, i: int) -> float:
+        return statistics.median(x[i] for x in t[k])
+
+    a, b = med("A", 0), med("B", 0)
     print(f"(A) strict masker alone:            {mb / a:8.1f} MB/s")
     print(f"(B) masker + aliases ({n} entities): {mb / b:8.1f} MB/s   "
-          f"added time {100 * (b - a) / a:+.1f}%   (median of {args.runs}, {mb:.0f} MB, "
-          f"{'Russian prose' if args.russian else 'masker corpus'})")
-    print(f"(C) alias stream alone:             {mb / c:8.1f} MB/s")
+          f"added time {100 * (b - a) / a:+.1f}%   (median of {runs}, {mb:.0f} MB, {what})")
+    for i, name in ((0, "wall"), (1, "CPU ")):
+        pairs = [100 * (y[i] - x[i]) / x[i] for x, y in zip(t["A"], t["B"], strict=True)]
+        print(f"    {name}: added {100 * (med('B', i) - med('A', i)) / med('A', i):+.1f}% (medians); "
+              f"per pair: median {statistics.median(pairs):+.1f}%  "
+              f"({', '.join(f'{p:+.1f}' for p in pairs)})")
+    if t.get("S"):
+        shares = [100 * al / ma for ma, al in t["S"]]
+        print(f"    (B) timed stage by stage, chunk by chunk: the alias stream's time = "
+              f"{statistics.median(shares):+.1f}% of the masker's (median; "
+              f"{', '.join(f'{x:.1f}' for x in shares)})")
+    if t.get("C"):
+        print(f"(C) alias stream alone:             {mb / med('C', 0):8.1f} MB/s")
+
+
+def ab(args: argparse.Namespace) -> int:
+    """This tree against --baseline-tree, turn by turn."""
+    import os
+    import subprocess
+
+    corpus(args.size, args.russian)  # written once, read by both workers
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--entities", str(args.entities),
+           "--size", str(args.size), *(["--russian"] if args.russian else [])]
+    trees = {"base": Path(args.baseline_tree).resolve(), "this": ROOT}
+    env = {**os.environ, "PYTHONPATH": ""}
+    procs = {k: subprocess.Popen([*cmd, "--tree", str(v)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True, env=env)
+             for k, v in trees.items()}
+    try:
+        for p in procs.values():
+            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        times: dict[str, dict[str, list[tuple[float, float]]]] = {
+            k: {"A": [], "B": [], "S": []} for k in procs}
+        for r in range(args.runs):
+            order = list(procs) if r % 2 == 0 else list(reversed(procs))
+            for k in order:
+                for what in ("A", "B", "S") if r % 2 == 0 else ("B", "A", "S"):
+                    p = procs[k]
+                    assert p.stdin is not None and p.stdout is not None
+                    p.stdin.write(what + "\n")
+                    p.stdin.flush()
+                    x, y = p.stdout.readline().split()
+                    times[k][what].append((float(x), float(y)))
+    finally:
+        for p in procs.values():
+            if p.stdin is not None:
+                p.stdin.close()
+            p.wait()
+    mb = len(corpus(args.size, args.russian)) / 1e6
+    what = "Russian prose" if args.russian else "masker corpus"
+    n = args.entities
+    for k, tree in trees.items():
+        print(f"--- {k}: {tree}")
+        report(mb, n, args.runs, what, times[k])
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--entities", type=int, default=1000)
+    ap.add_argument("--size", type=int, default=40, help="MB of corpus (default 40)")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--russian", action="store_true", help="Russian prose (the seeds) as the corpus")
+    ap.add_argument("--baseline-tree", metavar="DIR",
+                    help="another checkout of tcg to measure against, turn by turn")
+    ap.add_argument("--tree", help=argparse.SUPPRESS)  # a worker: tcg from this tree
+    args = ap.parse_args()
+    if args.tree:
+        return worker(args)
+    if args.baseline_tree:
+        return ab(args)
+
+    n, data, makers = filters(args)
+    t: dict[str, list[tuple[float, float]]] = {"A": [], "B": [], "C": [], "S": []}
+    for _ in range(args.runs):  # interleaved: load changes hit all alike
+        for k in t:
+            t[k].append(run_once(data, makers[k]))
+            if k == "S":
+                t[k][-1] = (SPENT[0], SPENT[1])
+    report(len(data) / 1e6, n, args.runs,
+           "Russian prose" if args.russian else "masker corpus", t)
     return 0
 
 

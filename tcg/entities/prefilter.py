@@ -41,10 +41,23 @@ def is_cyrillic(c: str) -> bool:
 #   with е/ё both ways, and the
 #   all-Latin spelling of a word made only of letters with Latin look-alikes;
 # - triggers for every other way to spell a match: a Latin letter touching a
-#   Cyrillic one («Рoмашка»), a control sequence between two letters, and each
-#   rare character (full-width, zero-width, Greek look-alikes, ...).
+#   Cyrillic one («Рoмашка»), a control sequence between two letters, a casing
+#   other than lower/UPPER/Capitalised («пЕтров», «ПЕтров»), and each rare
+#   character (full-width, zero-width, Greek look-alikes, ...).
 # A hit's region is matched on the view; tests/entities check that every view
 # match has a hit.
+# Text without Cyrillic (most tool output) is scanned with a second, much smaller
+# database: the same expressions less the pieces holding a Cyrillic letter, which
+# cannot occur there (the hits are the same; the big one stays out of the cache).
+
+#: Cyrillic letters U+0400..U+045F by case, as UTF-8 (U+0400..U+042F are upper)
+_CYR_LOWER = rb"(?:\xd0[\xb0-\xbf]|\xd1[\x80-\x9f])"
+_CYR_UPPER = rb"\xd0[\x80-\xaf]"
+#: the casings _variants() does not spell out: a lower letter, then an upper one;
+#: two upper letters, then a lower one
+_CASE_TRIGGERS = (_CYR_LOWER + _CYR_UPPER, _CYR_UPPER + _CYR_UPPER + _CYR_LOWER)
+#: bytes every Cyrillic letter of U+0400..U+047F starts with
+_CYRILLIC_LEADS = (b"\xd0", b"\xd1")
 
 
 def _lit(b: bytes) -> bytes:
@@ -55,9 +68,32 @@ def _words(text: str) -> list[str]:
     return [w for w in re.split(r"[^\w\x01]+", text) if w]
 
 
+def _basic_cyrillic(piece: str) -> bool:
+    """Every character a letter of U+0400..U+045F, where the case of a letter shows
+    in its bytes (upper U+0400..U+042F, lower U+0430..U+045F: see _CASE_TRIGGERS)."""
+    return bool(piece) and all("\u0400" <= c <= "\u045f" and c.isalpha() for c in piece)
+
+
+def _yo(piece: str) -> list[str]:
+    """``piece`` with е/ё both ways in the case each has."""
+    out = [""]
+    for c in piece:
+        alts = {"е", "ё"} if c in "её" else {"Е", "Ё"} if c in "ЕЁ" else {c}
+        out = [o + a for o in out for a in sorted(alts)]
+    return out
+
+
 def _variants(piece: str, limit: int = 64) -> list[str]:
     """``piece`` with е/ё both ways (texts mix them freely) and, for Cyrillic
-    letters, both cases (ASCII case is left to the caseless flag)."""
+    letters, their cases (ASCII case is left to the caseless flag). A piece of
+    basic Cyrillic letters gets three casings — lower, UPPER, Capitalised: any
+    other casing of contiguous letters holds a lower letter before an upper one
+    or two upper ones before a lower one, and those fire a trigger."""
+    if _basic_cyrillic(piece):
+        out: list[str] = []
+        for cased in sorted({piece.lower(), piece.upper(), piece[:1].upper() + piece[1:].lower()}):
+            out += _yo(cased)
+        return out
     out = [""]
     for c in piece:
         alts = {c}
@@ -158,6 +194,7 @@ def _trigger_expressions() -> list[bytes]:
         # control sequences between two letters or digits (ASCII, or the last /
         # first byte of a longer character)
         rb"[0-9A-Za-z\x80-\xbf]" + csi + rb"[0-9A-Za-z\xc0-\xff]",
+        *_CASE_TRIGGERS,
     ]
 
 
@@ -170,11 +207,13 @@ def prefilter_literals(texts: Iterable[str]) -> list[tuple[bytes, int]]:
 
 
 class Prefilter:
-    """The hyperscan database (None without hyperscan: the caller then matches
-    everything on the view)."""
+    """The hyperscan databases (None without hyperscan: the caller then matches
+    everything on the view): ``db`` holds every expression, ``plain`` the same
+    less the literals holding a Cyrillic lead byte, for text without one."""
 
-    def __init__(self, db: object, first_literal: int, whole: list[int]):
+    def __init__(self, db: object, first_literal: int, whole: list[int], plain: object = None):
         self.db = db
+        self.plain = plain
         self.first_literal = first_literal
         #: per literal: its length << 2 | its LEFT/RIGHT bounds, or 0 when unbounded
         self.whole = whole
@@ -188,19 +227,29 @@ class Prefilter:
         trig = _trigger_expressions()
         lits = prefilter_literals(texts)
         exprs = [*trig, *(_lit(b) for b, _ in lits)]
-        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(expressions=exprs, ids=list(range(len(exprs))),
-                   flags=[0] * len(trig) + [hyperscan.HS_FLAG_CASELESS] * len(lits))
-        return cls(db, len(trig), [(len(b) << 2) | bound if bound else 0 for b, bound in lits])
+        flags = [0] * len(trig) + [hyperscan.HS_FLAG_CASELESS] * len(lits)
+        # the same ids in both, so a hit means the same in either
+        ids = [i for i in range(len(exprs))
+               if i < len(trig) or not any(c in lits[i - len(trig)][0] for c in _CYRILLIC_LEADS)]
+        dbs = []
+        for pick in (range(len(exprs)), ids):
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            db.compile(expressions=[exprs[i] for i in pick], ids=list(pick),
+                       flags=[flags[i] for i in pick])
+            dbs.append(db)
+        return cls(dbs[0], len(trig), [(len(b) << 2) | bound if bound else 0 for b, bound in lits],
+                   dbs[1])
 
     def to_bytes(self) -> bytes:
-        """One JSON header line, then the serialized database."""
+        """One JSON header line, then the serialized databases."""
         import json
 
         import hyperscan
 
-        head = json.dumps({"first_literal": self.first_literal, "whole": self.whole}).encode()
-        return head + b"\n" + bytes(hyperscan.dumpb(self.db))  # type: ignore[arg-type]
+        blobs = [bytes(hyperscan.dumpb(db)) for db in (self.db, self.plain) if db is not None]  # type: ignore[arg-type]
+        head = json.dumps({"first_literal": self.first_literal, "whole": self.whole,
+                           "sizes": [len(b) for b in blobs]}).encode()
+        return head + b"\n" + b"".join(blobs)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Prefilter | None:
@@ -212,9 +261,15 @@ class Prefilter:
             return None
         head, _, blob = data.partition(b"\n")
         st = json.loads(head)
-        db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
-        db.scratch = hyperscan.Scratch(db)
-        return cls(db, int(st["first_literal"]), list(st["whole"]))
+        dbs = []
+        at = 0
+        for size in st.get("sizes", [len(blob)]):
+            db = hyperscan.loadb(blob[at : at + size], hyperscan.HS_MODE_BLOCK)
+            db.scratch = hyperscan.Scratch(db)
+            dbs.append(db)
+            at += size
+        return cls(dbs[0], int(st["first_literal"]), list(st["whole"]),
+                   dbs[1] if len(dbs) > 1 else None)
 
     def scan(self, data: bytes) -> list[int] | None:
         """End offsets of the hits, thinned and sorted; None when hits are dense
@@ -239,8 +294,11 @@ class Prefilter:
                     return True
             return None
 
+        db = self.db
+        if self.plain is not None and not any(c in data for c in _CYRILLIC_LEADS):
+            db = self.plain  # no Cyrillic letter here: the big database's extra pieces cannot hit
         try:
-            self.db.scan(data, match_event_handler=on_match)  # type: ignore[attr-defined]
+            db.scan(data, match_event_handler=on_match)  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose (dense)
             if len(hits) <= DENSE:
                 raise

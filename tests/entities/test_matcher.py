@@ -107,3 +107,102 @@ def test_dense_text_and_no_hyperscan(matcher, monkeypatch):
     assert matcher.find_bytes(data) == want
     monkeypatch.setattr(matcher, "_hs", (None,))
     assert matcher.find_bytes(data) == want
+
+
+# ---------------------------------------------------------------- the prefilter's shortcuts
+
+def fast_and_view(matcher, text):
+    data = text.encode("utf-8")
+    fast = [(m.start, m.end, m.token) for m in matcher.find_bytes(data)]
+    slow = [(len(text[: m.start].encode()), len(text[: m.end].encode()), m.token)
+            for m in matcher.find_text(text)]
+    return fast, slow
+
+
+@pytest.mark.parametrize("piece", ["Петро", "ромаш", "Ёлкин", "ЩЕДРЁ", "Ли", "жёлудь"])
+def test_every_casing_is_spelled_or_fires_a_trigger(piece):
+    """The literals spell three casings of a Cyrillic piece; every other casing (all
+    of them, with е/ё either way) fires a casing trigger."""
+    import itertools
+    import re
+
+    from tcg.entities.prefilter import _CASE_TRIGGERS, _variants
+
+    spelled = set(_variants(piece, limit=1 << 12))
+    assert len(spelled) < 2 ** len(piece) or len(piece) < 3
+    triggers = [re.compile(t) for t in _CASE_TRIGGERS]
+    for ups in itertools.product((False, True), repeat=len(piece)):
+        cased = "".join(c.upper() if u else c.lower() for c, u in zip(piece, ups, strict=True))
+        for yo in itertools.product(*[("е", "ё") if c in "её" else ("Е", "Ё") if c in "ЕЁ" else (c,)
+                                      for c in cased]):
+            spelling = "".join(yo)
+            assert spelling in spelled or any(t.search(spelling.encode()) for t in triggers), spelling
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(FILLER, st.sampled_from(FORMS), st.lists(st.booleans(), min_size=24,
+                                                                     max_size=24)), max_size=4),
+       FILLER)
+def test_any_casing_fast_path_equals_view(matcher, parts, tail):
+    """Names in any mix of upper and lower case: the fast path finds what the view finds."""
+    text = "".join(a + "".join(c.upper() if u else c.lower() for c, u in zip(f, ups, strict=False))
+                   for a, f, ups in parts) + tail
+    fast, slow = fast_and_view(matcher, text)
+    assert fast == slow
+
+
+# text with no Cyrillic letter of U+0400..U+047F: scanned with the smaller database
+LATIN_FORMS = ["Petrov", "Petrova", "Romashka", "Suleymanov", "Suleimanov", "Shevchenko", "Dilnoza"]
+NO_CYRILLIC = st.lists(st.sampled_from(
+    list("abc xyz.,\n-_1\"'\t") + ["\x1b[1m", "\x1b[0m", "\u200b", "\u00ad", "\u2014", "\u2026",
+                                    "\u2013", "\u00a0", "\u2009", "\u03bf", "\u03b1", "\u0490",
+                                    "\u04e9", "\uff50", "\uff52", "é", "ü"]), max_size=30).map("".join)
+
+
+@st.composite
+def latin_spelled(draw):
+    f = list(draw(st.sampled_from(LATIN_FORMS)))
+    for i in range(len(f)):
+        r = draw(st.integers(0, 9))
+        if r == 0:
+            f[i] = f[i].swapcase()
+        elif r == 1:
+            f[i] += draw(st.sampled_from(["\u200b", "\x1b[0m", " ", "-", "\u2009"]))
+        elif r == 2 and f[i].isascii() and f[i].isalpha():
+            f[i] = chr(ord(f[i].lower()) - 0x61 + 0xFF41)  # full-width
+        elif r == 3 and f[i] in "oa":
+            f[i] = {"o": "\u03bf", "a": "\u03b1"}[f[i]]  # Greek look-alikes
+    return "".join(f)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(NO_CYRILLIC, latin_spelled()), max_size=5), NO_CYRILLIC)
+def test_no_cyrillic_database_gives_the_same_hits(matcher, parts, tail):
+    """Without a Cyrillic lead byte the smaller database is scanned: the same hits
+    as the full one, and the fast path still finds what the view finds."""
+    from tcg.entities.prefilter import _CYRILLIC_LEADS, Prefilter
+
+    text = "".join(a + b for a, b in parts) + tail
+    data = text.encode("utf-8")
+    assert not any(c in data for c in _CYRILLIC_LEADS)
+    pre = matcher._prefilter()
+    if pre is None:
+        pytest.skip("hyperscan is not installed (the view is the only path)")
+    assert pre.plain is not None
+    full_only = Prefilter(pre.db, pre.first_literal, pre.whole)
+    assert pre.scan(data) == full_only.scan(data)
+    fast, slow = fast_and_view(matcher, text)
+    assert fast == slow
+
+
+def test_prefilter_round_trip_keeps_both_databases(matcher):
+    from tcg.entities.prefilter import Prefilter
+
+    pre = matcher._prefilter()
+    if pre is None:
+        pytest.skip("hyperscan is not installed")
+    back = Prefilter.from_bytes(pre.to_bytes())
+    assert back is not None and back.plain is not None
+    for text in ("Petrov и ПеТРОВ, Romashka\n", "plain Suleymanov \u2014 Sh\u200bevchenko", "пЕтров"):
+        data = text.encode()
+        assert back.scan(data) == pre.scan(data) != []
