@@ -13,6 +13,7 @@ import os
 import re
 import sys
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,10 @@ class InboundRule:
     #: (before, after): a match starts at most ``before`` characters before the end of
     #: the last prefilter literal of its alternative and ends at most ``after`` after it
     prefilter_span: tuple[int, int] = (0, 0)
+    #: the pattern and its allow patterns compiled with ``re.ASCII`` match exactly as
+    #: they do without it on a text of ASCII characters outside U+001C..U+001F
+    #: (:func:`ascii_equivalent`)
+    ascii_safe: bool = False
     source: str = ""
 
     def __repr__(self) -> str:
@@ -134,6 +139,62 @@ def _lookaround_width(seq: Any) -> int:
     return widest
 
 
+_REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+#: pattern elements that read no character, or only through the categories (\w, \s,
+#: \d, \b), which agree on ASCII characters with and without re.ASCII (but for \s
+#: on U+001C..U+001F: the text side excludes those)
+_NEUTRAL = ("ANY", "AT", "CATEGORY", "GROUPREF", "GROUPREF_IGNORE")
+
+
+@cache
+def _folds_to_ascii(lo: int, hi: int) -> bool:
+    """Whether a character in ``lo..hi`` (not ASCII) matches an ASCII character under
+    Python's case-insensitive Unicode matching (U+212A KELVIN SIGN matches "k",
+    U+017F LONG S "s", U+0131 DOTLESS I "i"): asked of ``re`` itself."""
+    cls = re.compile(f"[{re.escape(chr(lo))}-{re.escape(chr(hi))}]", FLAGS)
+    return any(cls.match(chr(a)) for a in range(128))
+
+
+def ascii_equivalent(seq: Any) -> bool:
+    """Whether a parsed pattern (FLAGS) compiled with ``re.ASCII`` matches exactly
+    where it does without it, on any text of ASCII characters outside U+001C..U+001F.
+    There the categories agree, and ASCII case folding equals Unicode's for ASCII
+    letters; only a non-ASCII character of the pattern that folds to an ASCII one
+    could tell the two apart (then False, as for an element this does not know)."""
+    for op, av in seq:
+        name = str(op)
+        if name in ("LITERAL", "NOT_LITERAL"):
+            if av > 127 and _folds_to_ascii(av, av):
+                return False
+        elif name == "IN":
+            for iop, iav in av:
+                iname = str(iop)
+                if iname == "LITERAL" and iav > 127 and _folds_to_ascii(iav, iav):
+                    return False
+                if iname == "RANGE" and iav[1] > 127 and _folds_to_ascii(max(iav[0], 128), iav[1]):
+                    return False
+                if iname not in ("LITERAL", "RANGE", "NEGATE", "CATEGORY"):
+                    return False
+        elif name in _REPEATS:
+            if not ascii_equivalent(av[2]):
+                return False
+        elif name == "SUBPATTERN":
+            if not ascii_equivalent(av[-1]):
+                return False
+        elif name == "ATOMIC_GROUP":
+            if not ascii_equivalent(av):
+                return False
+        elif name in ("ASSERT", "ASSERT_NOT"):
+            if not ascii_equivalent(av[1]):
+                return False
+        elif name == "BRANCH":
+            if not all(ascii_equivalent(alt) for alt in av[1]):
+                return False
+        elif name not in _NEUTRAL:
+            return False
+    return True
+
+
 def parse_rule(raw: Any, source: str) -> InboundRule:
     if not isinstance(raw, dict):
         raise InboundRuleError(f"{source}: every [[rule]] must be a table")
@@ -187,11 +248,12 @@ def parse_rule(raw: Any, source: str) -> InboundRule:
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
             raise _fail(source, rid, f"examples.{key} must be a non-empty list of strings")
     prefilter, reach, span = prefilter_of(tree)
+    ascii_safe = ascii_equivalent(tree.data) and all(ascii_equivalent(_p.parse(a, FLAGS).data) for a in allow)
     return InboundRule(
         id=rid, family=family, language=language, description=description.strip(),
         regex=pattern, source_regex=src, allow=tuple(allow), examples_match=tuple(ex_match),
         examples_no_match=tuple(ex_no), max_width=hi, prefilter=prefilter,
-        prefilter_reach=reach, prefilter_span=span, source=source,
+        prefilter_reach=reach, prefilter_span=span, ascii_safe=ascii_safe, source=source,
     )
 
 
