@@ -292,7 +292,7 @@ class InboundEngine:
                     # reach: the most characters the elements holding the two literals match,
                     # so between the literals there are at most that less both their lengths
                     inner = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in plain)
-                    gap = b"[\\x00-\\xff]{0,%d}" % max(0, inner)
+                    gap = b"[\\x00-\\xff]{0,%d}" % inner if inner > 0 else b""  # hyperscan refuses {0,0}
                     exprs["ascii"].append((gap.join(body), hyperscan.HS_FLAG_CASELESS, len(slots)))
                     slots.append((c.index, alt, PAIR))
                 if plain == [list(literals) for literals in sets]:
