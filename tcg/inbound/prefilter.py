@@ -220,8 +220,11 @@ def _pair(seq: Any) -> tuple[tuple[tuple[str, ...], ...], int, tuple[int, int]] 
     second = next((s for s in ranked[1:] if s[0] != first[0]), None)
     if second is None:
         # the nearest other element every match holds, though common alone ("system"
-        # then ":"): where the rare set occurs without it, nothing is reported
-        near = [s for s in every if s[0] != first[0] and rarity(s[2]) <= SECOND_MAX_RARITY]
+        # then ":"): where the rare set occurs without it, nothing is reported. ASCII
+        # sets only: hyperscan matches those as one expression; a set with other letters
+        # is matched literal by literal, and a common one there costs a callback each
+        near = [s for s in every if s[0] != first[0] and rarity(s[2]) <= SECOND_MAX_RARITY
+                and all(x.isascii() for x in s[2] + first[2])]
         second = min(near, key=lambda s: (_width(seq, min(s[0], first[0]), max(s[1], first[1])),
                                           cost(s[2])), default=None)
     n = len(list(seq))
