@@ -217,7 +217,14 @@ def _pair(seq: Any) -> tuple[tuple[tuple[str, ...], ...], int, tuple[int, int]] 
         return None
     ranked = sorted(sets, key=lambda s: cost(s[2]))
     first = ranked[0]
-    second = next((s for s in ranked[1:] if s[0] != first[0]), None)
+
+    def span(s: tuple[int, int, tuple[str, ...]]) -> int:
+        return _width(seq, min(s[0], first[0]), max(s[1], first[1]))
+
+    # the companion least likely to occur near the first set by chance: its price
+    # times the characters it may lie within (a far one also costs hyperscan more)
+    second = min((s for s in ranked[1:] if s[0] != first[0]), key=lambda s: (cost(s[2]) * span(s), s[0]),
+                 default=None)
     if second is None:
         # the nearest other element every match holds, though common alone ("system"
         # then ":"): where the rare set occurs without it, nothing is reported. ASCII
@@ -225,8 +232,7 @@ def _pair(seq: Any) -> tuple[tuple[tuple[str, ...], ...], int, tuple[int, int]] 
         # is matched literal by literal, and a common one there costs a callback each
         near = [s for s in every if s[0] != first[0] and rarity(s[2]) <= SECOND_MAX_RARITY
                 and all(x.isascii() for x in s[2] + first[2])]
-        second = min(near, key=lambda s: (_width(seq, min(s[0], first[0]), max(s[1], first[1])),
-                                          cost(s[2])), default=None)
+        second = min(near, key=lambda s: (span(s), cost(s[2])), default=None)
     n = len(list(seq))
     if second is None:
         return (first[2],), 0, (_width(seq, 0, first[1]), _width(seq, first[0], n))
