@@ -346,12 +346,13 @@ class InboundEngine:
                 got.append(to)
 
         slots = self._slots
+        if data is None and not ascii_only and "utf8" in self._rules_db:
+            data = encode(text)  # both databases read it (the ascii one its lead bytes)
         with self._lock:
             if "ascii" in self._rules_db:
-                self._database("rules", "ascii").scan(ascii_proxy(text, data if ascii_only else None),
+                self._database("rules", "ascii").scan(ascii_proxy(text, data),
                                                       match_event_handler=on_pair)
             if "utf8" in self._rules_db and not ascii_only:
-                data = encode(text) if data is None else data
                 self._database("rules", "utf8").scan(data, match_event_handler=on_half)
         if halves:
             self._match_halves(text, data, halves, found)  # type: ignore[arg-type]
@@ -431,12 +432,20 @@ class InboundEngine:
 # ---------------------------------------------------------------- helpers
 
 
+#: UTF-8 continuation bytes: without them, one byte is left per character
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
 def ascii_proxy(text: str, data: bytes | None = None) -> bytes:
-    """One byte per character: ASCII as it is, anything else "?". The ASCII
-    literals match there exactly where they match the text (hyperscan's byte mode
-    folds ASCII case only), and offsets are character offsets. ``data``: the
-    text's UTF-8 when the text is ASCII (then the same bytes)."""
-    return data if data is not None else text.encode("ascii", "replace")
+    """One byte per character: ASCII as it is, anything else a byte >= 0x80. The
+    ASCII literals match there exactly where they match the text (hyperscan's byte
+    mode folds ASCII case only), and offsets are character offsets. ``data``: the
+    text's UTF-8 (:func:`encode`) when the caller has it: the same bytes for an ASCII
+    text, else its lead bytes (deleting the continuation bytes is cheaper than
+    encoding a wide string again)."""
+    if data is None:
+        return text.encode("ascii", "replace")
+    return data if text.isascii() else data.translate(None, _CONTINUATION)
 
 
 def encode(text: str) -> bytes:

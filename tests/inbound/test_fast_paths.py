@@ -3,6 +3,8 @@
 Each fast path is compared with the path it replaces on texts built to tell them apart:
 - ``re.ASCII`` patterns on plain windows (ASCII without U+001C..U+001F) against the
   rules' Unicode patterns, window by window and over whole texts;
+- the one-byte-per-character copy the ASCII literals are scanned in, made from the
+  UTF-8 (its lead bytes) rather than by encoding the text again;
 - the literal pairs of the hyperscan prefilter (a rare set and its nearest companion,
   tcg.inbound.prefilter) against ``re`` over whole texts, on matches generated from
   each rule's pattern.
@@ -17,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tcg.detect.hsdb import hyperscan_available
-from tcg.inbound.engine import _Compiled, count_matches, plain
+from tcg.inbound.engine import _Compiled, ascii_proxy, count_matches, encode, plain
 from tcg.inbound.inspect import inspect
 from tcg.inbound.rules import FLAGS, parse_rule
 from tests.inbound.conftest import RULES
@@ -163,3 +165,17 @@ def test_generated_matches_are_found_by_the_prefilter(engines, rule):
         assert inspect(engines["hyperscan"], text).rules == inspect(engines["re"], text).rules, text
 
     check()
+
+
+@given(st.text(alphabet=st.one_of(st.characters(), st.sampled_from(list("ignore all\n") + ODD))))
+def test_one_byte_per_character_from_the_utf8(text):
+    """The lead-byte copy keeps every ASCII character at its offset and puts a byte
+    no ASCII literal matches at every other one (a lone surrogate is "?" in the UTF-8
+    already), as the encoding it replaces does."""
+    proxy, slow = ascii_proxy(text, encode(text)), ascii_proxy(text)
+    assert len(proxy) == len(slow) == len(text)
+    for ch, fast_b, slow_b in zip(text, proxy, slow, strict=True):
+        if ch.isascii():
+            assert fast_b == slow_b == ord(ch)
+        else:
+            assert fast_b >= 0x80 or fast_b == ord("?") == slow_b
