@@ -13,7 +13,6 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -146,13 +145,49 @@ _REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
 _NEUTRAL = ("ANY", "AT", "CATEGORY", "GROUPREF", "GROUPREF_IGNORE")
 
 
-@cache
-def _folds_to_ascii(lo: int, hi: int) -> bool:
-    """Whether a character in ``lo..hi`` (not ASCII) matches an ASCII character under
-    Python's case-insensitive Unicode matching (U+212A KELVIN SIGN matches "k",
-    U+017F LONG S "s", U+0131 DOTLESS I "i"): asked of ``re`` itself."""
-    cls = re.compile(f"[{re.escape(chr(lo))}-{re.escape(chr(hi))}]", FLAGS)
+def _folds_to_ascii(items: list[tuple[int, int]]) -> bool:
+    """Whether a character of the ranges ``items`` (none ASCII) matches an ASCII
+    character under Python's case-insensitive Unicode matching (U+212A KELVIN SIGN
+    matches "k", U+017F LONG S "s", U+0131 DOTLESS I "i"): asked of ``re`` itself,
+    with one class of them all (a class matches what one of its items matches)."""
+    cls = re.compile("[" + "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in items) + "]",
+                     FLAGS)
     return any(cls.match(chr(a)) for a in range(128))
+
+
+def _wide_items(seq: Any, out: list[tuple[int, int]]) -> bool:
+    """Add to ``out`` the characters (as ranges) above ASCII that the pattern's
+    literals and classes hold, negated ones too; False for an element this does not
+    know (then the pattern is not ascii-equivalent)."""
+    for op, av in seq:
+        name = str(op)
+        if name in ("LITERAL", "NOT_LITERAL"):
+            if av > 127:
+                out.append((av, av))
+        elif name == "IN":
+            for iop, iav in av:
+                iname = str(iop)
+                if iname == "LITERAL" and iav > 127:
+                    out.append((iav, iav))
+                elif iname == "RANGE" and iav[1] > 127:
+                    out.append((max(iav[0], 128), iav[1]))
+                elif iname not in ("LITERAL", "RANGE", "NEGATE", "CATEGORY"):
+                    return False
+        elif name in _REPEATS or name in ("ASSERT", "ASSERT_NOT"):
+            if not _wide_items(av[-1] if name in _REPEATS else av[1], out):
+                return False
+        elif name == "SUBPATTERN":
+            if not _wide_items(av[-1], out):
+                return False
+        elif name == "ATOMIC_GROUP":
+            if not _wide_items(av, out):
+                return False
+        elif name == "BRANCH":
+            if not all(_wide_items(alt, out) for alt in av[1]):
+                return False
+        elif name not in _NEUTRAL:
+            return False
+    return True
 
 
 def ascii_equivalent(seq: Any) -> bool:
@@ -161,38 +196,8 @@ def ascii_equivalent(seq: Any) -> bool:
     There the categories agree, and ASCII case folding equals Unicode's for ASCII
     letters; only a non-ASCII character of the pattern that folds to an ASCII one
     could tell the two apart (then False, as for an element this does not know)."""
-    for op, av in seq:
-        name = str(op)
-        if name in ("LITERAL", "NOT_LITERAL"):
-            if av > 127 and _folds_to_ascii(av, av):
-                return False
-        elif name == "IN":
-            for iop, iav in av:
-                iname = str(iop)
-                if iname == "LITERAL" and iav > 127 and _folds_to_ascii(iav, iav):
-                    return False
-                if iname == "RANGE" and iav[1] > 127 and _folds_to_ascii(max(iav[0], 128), iav[1]):
-                    return False
-                if iname not in ("LITERAL", "RANGE", "NEGATE", "CATEGORY"):
-                    return False
-        elif name in _REPEATS:
-            if not ascii_equivalent(av[2]):
-                return False
-        elif name == "SUBPATTERN":
-            if not ascii_equivalent(av[-1]):
-                return False
-        elif name == "ATOMIC_GROUP":
-            if not ascii_equivalent(av):
-                return False
-        elif name in ("ASSERT", "ASSERT_NOT"):
-            if not ascii_equivalent(av[1]):
-                return False
-        elif name == "BRANCH":
-            if not all(ascii_equivalent(alt) for alt in av[1]):
-                return False
-        elif name not in _NEUTRAL:
-            return False
-    return True
+    items: list[tuple[int, int]] = []
+    return _wide_items(seq, items) and not (items and _folds_to_ascii(items))
 
 
 def parse_rule(raw: Any, source: str) -> InboundRule:
