@@ -15,8 +15,11 @@ own: on a shared machine it moves less than wall time), and the ratios to json.l
 of the text as a JSON string (what the MCP proxy does to every result before the gate
 sees it) and to the plain ``re`` search. ``--startup`` adds the start-up of ``python -m
 tcg inbound check`` on a short text (warm caches, bytecode compiled as after an install;
-the runs alternate with ``python -c pass``). The machine may be shared: compare ratios, not absolute times, between runs.
-Run: ``python bench/inbound_speed.py [--runs N] [--startup]``.
+the runs alternate with ``python -c pass``). ``--baseline-tree DIR`` times the rule pass of
+another checkout of tcg (the code before a change) in the same run: one worker process per
+tree, rounds alternating between them, each timing its own CPU; the two must give the same
+verdict on every input. The machine may be shared: compare ratios, not absolute times, between runs.
+Run: ``python bench/inbound_speed.py [--runs N] [--startup] [--baseline-tree DIR]``.
 """
 
 from __future__ import annotations
@@ -80,23 +83,101 @@ def startup(runs: int) -> None:
           f"ratio {gate / base:5.2f}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=7)
-    ap.add_argument("--startup", action="store_true", help="also time the command's start-up")
-    args = ap.parse_args(argv)
+def cases() -> dict[str, str]:
+    """The inputs by name: the MCP result frame and the source text."""
+    src = corpus()
+    frame = json.dumps({"jsonrpc": "2.0", "id": 1,
+                        "result": {"content": [{"type": "text", "text": src}]}})[:SIZE]
+    return {"mcp-json": frame, "source-text": src}
+
+
+def worker() -> int:
+    """Serve timings of the rule pass of the tcg on ``sys.path``: read a case name a
+    line, answer one JSON line (wall and CPU ms of one pass, and the verdict)."""
     from tcg.inbound.engine import load_engine
     from tcg.inbound.inspect import inspect
 
     engine = load_engine()
-    src = corpus()
-    frame = json.dumps({"jsonrpc": "2.0", "id": 1,
-                        "result": {"content": [{"type": "text", "text": src}]}})[:SIZE]
-    cases = {"mcp-json": frame, "source-text": src}
+    texts = cases()
+    for text in texts.values():
+        inspect(engine, text)  # warm: first-use tables and patterns
+    import tcg
+
+    print("ready", os.path.dirname(os.path.dirname(os.path.abspath(tcg.__file__))), flush=True)
+    for line in sys.stdin:
+        text = texts[line.strip()]
+        w, c = time.perf_counter(), time.process_time()
+        found = inspect(engine, text)
+        cpu, wall = time.process_time() - c, time.perf_counter() - w
+        print(json.dumps({"wall": wall * 1000, "cpu": cpu * 1000, "rules": found.rules,
+                          "where": found.where}), flush=True)
+    return 0
+
+
+def ab(baseline: str, runs: int) -> None:
+    """The rule pass of this tree and of ``baseline``, rounds alternating, in the same run."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    procs = {}
+    for name, tree in (("baseline", os.path.abspath(baseline)), ("this tree", here)):
+        env = dict(os.environ, PYTHONPATH=tree,
+                   # no bytecode written into the other checkout
+                   PYTHONPYCACHEPREFIX=os.path.join(os.environ.get("TMPDIR", "/tmp"), "tcg-bench-pycache"))
+        procs[name] = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"],
+                                       cwd=tree, env=env, stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, text=True)
+    try:
+        for name, p in procs.items():
+            tree = os.path.abspath(baseline) if name == "baseline" else here
+            if p.stdout.readline().split() != ["ready", tree]:  # type: ignore[union-attr]
+                raise SystemExit(f"the {name} worker did not start on {tree}")
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        verdicts: dict[tuple[str, str], str] = {}
+        for _ in range(runs):
+            for case in ("mcp-json", "source-text"):
+                for name, p in procs.items():
+                    p.stdin.write(case + "\n")  # type: ignore[union-attr]
+                    p.stdin.flush()  # type: ignore[union-attr]
+                    got = json.loads(p.stdout.readline())  # type: ignore[union-attr]
+                    times.setdefault((case, name), []).append((got["wall"], got["cpu"]))
+                    verdicts[(case, name)] = json.dumps([got["rules"], got["where"]], sort_keys=True)
+        for case in ("mcp-json", "source-text"):
+            same = verdicts[(case, "baseline")] == verdicts[(case, "this tree")]
+            row = []
+            for name in procs:
+                wall = statistics.median(t[0] for t in times[(case, name)])
+                cpu = statistics.median(t[1] for t in times[(case, name)])
+                row.append(f"{name} {wall:6.1f} ({cpu:5.1f})")
+            base = statistics.median(t[1] for t in times[(case, "baseline")])
+            this = statistics.median(t[1] for t in times[(case, "this tree")])
+            print(f"{case:<12} rule pass, wall ms (CPU ms): {'  '.join(row)}  CPU ratio {this / base:4.2f}  "
+                  f"CPU runs this tree {sorted(round(t[1], 1) for t in times[(case, 'this tree')])}  "
+                  f"same verdict: {'yes' if same else 'NO'}")
+            if not same:
+                raise SystemExit(f"{case}: the two trees give different verdicts")
+    finally:
+        for p in procs.values():
+            p.stdin.close()  # type: ignore[union-attr]
+            p.wait(timeout=60)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--startup", action="store_true", help="also time the command's start-up")
+    ap.add_argument("--baseline-tree", metavar="DIR",
+                    help="also time the rule pass of this other tcg checkout, rounds alternating")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        return worker()
+    from tcg.inbound.engine import load_engine
+    from tcg.inbound.inspect import inspect
+
+    engine = load_engine()
     phrase = re.compile(r"ignore\s+(?:all\s+)?previous\s+instructions", re.IGNORECASE)
     print(f"engine {engine.engine}; {len(engine.rules)} rules; median of {args.runs} runs; "
           "wall ms (CPU ms)", file=sys.stderr)
-    for name, text in cases.items():
+    for name, text in cases().items():
         inspect(engine, text)  # warm: first-use tables and patterns
         gate, gate_cpu = medians_ms(lambda t=text: inspect(engine, t), args.runs)
         encoded = json.dumps({"t": text})
@@ -105,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<12} {len(text.encode()):>9} bytes  rule pass {gate:6.1f} ({gate_cpu:5.1f})  "
               f"json.loads {base:5.1f} ({base_cpu:5.1f})  plain re {plain:6.1f} ({plain_cpu:5.1f})  "
               f"ratio to json {gate_cpu / base_cpu:5.2f}  to re {gate_cpu / plain_cpu:5.2f} (CPU)")
+    if args.baseline_tree:
+        ab(args.baseline_tree, args.runs)
     if args.startup:
         startup(args.runs)
     return 0

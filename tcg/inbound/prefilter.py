@@ -23,6 +23,9 @@ from typing import Any
 # A lone literal set expected more often than this (about three letters per
 # alternative) is not a prefilter; a rule left without one runs with re.
 MAX_RARITY = 6e-5
+# The second set of a pair may be as common as punctuation (":", "#", "<"), not a
+# single letter: with a rare first set close by it still cuts most reports.
+SECOND_MAX_RARITY = 0.05
 PRODUCT_MAX = 32  # literal alternatives a set may expand into
 # Characters of a literal kept: rarity saturates at eight, and a prefix of a literal
 # every match contains is in every match too ("игнорируйте" -> "игнориру").
@@ -208,12 +211,28 @@ def _pair(seq: Any) -> tuple[tuple[tuple[str, ...], ...], int, tuple[int, int]] 
     literal (:func:`prefilter_of`); or None."""
     # a set with a common string by its letters ("you", "and") would report nearly every
     # line; among the rest, prefer sets without everyday words (COMMON)
-    sets = [s for s in _element_sets(seq) if rarity(s[2]) <= MAX_RARITY]
+    every = _element_sets(seq)
+    sets = [s for s in every if rarity(s[2]) <= MAX_RARITY]
     if not sets:
         return None
     ranked = sorted(sets, key=lambda s: cost(s[2]))
     first = ranked[0]
-    second = next((s for s in ranked[1:] if s[0] != first[0]), None)
+
+    def span(s: tuple[int, int, tuple[str, ...]]) -> int:
+        return _width(seq, min(s[0], first[0]), max(s[1], first[1]))
+
+    # the companion least likely to occur near the first set by chance: its price
+    # times the characters it may lie within (a far one also costs hyperscan more)
+    second = min((s for s in ranked[1:] if s[0] != first[0]), key=lambda s: (cost(s[2]) * span(s), s[0]),
+                 default=None)
+    if second is None:
+        # the nearest other element every match holds, though common alone ("system"
+        # then ":"): where the rare set occurs without it, nothing is reported. ASCII
+        # sets only: hyperscan matches those as one expression; a set with other letters
+        # is matched literal by literal, and a common one there costs a callback each
+        near = [s for s in every if s[0] != first[0] and rarity(s[2]) <= SECOND_MAX_RARITY
+                and all(x.isascii() for x in s[2] + first[2])]
+        second = min(near, key=lambda s: (span(s), cost(s[2])), default=None)
     n = len(list(seq))
     if second is None:
         return (first[2],), 0, (_width(seq, 0, first[1]), _width(seq, first[0], n))

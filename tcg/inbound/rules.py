@@ -79,6 +79,10 @@ class InboundRule:
     #: (before, after): a match starts at most ``before`` characters before the end of
     #: the last prefilter literal of its alternative and ends at most ``after`` after it
     prefilter_span: tuple[int, int] = (0, 0)
+    #: the pattern and its allow patterns compiled with ``re.ASCII`` match exactly as
+    #: they do without it on a text of ASCII characters outside U+001C..U+001F
+    #: (:func:`ascii_equivalent`)
+    ascii_safe: bool = False
     source: str = ""
 
     def __repr__(self) -> str:
@@ -134,6 +138,68 @@ def _lookaround_width(seq: Any) -> int:
     return widest
 
 
+_REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+#: pattern elements that read no character, or only through the categories (\w, \s,
+#: \d, \b), which agree on ASCII characters with and without re.ASCII (but for \s
+#: on U+001C..U+001F: the text side excludes those)
+_NEUTRAL = ("ANY", "AT", "CATEGORY", "GROUPREF", "GROUPREF_IGNORE")
+
+
+def _folds_to_ascii(items: list[tuple[int, int]]) -> bool:
+    """Whether a character of the ranges ``items`` (none ASCII) matches an ASCII
+    character under Python's case-insensitive Unicode matching (U+212A KELVIN SIGN
+    matches "k", U+017F LONG S "s", U+0131 DOTLESS I "i"): asked of ``re`` itself,
+    with one class of them all (a class matches what one of its items matches)."""
+    cls = re.compile("[" + "".join(f"{re.escape(chr(lo))}-{re.escape(chr(hi))}" for lo, hi in items) + "]",
+                     FLAGS)
+    return any(cls.match(chr(a)) for a in range(128))
+
+
+def _wide_items(seq: Any, out: list[tuple[int, int]]) -> bool:
+    """Add to ``out`` the characters (as ranges) above ASCII that the pattern's
+    literals and classes hold, negated ones too; False for an element this does not
+    know (then the pattern is not ascii-equivalent)."""
+    for op, av in seq:
+        name = str(op)
+        if name in ("LITERAL", "NOT_LITERAL"):
+            if av > 127:
+                out.append((av, av))
+        elif name == "IN":
+            for iop, iav in av:
+                iname = str(iop)
+                if iname == "LITERAL" and iav > 127:
+                    out.append((iav, iav))
+                elif iname == "RANGE" and iav[1] > 127:
+                    out.append((max(iav[0], 128), iav[1]))
+                elif iname not in ("LITERAL", "RANGE", "NEGATE", "CATEGORY"):
+                    return False
+        elif name in _REPEATS or name in ("ASSERT", "ASSERT_NOT"):
+            if not _wide_items(av[-1] if name in _REPEATS else av[1], out):
+                return False
+        elif name == "SUBPATTERN":
+            if not _wide_items(av[-1], out):
+                return False
+        elif name == "ATOMIC_GROUP":
+            if not _wide_items(av, out):
+                return False
+        elif name == "BRANCH":
+            if not all(_wide_items(alt, out) for alt in av[1]):
+                return False
+        elif name not in _NEUTRAL:
+            return False
+    return True
+
+
+def ascii_equivalent(seq: Any) -> bool:
+    """Whether a parsed pattern (FLAGS) compiled with ``re.ASCII`` matches exactly
+    where it does without it, on any text of ASCII characters outside U+001C..U+001F.
+    There the categories agree, and ASCII case folding equals Unicode's for ASCII
+    letters; only a non-ASCII character of the pattern that folds to an ASCII one
+    could tell the two apart (then False, as for an element this does not know)."""
+    items: list[tuple[int, int]] = []
+    return _wide_items(seq, items) and not (items and _folds_to_ascii(items))
+
+
 def parse_rule(raw: Any, source: str) -> InboundRule:
     if not isinstance(raw, dict):
         raise InboundRuleError(f"{source}: every [[rule]] must be a table")
@@ -187,11 +253,12 @@ def parse_rule(raw: Any, source: str) -> InboundRule:
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
             raise _fail(source, rid, f"examples.{key} must be a non-empty list of strings")
     prefilter, reach, span = prefilter_of(tree)
+    ascii_safe = ascii_equivalent(tree.data) and all(ascii_equivalent(_p.parse(a, FLAGS).data) for a in allow)
     return InboundRule(
         id=rid, family=family, language=language, description=description.strip(),
         regex=pattern, source_regex=src, allow=tuple(allow), examples_match=tuple(ex_match),
         examples_no_match=tuple(ex_no), max_width=hi, prefilter=prefilter,
-        prefilter_reach=reach, prefilter_span=span, source=source,
+        prefilter_reach=reach, prefilter_span=span, ascii_safe=ascii_safe, source=source,
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from tcg.inbound.rules import InboundRule, load_rules, rule_from_record
 
-RULES_FORMAT = "tcg-inbound-rules-1"  # the parsed packaged rules (signed like the databases)
+RULES_FORMAT = "tcg-inbound-rules-2"  # the parsed packaged rules (signed like the databases)
 
 
 def load_state(path: Path | None, key: bytes | None, tag: str) -> dict[str, Any] | None:
