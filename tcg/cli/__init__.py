@@ -42,6 +42,11 @@ COMMANDS: dict[str, str] = {
 }
 
 
+# Verbs whose process leaves without the interpreter's teardown (tcg._lean.quickexit):
+# started once per repository by pre-commit hooks, CI and the launch gate.
+QUICK_EXIT_VERBS = frozenset({"scan"})
+
+
 def __getattr__(name: str) -> Any:
     if name in ("cli", "LazyGroup"):
         from tcg.cli import app
@@ -58,7 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     if verb in TCG_VERBS and not wants_help(args[1:]):
         # Per command check, per launch, per tool call, per filter or scan: no click. The verb's own
         # function parses its arguments (the click command only renders --help).
-        return run_verb("tcg", verb, TCG_VERBS[verb], args[1:])
+        code = run_verb("tcg", verb, TCG_VERBS[verb], args[1:])
+        if argv is None and verb in QUICK_EXIT_VERBS:  # the process's own entry (console script)
+            from tcg._lean.quickexit import exit_now
+
+            exit_now(code)  # returns only when stdout/stderr could not be flushed
+        return code
 
     import click
 

@@ -11,7 +11,6 @@ value. Content bytes never cross a process boundary and no value is returned.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import sys
 import time
@@ -19,6 +18,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 
 from tcg.errors import TcgError
+from tcg.policy.glob import fnmatchcase
 from tcg.record import Record
 from tcg.scan import gitobjects, worktree
 from tcg.scan.findings import STAT_FIELDS, ScanFinding, ScanResult, group_distinct
@@ -197,7 +197,7 @@ class _Plan(Record, fields="blobs files stats"):
 
 def _allowed(path: str, patterns: tuple[str, ...]) -> bool:
     base = path.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(base, p) for p in patterns)
+    return any(fnmatchcase(path, p) or fnmatchcase(base, p) for p in patterns)
 
 
 class _Budget:
