@@ -20,13 +20,10 @@ Matching model (identical for both engines, see docs/rules.md "Engine semantics"
 
 from __future__ import annotations
 
-import re
-import threading
-from collections.abc import Iterable, Sequence
+import os
 from functools import cached_property, lru_cache
-from pathlib import Path
 
-from tcg.detect import fold as foldmod
+from tcg._lean.threads import allocate_lock
 from tcg.detect import hsdb
 from tcg.detect import regex as rx
 from tcg.detect.entropy import shannon_entropy
@@ -40,12 +37,18 @@ from tcg.detect.rule import (
     rule_from_memo,
     rule_to_memo,
 )
-from tcg.detect.validators import VALIDATORS, Validator
 
+# Not imported at the top: re (with enum behind it), pathlib, the validators and the
+# homoglyph folding (non-ASCII input only) cost ~10 ms of a one-commit `tcg scan`,
+# which may never compile a pattern (tests/structure keeps it so). Patterns compile
+# on first use, validators load on the first candidate.
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
+    import re
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
+    from tcg.detect.validators import Validator
     from tcg.policy.load import Policy
 
 # Bytes of right context a match decision may look at beyond the match itself
@@ -65,16 +68,25 @@ class CompiledRule:
     compiling all of them up front cost ~0.2 s of every `tcg_shell` start."""
 
     def __init__(self, *, index: int, rule: Rule, width: int, min_len: int,
-                 kws: tuple[bytes, ...], allow_values: frozenset[bytes],
-                 validator: Validator | None, entropy: float | None):
+                 kws: tuple[bytes, ...], allow_values: frozenset[bytes], entropy: float | None):
         self.index = index
         self.rule = rule
         self.width = width
         self.min_len = min_len
         self.kws = kws
         self.allow_values = allow_values
-        self.validator = validator
         self.entropy = entropy
+
+    @cached_property
+    def validator(self) -> Validator | None:
+        """The rule's validator function, looked up on the first candidate. The name was
+        checked when the rule was parsed (tcg.detect.rule); an unknown one raises here,
+        and a crashed detector refuses."""
+        if not self.rule.validator:
+            return None
+        from tcg.detect.validators import VALIDATORS
+
+        return VALIDATORS[self.rule.validator]
 
     @cached_property
     def block_end(self) -> re.Pattern[bytes] | None:
@@ -93,14 +105,14 @@ class CompiledRule:
 
     @cached_property
     def allow_pats(self) -> tuple[re.Pattern[bytes], ...]:
-        return tuple(re.compile(p.encode("utf-8")) for p in self.rule.allow_patterns)
+        return tuple(rx.compile_bytes(p) for p in self.rule.allow_patterns)
 
 
 class Detector:
     """Compiled rule set. Build with :meth:`from_rules` or :func:`load_detector`."""
 
     def __init__(self, rules: Sequence[Rule], engine: str | None = None,
-                 cache_dir: Path | None = None, memo: rx.AnalysisMemo | None = None):
+                 cache_dir: str | os.PathLike[str] | None = None, memo: rx.AnalysisMemo | None = None):
         self._memo = memo
         #: where start-up caches live (tcg.detect.derived); None: nothing is cached
         self.cache_dir = cache_dir
@@ -121,7 +133,7 @@ class Detector:
         self._hs_spans: dict[int, tuple[int, int]] = {}
         self._fold_pre: tuple[list[re.Pattern[str]] | None] | None = None
         self._fold_hs: tuple[Any] | None = None
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         if self.engine == "hyperscan":
             self._build_hyperscan(cache_dir)
 
@@ -133,7 +145,8 @@ class Detector:
 
     @classmethod
     def from_rules(cls, rules: Iterable[Rule], *, engine: str | None = None,
-                   cache_dir: Path | None = None, memo: rx.AnalysisMemo | None = None) -> Detector:
+                   cache_dir: str | os.PathLike[str] | None = None,
+                   memo: rx.AnalysisMemo | None = None) -> Detector:
         """A detector over ``rules`` (rule order breaks ties between equal spans).
 
         ``cache_dir``: keep the compiled hyperscan database there (compiling
@@ -150,11 +163,10 @@ class Detector:
             index=index, rule=rule, width=rule.max_len,
             min_len=rule.min_len, kws=tuple(k.encode("utf-8") for k in rule.keywords),
             allow_values=frozenset(v.encode("utf-8") for v in rule.allow_values),
-            validator=VALIDATORS[rule.validator] if rule.validator else None,
             entropy=rule.entropy,
         )
 
-    def _build_hyperscan(self, cache_dir: Path | None) -> None:
+    def _build_hyperscan(self, cache_dir: str | os.PathLike[str] | None) -> None:
         db, accepted = hsdb.build(self._compiled, self._memo, cache_dir)
         in_hs = {c.index for c, _, _ in accepted}
         self._hs_db = db
@@ -178,6 +190,7 @@ class Detector:
                 import hyperscan
 
                 from tcg.detect import derived
+                from tcg.detect import fold as foldmod
 
                 fp = derived.fingerprint([c.rule for c in self._fold], "fold-precheck", "")
                 state = derived.load(self, "fold-precheck", fp)
@@ -316,13 +329,16 @@ class Detector:
                  out: list[tuple[int, int, int, Finding]]) -> None:
         n = len(data)
         span = c.width + CONTEXT
+        # (first start, end of the searched range, last start) of each window that has a
+        # start left and room for the rule's shortest match; the pattern compiles only
+        # when one does
+        todo = [(max(lo, 0), min(n, hi + span), hi) for lo, hi in _merge(wins)]
+        todo = [w for w in todo if w[0] <= w[2] and w[1] - w[0] >= c.min_len]
+        if not todo:
+            return
         low = c.low_pat
         search = (c.pat if low is None else low).search
-        for lo, hi in _merge(wins):
-            pos = max(lo, 0)
-            endpos = min(n, hi + span)
-            if pos > hi:
-                continue
+        for pos, endpos, hi in todo:
             base = 0
             hay = data
             if low is not None:
@@ -380,6 +396,8 @@ class Detector:
         A region reaches ``radius`` bytes past its block: every match holding a
         folded (hence non-ASCII) character, with its context, lies inside it.
         """
+        from tcg.detect import fold as foldmod  # non-ASCII input only
+
         table = foldmod.fold_table()
         foldable = foldmod.foldable().search
         width = max(c.width for c in self._fold)
@@ -438,6 +456,8 @@ class Detector:
     def _fold_prechecks(self) -> list[re.Pattern[str]] | None:
         """Keyword prechecks for the fold rules (None if one has no keywords), built once."""
         if self._fold_pre is None:
+            from tcg.detect import fold as foldmod
+
             pats = [foldmod.keyword_precheck([k.decode("utf-8") for k in c.kws]) for c in self._fold]
             self._fold_pre = (None if any(p is None for p in pats)
                               else [p for p in pats if p is not None],)
@@ -522,12 +542,12 @@ def _cached_detector(disabled: frozenset[str], engine: str,
     from tcg.paths import get_paths
 
     paths = get_paths()
-    cache_dir = paths.cache / "detect"
+    cache_dir = os.path.join(paths.cache_dir, "detect")
     try:
         key: bytes | None = load_or_create_key(paths)
     except Exception:  # noqa: BLE001 - no key, no memo: only start-up time is lost
         key = None
-    memo = rx.AnalysisMemo(cache_dir / "analysis.memo", key)
+    memo = rx.AnalysisMemo(os.path.join(cache_dir, "analysis.memo"), key)
     digest = rule_files_digest(builtin_rule_files())
     remembered = memo.rules_for(digest)
 

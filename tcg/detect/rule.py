@@ -8,24 +8,24 @@ The schema is docs/rules.md.
 from __future__ import annotations
 
 import os
-import re
 import sys
-from collections.abc import Iterable
-from pathlib import Path
 
 from tcg.detect import regex as rx
-from tcg.detect.validators import VALIDATORS
 from tcg.digest import sha256
 from tcg.errors import TcgError
 from tcg.record import Record
 
+# re, pathlib and the validators load where a rule file is parsed: a detector built
+# from the start-up memo (rule_from_memo) needs none of them.
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
     from typing import Any
 
 CATEGORIES = ("secret", "pii", "reference")
 RESERVED_CATEGORIES = ("entity",)
-_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_ID = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 _KEYS = {
     "id", "category", "description", "regex", "keywords", "entropy", "validator", "fold",
     "max_len", "allow", "examples", "block_end",
@@ -84,10 +84,14 @@ def _str_list(value: Any, source: str, rid: str, key: str) -> tuple[str, ...]:
 
 def parse_rule(raw: Any, source: str, memo: rx.AnalysisMemo | None = None) -> Rule:
     """Validate one ``[[rule]]`` table and return the Rule."""
+    import re
+
+    from tcg.detect.validators import VALIDATORS
+
     if not isinstance(raw, dict):
         raise RuleError(f"{source}: every [[rule]] must be a table")
     rid = raw.get("id")
-    if not isinstance(rid, str) or not _ID.fullmatch(rid):
+    if not isinstance(rid, str) or not re.fullmatch(_ID, rid):
         raise _fail(source, str(rid), "id must be kebab-case ([a-z0-9] words joined by '-')")
     unknown = set(raw) - _KEYS
     if unknown:
@@ -217,6 +221,8 @@ def load_rules(paths: Iterable[str | Path] | None = None,
     if paths is None:
         items = builtin_rule_files()
     else:
+        from pathlib import Path
+
         items = [(Path(p).name, Path(p).read_text(encoding="utf-8")) for p in paths]
     rules: list[Rule] = []
     for name, text in items:
@@ -253,10 +259,12 @@ _NO_EXAMPLES = {"examples_match": (), "examples_no_match": ()}
 
 def rule_from_memo(d: dict[str, Any]) -> Rule:
     """The rule back from the memo, without its examples; ValueError/KeyError/TypeError
-    when the entry does not fit this version's rules."""
+    when the entry does not fit this version's rules. The validator's name was checked
+    by parse_rule when the memo was written (the memo is signed and bound to this
+    code, tcg.cachestore); the detector looks the function up on first use."""
     fields = {**_NO_EXAMPLES, **{f: d[f] for f in _MEMO_FIELDS}}
     for f in ("keywords", "allow_values", "allow_patterns"):
         fields[f] = tuple(fields[f])
-    if fields["validator"] is not None and fields["validator"] not in VALIDATORS:
-        raise ValueError("unknown validator in memo")
+    if fields["validator"] is not None and not isinstance(fields["validator"], str):
+        raise TypeError("validator name in memo is not a string")
     return Rule(*[fields[f] for f in Rule._fields])  # positional: the Record's fast path

@@ -106,3 +106,25 @@ def test_quick_exit_returns_when_stdout_cannot_be_flushed(tmp_path):
         os.close(w)
     assert b"returned" in proc.stderr
     assert proc.returncode != 0  # the interpreter's exit could not flush stdout either
+
+
+def test_blob_reader_close_kills_a_child_that_does_not_exit(monkeypatch):
+    """close() waits for git, and kills it after the grace time when it does not end
+    (the kill timer is a bare thread, not threading.Timer)."""
+    import time
+
+    from tcg.gitenv import PIPE, popen_git
+    from tcg.scan import gitobjects
+
+    monkeypatch.setattr(gitobjects, "KILL_GRACE_S", 0.3)
+    reader = object.__new__(gitobjects.BlobReader)
+    # ignores the closed pipes, like a git stuck on something else
+    reader._proc = popen_git(["sh", "-c", "exec sleep 30"], stdin=PIPE, stdout=PIPE, stderr=PIPE,
+                             env=dict(os.environ))
+    t0 = time.monotonic()
+    reader.close()
+    assert reader._proc.returncode == -9 and time.monotonic() - t0 < 20
+    # a child that ends on EOF is waited for, not killed
+    reader._proc = popen_git(["cat"], stdin=PIPE, stdout=PIPE, stderr=PIPE, env=dict(os.environ))
+    reader.close()
+    assert reader._proc.returncode == 0
