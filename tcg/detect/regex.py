@@ -449,13 +449,14 @@ class AnalysisMemo:
         self.dirty = True
         return expr, flags
 
-    def rules_for(self, digest: str) -> list[dict[str, Any]] | None:
-        """Validated rule fields (examples excluded) of the rule files with this digest."""
-        got = self._rules.get(digest)
+    def rules_for(self, name: str) -> list[dict[str, Any]] | None:
+        """Validated rule fields (examples excluded) of the rule set ``name`` (the memo
+        is bound to the code that wrote it, rule files included: tcg.cachestore)."""
+        got = self._rules.get(name)
         return got if isinstance(got, list) else None
 
-    def store_rules(self, digest: str, rules: list[dict[str, Any]]) -> None:
-        self._rules = {digest: rules}  # only the current rule set is worth keeping
+    def store_rules(self, name: str, rules: list[dict[str, Any]]) -> None:
+        self._rules = {name: rules}  # only the current rule set is worth keeping
         self.dirty = True
 
     def is_verified(self, name: str, digest: str) -> bool:

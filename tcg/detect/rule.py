@@ -11,7 +11,6 @@ import os
 import sys
 
 from tcg.detect import regex as rx
-from tcg.digest import sha256
 from tcg.errors import TcgError
 from tcg.record import Record
 
@@ -231,16 +230,6 @@ def load_rules(paths: Iterable[str | Path] | None = None,
 
 
 # ------------------------------------------------------------------ the start-up memo
-
-
-def rule_files_digest(files: list[tuple[str, str]]) -> str:
-    """SHA-256 over the rule files' names and texts, each length-prefixed (unambiguous)."""
-    h = sha256()
-    for name, text in files:
-        for part in (name, text):
-            raw = part.encode("utf-8", "surrogatepass")
-            h.update(b"%d\0" % len(raw) + raw)
-    return h.hexdigest()
 
 
 _MEMO_FIELDS = ("id", "category", "description", "regex", "keywords", "entropy", "validator",
