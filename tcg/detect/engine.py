@@ -21,12 +21,11 @@ Matching model (identical for both engines, see docs/rules.md "Engine semantics"
 from __future__ import annotations
 
 import os
-from functools import cached_property, lru_cache
 
 from tcg._lean.threads import allocate_lock
 from tcg.detect import hsdb
 from tcg.detect import regex as rx
-from tcg.detect.entropy import shannon_entropy
+from tcg.detect.compiled import CompiledRule
 from tcg.detect.findings import Finding, char_index, resolve, unresolved
 from tcg.detect.hsdb import NeedsExamplesError, default_engine
 from tcg.detect.rule import (
@@ -46,7 +45,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
 
-    from tcg.detect.validators import Validator
     from tcg.policy.load import Policy
 
 # Bytes of right context a match decision may look at beyond the match itself
@@ -62,52 +60,6 @@ _FOLD_BLOCK = 4096
 PACKAGED_RULES = "packaged"
 
 
-class CompiledRule:
-    """A rule prepared for matching. The ``re`` patterns compile on first use:
-    with hyperscan most rules are never confirmed in a given process, and
-    compiling all of them up front cost ~0.2 s of every `tcg_shell` start."""
-
-    def __init__(self, *, index: int, rule: Rule, width: int, min_len: int,
-                 kws: tuple[bytes, ...], allow_values: frozenset[bytes], entropy: float | None):
-        self.index = index
-        self.rule = rule
-        self.width = width
-        self.min_len = min_len
-        self.kws = kws
-        self.allow_values = allow_values
-        self.entropy = entropy
-
-    @cached_property
-    def validator(self) -> Validator | None:
-        """The rule's validator function, looked up on the first candidate. The name was
-        checked when the rule was parsed (tcg.detect.rule); an unknown one raises here,
-        and a crashed detector refuses."""
-        if not self.rule.validator:
-            return None
-        from tcg.detect.validators import VALIDATORS
-
-        return VALIDATORS[self.rule.validator]
-
-    @cached_property
-    def block_end(self) -> re.Pattern[bytes] | None:
-        """The line that closes a block the rule opens (PEM keys); compiled on first use."""
-        return rx.compile_bytes(self.rule.block_end) if self.rule.block_end else None
-
-    @cached_property
-    def pat(self) -> re.Pattern[bytes]:
-        return rx.compile_bytes(self.rule.regex)
-
-    @cached_property
-    def low_pat(self) -> re.Pattern[bytes] | None:
-        """A case-insensitive rule as a case-sensitive pattern for lowered input
-        (rx.lowered_pattern): what _confirm runs, on a lowered copy of the window."""
-        return rx.lowered_pattern(self.rule.regex)
-
-    @cached_property
-    def allow_pats(self) -> tuple[re.Pattern[bytes], ...]:
-        return tuple(rx.compile_bytes(p) for p in self.rule.allow_patterns)
-
-
 class Detector:
     """Compiled rule set. Build with :meth:`from_rules` or :func:`load_detector`."""
 
@@ -120,7 +72,7 @@ class Detector:
         self.engine = engine or default_engine()
         if self.engine not in ("hyperscan", "re"):
             raise ValueError(f"unknown detection engine {self.engine!r}")
-        self._compiled = [self._compile(i, r) for i, r in enumerate(self.rules)]
+        self._compiled = [CompiledRule.of(i, r) for i, r in enumerate(self.rules)]
         self._fold = [c for c in self._compiled if c.rule.fold]
         widths = [c.width for c in self._compiled] or [0]
         widths += [c.width * _FOLD_BYTES_PER_CHAR for c in self._fold]
@@ -134,14 +86,17 @@ class Detector:
         self._fold_pre: tuple[list[re.Pattern[str]] | None] | None = None
         self._fold_hs: tuple[Any] | None = None
         self._lock = allocate_lock()
+        self._block_rules: dict[str, re.Pattern[bytes]] | None = None
         if self.engine == "hyperscan":
             self._build_hyperscan(cache_dir)
 
-    @cached_property
+    @property
     def block_rules(self) -> dict[str, re.Pattern[bytes]]:
         """Rule id -> regex (bytes) of the line that closes the block the rule opens.
         Compiled on first use: a scan that meets no PEM header never needs them."""
-        return {c.rule.id: c.block_end for c in self._compiled if c.block_end is not None}
+        if self._block_rules is None:
+            self._block_rules = {c.rule.id: c.block_end for c in self._compiled if c.block_end is not None}
+        return self._block_rules
 
     @classmethod
     def from_rules(cls, rules: Iterable[Rule], *, engine: str | None = None,
@@ -156,15 +111,6 @@ class Detector:
         return cls(list(rules), engine, cache_dir, memo)
 
     # ------------------------------------------------------------ compile
-
-    @staticmethod
-    def _compile(index: int, rule: Rule) -> CompiledRule:
-        return CompiledRule(
-            index=index, rule=rule, width=rule.max_len,
-            min_len=rule.min_len, kws=tuple(k.encode("utf-8") for k in rule.keywords),
-            allow_values=frozenset(v.encode("utf-8") for v in rule.allow_values),
-            entropy=rule.entropy,
-        )
 
     def _build_hyperscan(self, cache_dir: str | os.PathLike[str] | None) -> None:
         db, accepted = hsdb.build(self._compiled, self._memo, cache_dir)
@@ -384,8 +330,13 @@ class Detector:
             return False
         if any(p.search(value) for p in c.allow_pats):
             return False
-        if c.entropy is not None and shannon_entropy(value) < c.entropy:
-            return False
+        if c.entropy is not None:
+            from tcg.detect.entropy import (
+                shannon_entropy,  # a candidate's value: loaded on the first
+            )
+
+            if shannon_entropy(value) < c.entropy:
+                return False
         return c.validator is None or c.validator(value)
 
     def _scan_folded(self, data: bytes) -> list[tuple[int, int, int, Finding]]:
@@ -535,9 +486,25 @@ def disabled_rules(policy: Policy | None) -> frozenset[str]:
     return frozenset(policy.model.scan.disabled_rules)
 
 
-@lru_cache(maxsize=8)
+_DETECTORS: dict[tuple[frozenset[str], str, frozenset[str] | None], Detector] = {}
+_MAX_DETECTORS = 8
+
+
 def _cached_detector(disabled: frozenset[str], engine: str,
                      categories: frozenset[str] | None = None) -> Detector:
+    """One detector per (disabled set, engine, categories) in a process, the last
+    eight kept (a dict, not functools.lru_cache: see CompiledRule.__getattr__)."""
+    key = (disabled, engine, categories)
+    got = _DETECTORS.pop(key, None)
+    if got is None:
+        got = _build_detector(disabled, engine, categories)
+        while len(_DETECTORS) >= _MAX_DETECTORS:
+            del _DETECTORS[next(iter(_DETECTORS))]  # the least recently used
+    _DETECTORS[key] = got
+    return got
+
+
+def _build_detector(disabled: frozenset[str], engine: str, categories: frozenset[str] | None) -> Detector:
     from tcg.keyhash import load_or_create_key
     from tcg.paths import get_paths
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from tcg.detect.engine import CompiledRule
+    from tcg.detect.compiled import CompiledRule
     from tcg.detect.helper import Helper
     from tcg.detect.regex import AnalysisMemo
 

@@ -248,8 +248,10 @@ SCAN_NEVER = ("subprocess", "signal", "selectors", "locale", "contextlib", "json
               # memo, validators and homoglyph folding load on first use
               "re", "sre_compile", "sre_parse", "enum", "fnmatch", "tcg._lean.reparse", "tcg.detect.validators",
               "tcg.detect.fold", "unicodedata",
-              # the scanner and the detector work with os.path and _thread
-              "pathlib", "urllib", "ipaddress", "threading")
+              # the scanner and the detector work with os.path and _thread, count in dicts and
+              # cache without functools
+              "pathlib", "urllib", "ipaddress", "threading", "collections", "functools", "types",
+              "operator", "tcg.detect.entropy")
 
 
 def _core_module(name: str) -> bool:
