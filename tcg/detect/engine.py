@@ -527,9 +527,8 @@ def _build_detector(disabled: frozenset[str], engine: str, categories: frozenset
     detector = None
     if remembered is not None:
         try:
-            rules = [rule_from_memo(d) for d in remembered
-                     if d["id"] not in disabled and (categories is None or d["category"] in categories)]
-            detector = Detector.from_rules(rules, engine=engine, cache_dir=cache_dir, memo=memo)
+            rules = [rule_from_memo(entry) for entry in remembered]
+            detector = Detector.from_rules(wanted(rules), engine=engine, cache_dir=cache_dir, memo=memo)
         except (NeedsExamplesError, TypeError, ValueError, KeyError):
             detector = None
     if detector is None:

@@ -391,7 +391,7 @@ class AnalysisMemo:
     another interpreter's memo reads as absent.
     """
 
-    FORMAT = 2
+    FORMAT = 3
 
     def __init__(self, path: Any = None, key: bytes | None = None):
         import sys
@@ -449,13 +449,13 @@ class AnalysisMemo:
         self.dirty = True
         return expr, flags
 
-    def rules_for(self, name: str) -> list[dict[str, Any]] | None:
+    def rules_for(self, name: str) -> list[Any] | None:
         """Validated rule fields (examples excluded) of the rule set ``name`` (the memo
         is bound to the code that wrote it, rule files included: tcg.cachestore)."""
         got = self._rules.get(name)
         return got if isinstance(got, list) else None
 
-    def store_rules(self, name: str, rules: list[dict[str, Any]]) -> None:
+    def store_rules(self, name: str, rules: list[Any]) -> None:
         self._rules = {name: rules}  # only the current rule set is worth keeping
         self.dirty = True
 
