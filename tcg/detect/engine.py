@@ -23,11 +23,9 @@ from __future__ import annotations
 import os
 
 from tcg._lean.threads import allocate_lock
-from tcg.detect import hsdb
 from tcg.detect import regex as rx
 from tcg.detect.compiled import CompiledRule
 from tcg.detect.findings import Finding, char_index, resolve, unresolved
-from tcg.detect.hsdb import NeedsExamplesError, default_engine
 from tcg.detect.rule import (
     Rule,
     load_rules,
@@ -69,7 +67,11 @@ class Detector:
         #: where start-up caches live (tcg.detect.derived); None: nothing is cached
         self.cache_dir = cache_dir
         self.rules: tuple[Rule, ...] = tuple(rules)
-        self.engine = engine or default_engine()
+        if not engine:
+            from tcg.detect.hsdb import default_engine
+
+            engine = default_engine()
+        self.engine = engine
         if self.engine not in ("hyperscan", "re"):
             raise ValueError(f"unknown detection engine {self.engine!r}")
         self._compiled = [CompiledRule.of(i, r) for i, r in enumerate(self.rules)]
@@ -113,6 +115,8 @@ class Detector:
     # ------------------------------------------------------------ compile
 
     def _build_hyperscan(self, cache_dir: str | os.PathLike[str] | None) -> None:
+        from tcg.detect import hsdb
+
         db, accepted = hsdb.build(self._compiled, self._memo, cache_dir)
         in_hs = {c.index for c, _, _ in accepted}
         self._hs_db = db
@@ -267,8 +271,10 @@ class Detector:
             db.scan(data, match_event_handler=on_match, scratch=scratch)
         for rid, win in current.items():
             windows.setdefault(rid, []).append((win[0], win[1]))
-        for rid in [r for r in windows if r >= hsdb.KW_BASE]:  # keyword literal of a demoted rule
-            windows.setdefault(kw_map[rid - hsdb.KW_BASE][0], []).extend(windows.pop(rid))
+        from tcg.detect.hsdb import KW_BASE
+
+        for rid in [r for r in windows if r >= KW_BASE]:  # keyword literal of a demoted rule
+            windows.setdefault(kw_map[rid - KW_BASE][0], []).extend(windows.pop(rid))
         return windows
 
     def _confirm(self, c: CompiledRule, data: bytes, wins: list[tuple[int, int]],
@@ -348,6 +354,7 @@ class Detector:
         folded (hence non-ASCII) character, with its context, lies inside it.
         """
         from tcg.detect import fold as foldmod  # non-ASCII input only
+        from tcg.detect import hsdb
 
         table = foldmod.fold_table()
         foldable = foldmod.foldable().search
@@ -529,7 +536,7 @@ def _build_detector(disabled: frozenset[str], engine: str, categories: frozenset
         try:
             rules = [rule_from_memo(entry) for entry in remembered]
             detector = Detector.from_rules(wanted(rules), engine=engine, cache_dir=cache_dir, memo=memo)
-        except (NeedsExamplesError, TypeError, ValueError, KeyError):
+        except (TypeError, ValueError, KeyError):  # hsdb.NeedsExamplesError is a ValueError
             detector = None
     if detector is None:
         full = load_rules(memo=memo)
@@ -551,4 +558,8 @@ def load_detector(policy: Policy | None = None, *, engine: str | None = None,
     install or a rule change pays for compiling.
     """
     cats = frozenset(categories) if categories is not None else None
-    return _cached_detector(disabled_rules(policy), engine or default_engine(), cats)
+    if not engine:
+        from tcg.detect.hsdb import default_engine
+
+        engine = default_engine()
+    return _cached_detector(disabled_rules(policy), engine, cats)

@@ -40,9 +40,10 @@ _HS_CACHE_FORMAT = b"tcg-hsdb-5"  # 5: main + dense databases (change when the s
 _HS_TAG = "hyperscan-db"
 
 
-class NeedsExamplesError(Exception):
+class NeedsExamplesError(ValueError):
     """Rules were restored from the start-up memo without their examples, but the
-    hyperscan database must be (re)verified against them: load the rules whole."""
+    hyperscan database must be (re)verified against them: load the rules whole. A
+    ValueError, like every other memo entry that does not fit (tcg.detect.engine)."""
 
 
 def hyperscan_available() -> bool:

@@ -251,7 +251,10 @@ SCAN_NEVER = ("subprocess", "signal", "selectors", "locale", "contextlib", "json
               # the scanner and the detector work with os.path and _thread, count in dicts and
               # cache without functools
               "pathlib", "urllib", "ipaddress", "threading", "collections", "functools", "types",
-              "operator", "tcg.detect.entropy")
+              "operator", "tcg.detect.entropy",
+              # the keyword + re engine of a small scan needs no hyperscan helpers; a blob
+              # without candidates resolves nothing
+              "tcg.detect.hsdb", "bisect")
 
 
 def _core_module(name: str) -> bool:
