@@ -4,4 +4,4 @@ tcg.cli.main serves both through the click-free router (tcg/router.py)."""
 
 from tcg.cli import main
 
-raise SystemExit(main())  # no argv: the process entry (tcg.cli.QUICK_EXIT_VERBS)
+raise SystemExit(main())  # no argv: the process entry (tcg.cli.SHORT_PROCESS_VERBS)

@@ -1,6 +1,6 @@
-"""`tcg scan`'s start-up shortcuts hold the command's behaviour: the process leaves
-without the interpreter's teardown (tcg._lean.quickexit) with the same output, exit
-code and event as the ordinary way out."""
+"""`tcg scan`'s start-up shortcuts hold the command's behaviour: the process collects
+garbage less often and leaves without the interpreter's teardown (tcg._lean.entry), with
+the same output, exit code and event as the ordinary way out."""
 
 from __future__ import annotations
 
@@ -67,12 +67,16 @@ def test_quick_exit_keeps_output_exit_code_and_event(tmp_path, tcg_home):
         assert err == o_err
 
 
-def test_only_the_process_entry_skips_the_teardown(tmp_path, tcg_home):
-    """main() without arguments (the console script) leaves at once: an atexit hook does
-    not run; main(args) called in-process returns to its caller."""
+def test_only_the_process_entry_tunes_gc_and_skips_the_teardown(tmp_path, tcg_home):
+    """main() without arguments (the console script) raises the collector's threshold and
+    leaves at once (an atexit hook does not run); main(args) called in-process changes
+    neither and returns to its caller."""
     repo = init_repo(tmp_path / "r")
     commit_file(repo, "f", "abc", "one")
-    hook = "import atexit, sys; atexit.register(lambda: sys.stderr.write('TEARDOWN'))\n"
+    hook = ("import atexit, gc, sys; atexit.register(lambda: sys.stderr.write('TEARDOWN'))\n"
+            "import tcg.router as r\nrun = r.run_verb\n"
+            "def traced(*a):\n    sys.stderr.write(f'GEN0 {gc.get_threshold()[0]}\\n')\n    return run(*a)\n"
+            "r.run_verb = traced\n")
     entry = hook + f"sys.argv = ['tcg', 'scan', {str(repo)!r}]\nfrom tcg.cli import main\nmain()"
     called = hook + f"from tcg.cli import main\nrc = main(['scan', {str(repo)!r}])\nprint('RC', rc)"
     env = _env(tcg_home)
@@ -80,10 +84,12 @@ def test_only_the_process_entry_skips_the_teardown(tmp_path, tcg_home):
     ordinary = subprocess.run([sys.executable, "-I", "-c", called], capture_output=True, env=env, timeout=120)
     assert quick.returncode == 0 and b"TEARDOWN" not in quick.stderr and b"clean" in quick.stdout
     assert ordinary.returncode == 0 and b"TEARDOWN" in ordinary.stderr and b"RC 0" in ordinary.stdout
+    # the entry collects garbage less often while it runs; a call in-process changes nothing
+    assert b"GEN0 10000" in quick.stderr and b"GEN0 700" in ordinary.stderr
 
 
 def test_quick_exit_flushes_what_was_written_and_keeps_the_code(tmp_path):
-    code = ("import sys; from tcg._lean.quickexit import exit_now\n"
+    code = ("import sys; from tcg._lean.entry import exit_now\n"
             "sys.stdout.write('x' * 100000); sys.stderr.write('tail')\n"
             "exit_now(7); print('not reached', file=sys.stderr)")
     proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, timeout=60,
@@ -94,7 +100,7 @@ def test_quick_exit_flushes_what_was_written_and_keeps_the_code(tmp_path):
 def test_quick_exit_returns_when_stdout_cannot_be_flushed(tmp_path):
     """A reader that went away: exit_now returns and the interpreter's own exit reports
     the broken pipe, as without the shortcut."""
-    code = ("import sys; from tcg._lean.quickexit import exit_now\n"
+    code = ("import sys; from tcg._lean.entry import exit_now\n"
             "sys.stdout.write('x' * 100)\n"
             "exit_now(0); sys.stderr.write('returned\\n'); sys.stderr.flush()")
     r, w = os.pipe()
