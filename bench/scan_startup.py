@@ -1,7 +1,7 @@
 """Start-up of `tcg scan` on a one-commit repository, against the interpreter's floor,
 git's own time and the peer scanners, in the same run.
 
-    .venv/bin/python bench/scan_startup.py [--runs 30] [--no-peers] [--baseline-tree DIR]
+    .venv/bin/python bench/scan_startup.py [--runs 30] [--no-peers] [--baseline-tree DIR] [--wheel]
 
 The commands run interleaved (round-robin, so all see the same machine load). For each
 run the wall time around the whole process and its CPU time (user + system of the
@@ -18,6 +18,11 @@ the CPU time is the steadier figure, and the acceptance ratio is printed for bot
 * the peers, when installed (pip extra ``bench``), on the same repository after one warm-up
   each: ``kingfisher scan REPO --no-validate --no-update-check`` and ``betterleaks git REPO``.
 
+* with ``--wheel``: this tree built as a wheel and installed (``pip install --no-deps``) in a
+  fresh virtual environment, the way users get tcg: its console script ``tcg scan`` as
+  ``tcg (wheel)``, against that environment's own ``python -I -c pass`` (``python (wheel venv)``:
+  no development ``.pth`` files). An installed wheel names its code by its RECORD
+  (tcg.fingerprint), a source checkout by a stat of every file;
 * with ``--baseline-tree DIR`` (a directory holding another version's ``tcg`` package, e.g.
   ``git archive main tcg | tar -x -C DIR``): ``tcg scan`` of that code too, as
   ``tcg (baseline)``, with its own TCG_HOME, interleaved with the rest — a before/after
@@ -61,6 +66,18 @@ def one_commit_repo(root: Path) -> Path:
     return repo
 
 
+def install_wheel(root: Path) -> Path:
+    """A fresh venv (no pip, no development .pth files) holding a wheel of this tree,
+    installed with --no-deps: a scan's path imports no third-party module."""
+    wheels, venv = root / "wheels", root / "wheel-venv"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels),
+                    str(HERE.parent)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
+                    "--no-deps", "--no-index", *map(str, wheels.glob("tcg-*.whl"))], check=True)
+    return venv
+
+
 def _children_cpu() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -79,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-peers", action="store_true", help="leave out kingfisher and betterleaks")
     ap.add_argument("--baseline-tree", type=Path, metavar="DIR",
                     help="also time `tcg scan` of the tcg package in DIR (another version), interleaved")
+    ap.add_argument("--wheel", action="store_true",
+                    help="also time `tcg scan` installed from a wheel of this tree in a fresh venv")
     args = ap.parse_args(argv)
     compileall.compile_dir(str(HERE.parent / "tcg"), quiet=1)
     with tempfile.TemporaryDirectory(prefix="scan-startup-") as td:
@@ -104,6 +123,12 @@ def main(argv: list[str] | None = None) -> int:
             compileall.compile_dir(str(base / "tcg"), quiet=1)
             cmds["tcg (baseline)"] = [tool("tcg"), "scan", r]
             envs["tcg (baseline)"] = dict(env, PYTHONPATH=str(base), TCG_HOME=str(root / "tcg-home-baseline"))
+        if args.wheel:
+            venv = install_wheel(root)
+            cmds["python (wheel venv)"] = [str(venv / "bin" / "python"), "-I", "-c", "pass"]
+            cmds["tcg (wheel)"] = [str(venv / "bin" / "tcg"), "scan", r]
+            envs["python (wheel venv)"] = env
+            envs["tcg (wheel)"] = dict(env, TCG_HOME=str(root / "tcg-home-wheel"))
         if not args.no_peers:
             for name, cmd in (("kingfisher", [tool("kingfisher"), "scan", r, "--no-validate",
                                               "--no-update-check", "-q"]),
@@ -122,16 +147,20 @@ def main(argv: list[str] | None = None) -> int:
                 wall[name].append(w)
                 cpu[name].append(c)
     print(f"{args.runs} interleaved runs each, medians (load avg {os.getloadavg()[0]:.2f} at the end):")
-    print(f"  {'':<12} {'wall ms':>8} {'CPU ms':>8} {'wall/python':>12} {'CPU/python':>11}")
+    print(f"  {'':<20} {'wall ms':>8} {'CPU ms':>8} {'wall/python':>12} {'CPU/python':>11}")
     mw = {k: statistics.median(v) for k, v in wall.items()}
     mc = {k: statistics.median(v) for k, v in cpu.items()}
     for k in cmds:
-        print(f"  {k:<12} {mw[k] * 1000:8.1f} {mc[k] * 1000:8.1f} {mw[k] / mw['python']:12.2f}"
+        print(f"  {k:<20} {mw[k] * 1000:8.1f} {mc[k] * 1000:8.1f} {mw[k] / mw['python']:12.2f}"
               f" {mc[k] / mc['python']:11.2f}")
     for label, m in (("wall", mw), ("CPU", mc)):
         if "tcg (baseline)" in m:
             print(f"{label}: baseline (tcg - git) / python = "
                   f"{(m['tcg (baseline)'] - m['git']) / m['python']:.2f}")
+        if "tcg (wheel)" in m:
+            floor = m["python (wheel venv)"]
+            print(f"{label}: wheel (tcg - git) / python = {(m['tcg (wheel)'] - m['git']) / floor:.2f} "
+                  f"(acceptance: <= 2.0, i.e. tcg <= {(2 * floor + m['git']) * 1000:.1f} ms)")
         print(f"{label}: (tcg - git) / python = {(m['tcg scan'] - m['git']) / m['python']:.2f} "
               f"(acceptance: <= 2.0, i.e. tcg <= {(2 * m['python'] + m['git']) * 1000:.1f} ms)"
               + "".join(f"; tcg / {p} = {m['tcg scan'] / m[p]:.2f}" for p in ("kingfisher", "betterleaks")

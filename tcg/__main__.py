@@ -2,8 +2,6 @@
 `python -I -m tcg launch AGENT` and agent CLIs `python -m tcg hook …` per tool call;
 tcg.cli.main serves both through the click-free router (tcg/router.py)."""
 
-import sys
-
 from tcg.cli import main
 
-raise SystemExit(main(sys.argv[1:]))
+raise SystemExit(main())  # no argv: the process entry (tcg.cli.SHORT_PROCESS_VERBS)

@@ -36,6 +36,10 @@ call verifies) are MACed with BLAKE2b's keyed mode (tcg.digest), so verifying
 one loads no OpenSSL; keyed names (placeholders, event hashes) stay HMAC-SHA256
 from the standard library's ``hmac``, paid only by a process that computes one.
 
+Two process-wide shortcuts live here too, though both are public interpreter APIs:
+a short-lived command's entry collects garbage less often and leaves without the
+interpreter's teardown (entry.py; `tcg scan`, started once per repository).
+
 One idiom stays outside this package, in the modules a mediated command, a hook
 call or a scan loads (and in the ones they may load: the guard, the entities,
 the sandbox): ``TYPE_CHECKING = False`` instead of ``from typing import

@@ -42,6 +42,12 @@ COMMANDS: dict[str, str] = {
 }
 
 
+# Verbs whose process collects garbage less often and leaves without the interpreter's
+# teardown (tcg._lean.entry): started once per repository by pre-commit hooks, CI and
+# the launch gate.
+SHORT_PROCESS_VERBS = frozenset({"scan"})
+
+
 def __getattr__(name: str) -> Any:
     if name in ("cli", "LazyGroup"):
         from tcg.cli import app
@@ -58,6 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     if verb in TCG_VERBS and not wants_help(args[1:]):
         # Per command check, per launch, per tool call, per filter or scan: no click. The verb's own
         # function parses its arguments (the click command only renders --help).
+        if argv is None and verb in SHORT_PROCESS_VERBS:  # the process's own entry (console script)
+            from tcg._lean import entry
+
+            entry.fewer_collections()
+            code = run_verb("tcg", verb, TCG_VERBS[verb], args[1:])
+            entry.exit_now(code)  # returns only when stdout/stderr could not be flushed
+            return code
         return run_verb("tcg", verb, TCG_VERBS[verb], args[1:])
 
     import click

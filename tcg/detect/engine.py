@@ -20,30 +20,27 @@ Matching model (identical for both engines, see docs/rules.md "Engine semantics"
 
 from __future__ import annotations
 
-import re
-import threading
-from collections.abc import Iterable, Sequence
-from functools import cached_property, lru_cache
-from pathlib import Path
+import os
 
-from tcg.detect import fold as foldmod
-from tcg.detect import hsdb
+from tcg._lean.threads import allocate_lock
 from tcg.detect import regex as rx
-from tcg.detect.entropy import shannon_entropy
+from tcg.detect.compiled import CompiledRule
 from tcg.detect.findings import Finding, char_index, resolve, unresolved
-from tcg.detect.hsdb import NeedsExamplesError, default_engine
 from tcg.detect.rule import (
     Rule,
-    builtin_rule_files,
     load_rules,
-    rule_files_digest,
     rule_from_memo,
     rule_to_memo,
 )
-from tcg.detect.validators import VALIDATORS, Validator
 
+# Not imported at the top: re (with enum behind it), pathlib, the validators and the
+# homoglyph folding (non-ASCII input only) cost ~10 ms of a one-commit `tcg scan`,
+# which may never compile a pattern (tests/structure keeps it so). Patterns compile
+# on first use, validators load on the first candidate.
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
+    import re
+    from collections.abc import Iterable, Sequence
     from typing import Any
 
     from tcg.policy.load import Policy
@@ -57,58 +54,27 @@ ENCODED_CATEGORIES = ("secret", "pii")
 _FOLD_BYTES_PER_CHAR = 4
 _ASCII = bytes(range(0x80))
 _FOLD_BLOCK = 4096
-
-
-class CompiledRule:
-    """A rule prepared for matching. The ``re`` patterns compile on first use:
-    with hyperscan most rules are never confirmed in a given process, and
-    compiling all of them up front cost ~0.2 s of every `tcg_shell` start."""
-
-    def __init__(self, *, index: int, rule: Rule, width: int, min_len: int,
-                 kws: tuple[bytes, ...], allow_values: frozenset[bytes],
-                 validator: Validator | None, entropy: float | None):
-        self.index = index
-        self.rule = rule
-        self.width = width
-        self.min_len = min_len
-        self.kws = kws
-        self.allow_values = allow_values
-        self.validator = validator
-        self.entropy = entropy
-
-    @cached_property
-    def block_end(self) -> re.Pattern[bytes] | None:
-        """The line that closes a block the rule opens (PEM keys); compiled on first use."""
-        return rx.compile_bytes(self.rule.block_end) if self.rule.block_end else None
-
-    @cached_property
-    def pat(self) -> re.Pattern[bytes]:
-        return rx.compile_bytes(self.rule.regex)
-
-    @cached_property
-    def low_pat(self) -> re.Pattern[bytes] | None:
-        """A case-insensitive rule as a case-sensitive pattern for lowered input
-        (rx.lowered_pattern): what _confirm runs, on a lowered copy of the window."""
-        return rx.lowered_pattern(self.rule.regex)
-
-    @cached_property
-    def allow_pats(self) -> tuple[re.Pattern[bytes], ...]:
-        return tuple(re.compile(p.encode("utf-8")) for p in self.rule.allow_patterns)
+# The start-up memo's key for the rules of the packaged rule files.
+PACKAGED_RULES = "packaged"
 
 
 class Detector:
     """Compiled rule set. Build with :meth:`from_rules` or :func:`load_detector`."""
 
     def __init__(self, rules: Sequence[Rule], engine: str | None = None,
-                 cache_dir: Path | None = None, memo: rx.AnalysisMemo | None = None):
+                 cache_dir: str | os.PathLike[str] | None = None, memo: rx.AnalysisMemo | None = None):
         self._memo = memo
         #: where start-up caches live (tcg.detect.derived); None: nothing is cached
         self.cache_dir = cache_dir
         self.rules: tuple[Rule, ...] = tuple(rules)
-        self.engine = engine or default_engine()
+        if not engine:
+            from tcg.detect.hsdb import default_engine
+
+            engine = default_engine()
+        self.engine = engine
         if self.engine not in ("hyperscan", "re"):
             raise ValueError(f"unknown detection engine {self.engine!r}")
-        self._compiled = [self._compile(i, r) for i, r in enumerate(self.rules)]
+        self._compiled = [CompiledRule.of(i, r) for i, r in enumerate(self.rules)]
         self._fold = [c for c in self._compiled if c.rule.fold]
         widths = [c.width for c in self._compiled] or [0]
         widths += [c.width * _FOLD_BYTES_PER_CHAR for c in self._fold]
@@ -121,19 +87,23 @@ class Detector:
         self._hs_spans: dict[int, tuple[int, int]] = {}
         self._fold_pre: tuple[list[re.Pattern[str]] | None] | None = None
         self._fold_hs: tuple[Any] | None = None
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
+        self._block_rules: dict[str, re.Pattern[bytes]] | None = None
         if self.engine == "hyperscan":
             self._build_hyperscan(cache_dir)
 
-    @cached_property
+    @property
     def block_rules(self) -> dict[str, re.Pattern[bytes]]:
         """Rule id -> regex (bytes) of the line that closes the block the rule opens.
         Compiled on first use: a scan that meets no PEM header never needs them."""
-        return {c.rule.id: c.block_end for c in self._compiled if c.block_end is not None}
+        if self._block_rules is None:
+            self._block_rules = {c.rule.id: c.block_end for c in self._compiled if c.block_end is not None}
+        return self._block_rules
 
     @classmethod
     def from_rules(cls, rules: Iterable[Rule], *, engine: str | None = None,
-                   cache_dir: Path | None = None, memo: rx.AnalysisMemo | None = None) -> Detector:
+                   cache_dir: str | os.PathLike[str] | None = None,
+                   memo: rx.AnalysisMemo | None = None) -> Detector:
         """A detector over ``rules`` (rule order breaks ties between equal spans).
 
         ``cache_dir``: keep the compiled hyperscan database there (compiling
@@ -144,17 +114,9 @@ class Detector:
 
     # ------------------------------------------------------------ compile
 
-    @staticmethod
-    def _compile(index: int, rule: Rule) -> CompiledRule:
-        return CompiledRule(
-            index=index, rule=rule, width=rule.max_len,
-            min_len=rule.min_len, kws=tuple(k.encode("utf-8") for k in rule.keywords),
-            allow_values=frozenset(v.encode("utf-8") for v in rule.allow_values),
-            validator=VALIDATORS[rule.validator] if rule.validator else None,
-            entropy=rule.entropy,
-        )
+    def _build_hyperscan(self, cache_dir: str | os.PathLike[str] | None) -> None:
+        from tcg.detect import hsdb
 
-    def _build_hyperscan(self, cache_dir: Path | None) -> None:
         db, accepted = hsdb.build(self._compiled, self._memo, cache_dir)
         in_hs = {c.index for c, _, _ in accepted}
         self._hs_db = db
@@ -178,6 +140,7 @@ class Detector:
                 import hyperscan
 
                 from tcg.detect import derived
+                from tcg.detect import fold as foldmod
 
                 fp = derived.fingerprint([c.rule for c in self._fold], "fold-precheck", "")
                 state = derived.load(self, "fold-precheck", fp)
@@ -308,21 +271,26 @@ class Detector:
             db.scan(data, match_event_handler=on_match, scratch=scratch)
         for rid, win in current.items():
             windows.setdefault(rid, []).append((win[0], win[1]))
-        for rid in [r for r in windows if r >= hsdb.KW_BASE]:  # keyword literal of a demoted rule
-            windows.setdefault(kw_map[rid - hsdb.KW_BASE][0], []).extend(windows.pop(rid))
+        from tcg.detect.hsdb import KW_BASE
+
+        for rid in [r for r in windows if r >= KW_BASE]:  # keyword literal of a demoted rule
+            windows.setdefault(kw_map[rid - KW_BASE][0], []).extend(windows.pop(rid))
         return windows
 
     def _confirm(self, c: CompiledRule, data: bytes, wins: list[tuple[int, int]],
                  out: list[tuple[int, int, int, Finding]]) -> None:
         n = len(data)
         span = c.width + CONTEXT
+        # (first start, end of the searched range, last start) of each window that has a
+        # start left and room for the rule's shortest match; the pattern compiles only
+        # when one does
+        todo = [(max(lo, 0), min(n, hi + span), hi) for lo, hi in _merge(wins)]
+        todo = [w for w in todo if w[0] <= w[2] and w[1] - w[0] >= c.min_len]
+        if not todo:
+            return
         low = c.low_pat
         search = (c.pat if low is None else low).search
-        for lo, hi in _merge(wins):
-            pos = max(lo, 0)
-            endpos = min(n, hi + span)
-            if pos > hi:
-                continue
+        for pos, endpos, hi in todo:
             base = 0
             hay = data
             if low is not None:
@@ -368,8 +336,13 @@ class Detector:
             return False
         if any(p.search(value) for p in c.allow_pats):
             return False
-        if c.entropy is not None and shannon_entropy(value) < c.entropy:
-            return False
+        if c.entropy is not None:
+            from tcg.detect.entropy import (
+                shannon_entropy,  # a candidate's value: loaded on the first
+            )
+
+            if shannon_entropy(value) < c.entropy:
+                return False
         return c.validator is None or c.validator(value)
 
     def _scan_folded(self, data: bytes) -> list[tuple[int, int, int, Finding]]:
@@ -380,6 +353,9 @@ class Detector:
         A region reaches ``radius`` bytes past its block: every match holding a
         folded (hence non-ASCII) character, with its context, lies inside it.
         """
+        from tcg.detect import fold as foldmod  # non-ASCII input only
+        from tcg.detect import hsdb
+
         table = foldmod.fold_table()
         foldable = foldmod.foldable().search
         width = max(c.width for c in self._fold)
@@ -438,6 +414,8 @@ class Detector:
     def _fold_prechecks(self) -> list[re.Pattern[str]] | None:
         """Keyword prechecks for the fold rules (None if one has no keywords), built once."""
         if self._fold_pre is None:
+            from tcg.detect import fold as foldmod
+
             pats = [foldmod.keyword_precheck([k.decode("utf-8") for k in c.kws]) for c in self._fold]
             self._fold_pre = (None if any(p is None for p in pats)
                               else [p for p in pats if p is not None],)
@@ -515,21 +493,39 @@ def disabled_rules(policy: Policy | None) -> frozenset[str]:
     return frozenset(policy.model.scan.disabled_rules)
 
 
-@lru_cache(maxsize=8)
+_DETECTORS: dict[tuple[frozenset[str], str, frozenset[str] | None], Detector] = {}
+_MAX_DETECTORS = 8
+
+
 def _cached_detector(disabled: frozenset[str], engine: str,
                      categories: frozenset[str] | None = None) -> Detector:
+    """One detector per (disabled set, engine, categories) in a process, the last
+    eight kept (a dict, not functools.lru_cache: see CompiledRule.__getattr__)."""
+    key = (disabled, engine, categories)
+    got = _DETECTORS.pop(key, None)
+    if got is None:
+        got = _build_detector(disabled, engine, categories)
+        while len(_DETECTORS) >= _MAX_DETECTORS:
+            del _DETECTORS[next(iter(_DETECTORS))]  # the least recently used
+    _DETECTORS[key] = got
+    return got
+
+
+def _build_detector(disabled: frozenset[str], engine: str, categories: frozenset[str] | None) -> Detector:
     from tcg.keyhash import load_or_create_key
     from tcg.paths import get_paths
 
     paths = get_paths()
-    cache_dir = paths.cache / "detect"
+    cache_dir = os.path.join(paths.cache_dir, "detect")
     try:
         key: bytes | None = load_or_create_key(paths)
     except Exception:  # noqa: BLE001 - no key, no memo: only start-up time is lost
         key = None
-    memo = rx.AnalysisMemo(cache_dir / "analysis.memo", key)
-    digest = rule_files_digest(builtin_rule_files())
-    remembered = memo.rules_for(digest)
+    memo = rx.AnalysisMemo(os.path.join(cache_dir, "analysis.memo"), key)
+    # The memo is signed and bound to the code that wrote it, the packaged rule files
+    # included (tcg.fingerprint): a memo that verifies holds these files' rules, so they
+    # are neither read nor hashed here (~2 ms of a one-commit `tcg scan`).
+    remembered = memo.rules_for(PACKAGED_RULES)
 
     def wanted(rules: list[Rule]) -> list[Rule]:
         return [r for r in rules if r.id not in disabled
@@ -538,14 +534,13 @@ def _cached_detector(disabled: frozenset[str], engine: str,
     detector = None
     if remembered is not None:
         try:
-            rules = [rule_from_memo(d) for d in remembered]
-            detector = Detector.from_rules(wanted(rules), engine=engine, cache_dir=cache_dir,
-                                           memo=memo)
-        except (NeedsExamplesError, TypeError, ValueError, KeyError):
+            rules = [rule_from_memo(entry) for entry in remembered]
+            detector = Detector.from_rules(wanted(rules), engine=engine, cache_dir=cache_dir, memo=memo)
+        except (TypeError, ValueError, KeyError):  # hsdb.NeedsExamplesError is a ValueError
             detector = None
     if detector is None:
         full = load_rules(memo=memo)
-        memo.store_rules(digest, [rule_to_memo(r) for r in full])
+        memo.store_rules(PACKAGED_RULES, [rule_to_memo(r) for r in full])
         detector = Detector.from_rules(wanted(full), engine=engine, cache_dir=cache_dir, memo=memo)
     memo.save()
     return detector
@@ -563,4 +558,8 @@ def load_detector(policy: Policy | None = None, *, engine: str | None = None,
     install or a rule change pays for compiling.
     """
     cats = frozenset(categories) if categories is not None else None
-    return _cached_detector(disabled_rules(policy), engine or default_engine(), cats)
+    if not engine:
+        from tcg.detect.hsdb import default_engine
+
+        engine = default_engine()
+    return _cached_detector(disabled_rules(policy), engine, cats)

@@ -8,8 +8,6 @@ order), kept beside the type it produces rather than inside the matching loop.
 
 from __future__ import annotations
 
-import bisect
-
 from tcg.record import Record
 
 _CONT = bytes(range(0x80, 0xC0))
@@ -44,6 +42,10 @@ def resolve(cands: list[tuple[int, int, int, Finding]]) -> list[Finding]:
     of a kept span is clipped, so the union of the category's candidates stays
     covered.
     """
+    if not cands:
+        return []
+    from bisect import bisect_left  # with the first candidate: most scanned blobs have none
+
     cands.sort(key=lambda t: (t[0], t[1], t[2]))
     kept: list[Finding] = []
     for cat in CATEGORY_ORDER:
@@ -54,7 +56,7 @@ def resolve(cands: list[tuple[int, int, int, Finding]]) -> list[Finding]:
         for _s, _neg, _idx, f in cands:
             if f.category != cat or f.end <= last_end:
                 continue
-            i = bisect.bisect_left(starts, f.end) - 1
+            i = bisect_left(starts, f.end) - 1
             if i >= 0 and ends[i] > f.start:
                 continue  # overlaps a finding of a more important category
             if f.start < last_end:

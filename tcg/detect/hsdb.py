@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-    from tcg.detect.engine import CompiledRule
+    from tcg.detect.compiled import CompiledRule
     from tcg.detect.helper import Helper
     from tcg.detect.regex import AnalysisMemo
 
@@ -40,9 +40,10 @@ _HS_CACHE_FORMAT = b"tcg-hsdb-5"  # 5: main + dense databases (change when the s
 _HS_TAG = "hyperscan-db"
 
 
-class NeedsExamplesError(Exception):
+class NeedsExamplesError(ValueError):
     """Rules were restored from the start-up memo without their examples, but the
-    hyperscan database must be (re)verified against them: load the rules whole."""
+    hyperscan database must be (re)verified against them: load the rules whole. A
+    ValueError, like every other memo entry that does not fit (tcg.detect.engine)."""
 
 
 def hyperscan_available() -> bool:
@@ -144,8 +145,8 @@ def _cpus_to_spare() -> bool:
     return _SPARE[0]
 
 
-def build(compiled: list[CompiledRule], memo: AnalysisMemo | None, cache_dir: Path | None
-          ) -> tuple[HsPair | None, list[Entry]]:
+def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
+          cache_dir: str | os.PathLike[str] | None) -> tuple[HsPair | None, list[Entry]]:
     """The databases for ``compiled`` and the entries they run (the rules hyperscan
     takes; the others run on keywords + re). Loaded from the signed cache in
     ``cache_dir`` when it verifies, else compiled, self-checked and stored.
@@ -265,12 +266,13 @@ def _literal(kw: bytes) -> bytes:
     return b"".join(b"\\x%02x" % b for b in kw)
 
 
-def _cache_path(cache_dir: Path | None, exprs: list[Entry],
+def _cache_path(cache_dir: str | os.PathLike[str] | None, exprs: list[Entry],
                 compiled: list[CompiledRule]) -> Path | None:
     """Cache path keyed by everything the database is built from."""
     if cache_dir is None:
         return None
     import platform
+    from pathlib import Path
 
     import hyperscan
 
@@ -281,7 +283,7 @@ def _cache_path(cache_dir: Path | None, exprs: list[Entry],
         h.update(b"\0%d\0%d\0" % (c.index, flags) + expr)
     for c in compiled:  # keyword literals of demoted rules come from these
         h.update(b"\1%d\0" % c.index + b"\0".join(c.kws))
-    return cache_dir / f"hs-{h.hexdigest()[:32]}.db"
+    return Path(cache_dir, f"hs-{h.hexdigest()[:32]}.db")
 
 
 def _file_digest(path: Path | None) -> str | None:

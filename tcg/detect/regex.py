@@ -10,14 +10,15 @@ streaming masker holds back.
 from __future__ import annotations
 
 import marshal
-import re
 
-from tcg._lean.reparse import constants as _c
-from tcg._lean.reparse import parser as _p
 from tcg.record import Record
 
+# ``re`` and its parser (tcg._lean.reparse) load inside the functions that use them:
+# with enum behind them they cost ~6 ms, and a small scan or a masker that meets no
+# keyword loads the detector from its memo without analysing or compiling a pattern.
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 
@@ -33,8 +34,6 @@ _FORBIDDEN = {
     "ATOMIC_GROUP": "atomic group",
     "POSSESSIVE_REPEAT": "possessive quantifier",
 }
-# Global inline flags a rule may use: (?i) (?m) (?s) (?x). Hyperscan knows all four.
-_ALLOWED_FLAGS = re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.UNICODE
 
 
 class PatternError(ValueError):
@@ -54,6 +53,8 @@ class Analysis(Record, fields="min_width max_width flags has_value_group"):
 
 
 def _walk(seq: Any, path_ok: bool = True) -> None:
+    from tcg._lean.reparse import constants as _c
+
     for op, av in seq:
         name = str(op)
         if name in _FORBIDDEN:
@@ -86,13 +87,20 @@ def analyse(pattern: str) -> Analysis:
     """Check a rule regex against the schema and compute its byte width bounds."""
     if not isinstance(pattern, str) or not pattern:
         raise PatternError("regex must be a non-empty string")
+    import re
+
+    from tcg._lean.reparse import constants as _c
+    from tcg._lean.reparse import parser as _p
+
+    # Global inline flags a rule may use: (?i) (?m) (?s) (?x). Hyperscan knows all four.
+    allowed_flags = re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE | re.UNICODE
     try:
         re.compile(pattern)
         tree = _p.parse(pattern.encode("utf-8"))
     except (re.error, OverflowError, RecursionError) as exc:
         raise PatternError(f"regex does not compile: {exc}") from None
     flags = tree.state.flags & ~re.UNICODE
-    if flags & ~_ALLOWED_FLAGS:
+    if flags & ~allowed_flags:
         raise PatternError("only the inline flags (?i) (?m) (?s) (?x) are allowed")
     if flags and not re.match(r"\(\?[imsx]+\)", pattern):
         raise PatternError("inline flags must be at the very start, e.g. (?i)...")
@@ -110,6 +118,8 @@ def analyse(pattern: str) -> Analysis:
 
 def compile_bytes(pattern: str) -> re.Pattern[bytes]:
     """Python ``re`` version of a rule (bytes, ASCII semantics)."""
+    import re
+
     return re.compile(pattern.encode("utf-8"))
 
 
@@ -251,7 +261,11 @@ def hyperscan_pattern(pattern: str) -> tuple[bytes, int]:
     """(expression, flags) for hyperscan, rebuilt from the parse tree: named groups
     become non-capturing, Python-only syntax disappears, inline flags become
     hyperscan flags, and leading class runs before a literal are dropped."""
+    import re
+
     import hyperscan
+
+    from tcg._lean.reparse import parser as _p
 
     tree = _p.parse(pattern.encode("utf-8"))
     flags = 0
@@ -277,6 +291,8 @@ def _low(b: int) -> int:
 
 
 def _py_lowered(seq: Any, names: dict[int, str]) -> str:
+    from tcg._lean.reparse import constants as _c
+
     out = []
     for op, av in seq:
         name = str(op)
@@ -339,6 +355,10 @@ def lowered_pattern(pattern: str) -> re.Pattern[bytes] | None:
     sre cannot skip ahead under ``(?i)``; on lowered input it can (a literal or
     charset prefix), which makes the confirmation of a case-insensitive rule
     ~3-6x faster. tests/detect/test_engine.py compares the two on every rule."""
+    import re
+
+    from tcg._lean.reparse import parser as _p
+
     tree = _p.parse(pattern.encode("utf-8"))
     flags = tree.state.flags
     if not flags & re.IGNORECASE:
@@ -371,7 +391,7 @@ class AnalysisMemo:
     another interpreter's memo reads as absent.
     """
 
-    FORMAT = 2
+    FORMAT = 3
 
     def __init__(self, path: Any = None, key: bytes | None = None):
         import sys
@@ -429,13 +449,14 @@ class AnalysisMemo:
         self.dirty = True
         return expr, flags
 
-    def rules_for(self, digest: str) -> list[dict[str, Any]] | None:
-        """Validated rule fields (examples excluded) of the rule files with this digest."""
-        got = self._rules.get(digest)
+    def rules_for(self, name: str) -> list[Any] | None:
+        """Validated rule fields (examples excluded) of the rule set ``name`` (the memo
+        is bound to the code that wrote it, rule files included: tcg.cachestore)."""
+        got = self._rules.get(name)
         return got if isinstance(got, list) else None
 
-    def store_rules(self, digest: str, rules: list[dict[str, Any]]) -> None:
-        self._rules = {digest: rules}  # only the current rule set is worth keeping
+    def store_rules(self, name: str, rules: list[Any]) -> None:
+        self._rules = {name: rules}  # only the current rule set is worth keeping
         self.dirty = True
 
     def is_verified(self, name: str, digest: str) -> bool:
@@ -468,6 +489,8 @@ def literal_factor(pattern: str) -> int:
     numbers, IBAN, phone numbers: classes, counts, a lone ``+`` or ``-``) runs as
     an automaton over every byte, the costliest part of a scan (see the dense
     database in tcg.detect.engine)."""
+    from tcg._lean.reparse import parser as _p
+
     return _factor(_p.parse(pattern.encode("utf-8")))
 
 

@@ -8,24 +8,23 @@ The schema is docs/rules.md.
 from __future__ import annotations
 
 import os
-import re
 import sys
-from collections.abc import Iterable
-from pathlib import Path
 
 from tcg.detect import regex as rx
-from tcg.detect.validators import VALIDATORS
-from tcg.digest import sha256
 from tcg.errors import TcgError
 from tcg.record import Record
 
+# re, pathlib and the validators load where a rule file is parsed: a detector built
+# from the start-up memo (rule_from_memo) needs none of them.
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
     from typing import Any
 
 CATEGORIES = ("secret", "pii", "reference")
 RESERVED_CATEGORIES = ("entity",)
-_ID = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_ID = r"[a-z0-9]+(?:-[a-z0-9]+)*"
 _KEYS = {
     "id", "category", "description", "regex", "keywords", "entropy", "validator", "fold",
     "max_len", "allow", "examples", "block_end",
@@ -84,10 +83,14 @@ def _str_list(value: Any, source: str, rid: str, key: str) -> tuple[str, ...]:
 
 def parse_rule(raw: Any, source: str, memo: rx.AnalysisMemo | None = None) -> Rule:
     """Validate one ``[[rule]]`` table and return the Rule."""
+    import re
+
+    from tcg.detect.validators import VALIDATORS
+
     if not isinstance(raw, dict):
         raise RuleError(f"{source}: every [[rule]] must be a table")
     rid = raw.get("id")
-    if not isinstance(rid, str) or not _ID.fullmatch(rid):
+    if not isinstance(rid, str) or not re.fullmatch(_ID, rid):
         raise _fail(source, str(rid), "id must be kebab-case ([a-z0-9] words joined by '-')")
     unknown = set(raw) - _KEYS
     if unknown:
@@ -217,6 +220,8 @@ def load_rules(paths: Iterable[str | Path] | None = None,
     if paths is None:
         items = builtin_rule_files()
     else:
+        from pathlib import Path
+
         items = [(Path(p).name, Path(p).read_text(encoding="utf-8")) for p in paths]
     rules: list[Rule] = []
     for name, text in items:
@@ -227,36 +232,26 @@ def load_rules(paths: Iterable[str | Path] | None = None,
 # ------------------------------------------------------------------ the start-up memo
 
 
-def rule_files_digest(files: list[tuple[str, str]]) -> str:
-    """SHA-256 over the rule files' names and texts, each length-prefixed (unambiguous)."""
-    h = sha256()
-    for name, text in files:
-        for part in (name, text):
-            raw = part.encode("utf-8", "surrogatepass")
-            h.update(b"%d\0" % len(raw) + raw)
-    return h.hexdigest()
+_EXAMPLE_FIELDS = ("examples_match", "examples_no_match")
 
 
-_MEMO_FIELDS = ("id", "category", "description", "regex", "keywords", "entropy", "validator",
-                "fold", "max_len", "min_len", "allow_values", "allow_patterns", "block_end",
-                "has_value_group", "source")
+def rule_to_memo(rule: Rule) -> tuple[Any, ...]:
+    """The rule as the start-up memo keeps it (tcg.detect.regex.AnalysisMemo): its fields
+    in Rule order, a tuple (marshal keeps tuples; building a Rule from one is the
+    Record's fast path, a third of what a dict per rule cost). Examples stay out: they
+    are only needed to verify a hyperscan database."""
+    return tuple(() if f in _EXAMPLE_FIELDS else getattr(rule, f) for f in Rule._fields)
 
 
-def rule_to_memo(rule: Rule) -> dict[str, Any]:
-    """The rule as the start-up memo keeps it (tcg.detect.regex.AnalysisMemo). Examples
-    stay out: they are only needed to verify a hyperscan database."""
-    return {f: getattr(rule, f) for f in _MEMO_FIELDS}
-
-
-_NO_EXAMPLES = {"examples_match": (), "examples_no_match": ()}
-
-
-def rule_from_memo(d: dict[str, Any]) -> Rule:
-    """The rule back from the memo, without its examples; ValueError/KeyError/TypeError
-    when the entry does not fit this version's rules."""
-    fields = {**_NO_EXAMPLES, **{f: d[f] for f in _MEMO_FIELDS}}
-    for f in ("keywords", "allow_values", "allow_patterns"):
-        fields[f] = tuple(fields[f])
-    if fields["validator"] is not None and fields["validator"] not in VALIDATORS:
-        raise ValueError("unknown validator in memo")
-    return Rule(*[fields[f] for f in Rule._fields])  # positional: the Record's fast path
+def rule_from_memo(entry: Any) -> Rule:
+    """The rule back from the memo, without its examples; ValueError/TypeError when the
+    entry does not fit this version's rules. The validator's name was checked by
+    parse_rule when the memo was written (the memo is signed and bound to this code,
+    tcg.cachestore); the detector looks the function up on first use."""
+    if type(entry) is not tuple or len(entry) != len(Rule._fields):
+        raise ValueError("memo entry does not fit this version's rules")
+    rule = Rule(*entry)
+    if not isinstance(rule.id, str) or not isinstance(rule.regex, str) or not isinstance(rule.keywords, tuple) \
+            or not (rule.validator is None or isinstance(rule.validator, str)):
+        raise TypeError("memo entry does not fit this version's rules")
+    return rule

@@ -11,20 +11,26 @@ value. Content bytes never cross a process boundary and no value is returned.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import sys
 import time
-from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Iterator
 
 from tcg.errors import TcgError
+from tcg.policy.glob import fnmatchcase
 from tcg.record import Record
 from tcg.scan import gitobjects, worktree
-from tcg.scan.findings import STAT_FIELDS, ScanFinding, ScanResult, group_distinct
+from tcg.scan.findings import (
+    STAT_FIELDS,
+    ScanFinding,
+    ScanResult,
+    add_counts,
+    group_distinct,
+    new_stats,
+)
 
 TYPE_CHECKING = False  # typing costs ~8 ms on every scan's start-up
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any, Protocol
 
     class _Detector(Protocol):
@@ -53,7 +59,7 @@ STATUS_ERROR = "error"
 # Worker state. Set in the parent before the pool forks, so children inherit the
 # compiled detector instead of each compiling it again.
 _W: dict[str, Any] = {}
-_READERS: OrderedDict[str, gitobjects.BlobReader] = OrderedDict()
+_READERS: dict[str, gitobjects.BlobReader] = {}  # least recently used first
 _MAX_READERS = 4
 
 # (rule_id, category, path, line, column, commit, blob, source, hash, length)
@@ -68,12 +74,12 @@ def _set_state(
 
 
 def _reader(repo: str) -> gitobjects.BlobReader:
-    rd = _READERS.get(repo)
+    rd = _READERS.pop(repo, None)
     if rd is not None:
-        _READERS.move_to_end(repo)
+        _READERS[repo] = rd  # now the most recently used
         return rd
     while len(_READERS) >= _MAX_READERS:
-        _, old = _READERS.popitem(last=False)
+        old = _READERS.pop(next(iter(_READERS)))
         old.close()
     rd = _READERS[repo] = gitobjects.BlobReader(repo)
     return rd
@@ -91,7 +97,7 @@ def _scan_data(
     commit: str | None,
     blob: str | None,
     source: str,
-    stats: Counter[str],
+    stats: dict[str, int],
     out: list[_Row],
 ) -> None:
     detector: _Detector = _W["detector"]
@@ -122,7 +128,7 @@ def _scan_data(
 def _scan_task(task: tuple[Any, ...]) -> tuple[int, list[_Row], dict[str, int]]:
     """One batch: (its sequence number, finding rows in item order, stats)."""
     kind, root, seq, items = task
-    stats: Counter[str] = Counter()
+    stats = new_stats()
     out: list[_Row] = []
     if kind == "blobs":
         reader = _reader(root)
@@ -192,12 +198,12 @@ class _Plan(Record, fields="blobs files stats"):
 
     blobs: list[tuple[tuple[str, str, str | None, str], int]]
     files: list[tuple[tuple[str, str], int]]
-    stats: Counter[str]
+    stats: dict[str, int]
 
 
 def _allowed(path: str, patterns: tuple[str, ...]) -> bool:
     base = path.rsplit("/", 1)[-1]
-    return any(fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(base, p) for p in patterns)
+    return any(fnmatchcase(path, p) or fnmatchcase(base, p) for p in patterns)
 
 
 class _Budget:
@@ -238,7 +244,7 @@ def _batches(kind: str, root: str, items: Iterable[tuple[Any, int]]) -> Iterator
 
 
 def _index_items(repo: str, pairs: list[tuple[str, str]], allow: tuple[str, ...],
-                 max_blob: int, stats: Counter[str]) -> list[tuple[tuple[str, str, str | None, str], int]]:
+                 max_blob: int, stats: dict[str, int]) -> list[tuple[tuple[str, str, str | None, str], int]]:
     """Blob items for (oid, path) pairs of the index, with their sizes from git."""
     sizes = gitobjects.blob_sizes(repo, [oid for oid, _ in pairs]) if pairs else {}
     out: list[tuple[tuple[str, str, str | None, str], int]] = []
@@ -256,7 +262,7 @@ def _index_items(repo: str, pairs: list[tuple[str, str]], allow: tuple[str, ...]
 def _enumerate(target: _Target, history: bool, staged: bool, max_blob: int,
                allow: tuple[str, ...]) -> _Plan:
     """The work of one target. Runs in a thread when there are several targets."""
-    stats: Counter[str] = Counter()
+    stats = new_stats()
     blobs: list[tuple[tuple[str, str, str | None, str], int]] = []
     files: list[tuple[tuple[str, str], int]] = []
     if target.repo is None:
@@ -401,9 +407,6 @@ def _load_key() -> bytes:
     return load_or_create_key()
 
 
-ProgressFn = Callable[[dict[str, int]], None]
-
-
 def scan_paths(
     paths: Iterable[str | os.PathLike[str]],
     policy: Any = None,
@@ -416,7 +419,7 @@ def scan_paths(
     baseline: set[tuple[str, str]] | None = None,
     detector: _Detector | None = None,
     key: bytes | None = None,
-    progress: ProgressFn | None = None,
+    progress: Callable[[dict[str, int]], None] | None = None,
     keep_occurrences: bool = False,
 ) -> ScanResult:
     """Scan repositories and/or plain directories. Never raises for a bad target:
@@ -438,7 +441,7 @@ def scan_paths(
     categories = frozenset(settings.categories or DEFAULT_CATEGORIES)
     targets = _resolve_targets(paths)
     errors: list[str] = []
-    stats: Counter[str] = Counter()
+    stats = new_stats()
     budget = _Budget(max_objects, max_bytes)
 
     # 1. List every target's work, then cut it into batches in target order, so a
@@ -446,7 +449,7 @@ def scan_paths(
     tasks: list[tuple[Any, ...]] = []
     planned = 0
     for t, plan in _plan_all(targets, history, staged, max_blob, allow, errors):
-        stats.update(plan.stats)
+        add_counts(stats, plan.stats)
         root = os.path.dirname(t.path) if os.path.isfile(t.path) else t.path  # a single file: its dir
         kept_b = [(item, n) for item, n in plan.blobs if budget.take(n)]
         kept_f = [(item, n) for item, n in plan.files if budget.take(n)]
@@ -478,7 +481,7 @@ def scan_paths(
             pool.imap_unordered(_scan_task, work) if pool is not None else map(_scan_task, work)
         )
         for seq, out, st in results:
-            stats.update(st)
+            add_counts(stats, st)
             batches[seq] = (tasks[seq][3][0], out)
             if progress is not None:
                 progress(dict(stats))
@@ -509,7 +512,9 @@ def scan_paths(
         stats["suppressed_baseline"] += len(known)
         findings = [f for f in findings if f.key not in baseline]
         every = [o for o in every if o.key not in baseline]
-    counts = Counter(f.rule_id for f in findings)
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.rule_id] = counts.get(f.rule_id, 0) + 1
     # Blobs absent from a partial clone were not scanned, yet an agent can fetch them.
     complete = not budget.exceeded and stats["blobs_missing"] == 0
     if errors:

@@ -9,13 +9,13 @@ files and paths hold it; every occurrence stays available for ``--all-occurrence
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable
-
 from tcg.record import Record
 
+# Counts are plain dicts, not collections.Counter: importing collections (operator,
+# keyword, reprlib behind it) is a visible share of a one-commit `tcg scan`.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
     from typing import Any
 
 STAT_FIELDS = (
@@ -32,6 +32,17 @@ STAT_FIELDS = (
     "suppressed_inline",
     "suppressed_baseline",
 )
+
+
+def new_stats() -> dict[str, int]:
+    """A zero count for every name in STAT_FIELDS (the only names a scan counts)."""
+    return dict.fromkeys(STAT_FIELDS, 0)
+
+
+def add_counts(into: dict[Any, int], more: Mapping[Any, int]) -> None:
+    """Add ``more``'s counts to ``into`` (what Counter.update does)."""
+    for k, v in more.items():
+        into[k] = into.get(k, 0) + v
 
 
 class ScanFinding(Record, fields="rule_id category target path line column commit blob source hash"
@@ -125,9 +136,9 @@ class ScanResult:
         return sum(f.occurrences for f in self.findings)
 
     def occurrences_by_rule(self) -> dict[str, int]:
-        counts: Counter[str] = Counter()
+        counts: dict[str, int] = {}
         for f in self.findings:
-            counts[f.rule_id] += f.occurrences
+            counts[f.rule_id] = counts.get(f.rule_id, 0) + f.occurrences
         return dict(sorted(counts.items()))
 
     def occurrences_by_key(self) -> dict[tuple[str, str], list[ScanFinding]]:
@@ -166,7 +177,7 @@ def group_distinct(occurrences: Iterable[ScanFinding]) -> tuple[list[ScanFinding
     working tree, target by target): the first one of a secret is its first location.
     """
     first: dict[tuple[str, str], ScanFinding] = {}
-    count: Counter[tuple[str, str]] = Counter()
+    count: dict[tuple[str, str], int] = {}
     blobs: dict[tuple[str, str], set[tuple[str, str]]] = {}
     paths: dict[tuple[str, str], set[tuple[str, str]]] = {}
     kept: list[ScanFinding] = []
@@ -177,6 +188,7 @@ def group_distinct(occurrences: Iterable[ScanFinding]) -> tuple[list[ScanFinding
             first[key] = occ
             blobs[key] = set()
             paths[key] = set()
+            count[key] = 0
         count[key] += 1
         blobs[key].add((occ.target, occ.blob or f"file:{occ.path}"))
         paths[key].add((occ.target, occ.path))

@@ -189,6 +189,10 @@ def blob_sizes(repo: str | Path, oids: list[str]) -> dict[str, int]:
     return sizes
 
 
+# Seconds a `git cat-file --batch` may take to exit once its pipes are closed.
+KILL_GRACE_S = 5
+
+
 class BlobReader:
     """A persistent ``git cat-file --batch`` for one repository.
 
@@ -256,12 +260,19 @@ class BlobReader:
                 pass
         # A blocking wait with a kill timer, not wait(timeout=…): that one polls with
         # growing sleeps and cost a one-blob scan several milliseconds of wall time.
-        import threading
+        # The timer is a bare thread waiting on a lock (tcg._lean.threads): the
+        # threading module's import is a visible share of a one-commit scan.
+        from tcg._lean.threads import allocate_lock, start_new_thread
 
-        timer = threading.Timer(5, proc.kill)
-        timer.daemon = True
-        timer.start()
+        waited = allocate_lock()
+        waited.acquire()
+
+        def kill_after_grace() -> None:
+            if not waited.acquire(timeout=KILL_GRACE_S):
+                proc.kill()
+
+        start_new_thread(kill_after_grace, ())
         try:
             proc.wait()
         finally:
-            timer.cancel()
+            waited.release()

@@ -63,3 +63,37 @@ def test_tampered_memo_is_ignored_and_rebuilt():
     assert again["parsed_files"] > 0, "a memo failing its MAC must not be used"
     assert again["max"] == first["max"]
     assert again["found"] == first["found"]
+
+
+def test_a_changed_rule_file_is_never_read_from_a_stale_memo(tmp_path):
+    """A memo that verifies is used without reading the rule files (the memo is bound to
+    the code that wrote it, rule files included); editing a rule file makes it stale."""
+    import shutil
+
+    src = Path(__file__).resolve().parents[2] / "tcg"
+    pkg = tmp_path / "src" / "tcg"
+    shutil.copytree(src, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(pkg.parent), "TCG_HOME": str(tmp_path / "home")}
+    probe = PROBE.replace("det = load_detector()", "reads = {'n': 0}\n"
+                          "orig_files = rulemod.builtin_rule_files\n"
+                          "def counting_files():\n    reads['n'] += 1\n    return orig_files()\n"
+                          "rulemod.builtin_rule_files = counting_files\n"
+                          "det = load_detector()\ncalls['n'] += 1000 * reads['n']")
+
+    def run() -> dict:
+        out = subprocess.run([sys.executable, "-c", probe], input="token ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\n",
+                             capture_output=True, text=True, check=True, env=env, timeout=300,
+                             cwd=tmp_path)  # not the checkout: its tcg would come first
+        return json.loads(out.stdout)
+
+    first = run()
+    assert first["parsed_files"] > 1000 and first["found"]  # read and parsed
+    assert run()["parsed_files"] == 0  # neither read nor parsed
+    rules = sorted((pkg / "detect" / "rules").glob("*.toml"))
+    target = next(p for p in rules if "github-pat-classic" in p.read_text())
+    text = target.read_text()
+    start = text.index('id = "github-pat-classic"')
+    target.write_text(text[:start] + text[start:].replace("ghp_", "ghx_", 1).replace("ghp_", "ghx_"))
+    edited = run()
+    assert edited["parsed_files"] > 1000, "an edited rule file must not be read from the memo"
+    assert edited["found"] == [], "the edited rule no longer matches the old prefix"

@@ -243,7 +243,18 @@ SCAN_TCG_PACKAGES = ("tcg.scan", "tcg.detect", "tcg.policy", "tcg._lean")
 SCAN_ENTRY = ("tcg", "tcg.cli", "tcg.router")
 SCAN_NEVER = ("subprocess", "signal", "selectors", "locale", "contextlib", "json", "tomllib", "tomli",
               "hashlib", "hmac", "typing", "dataclasses", "inspect", "multiprocessing", "concurrent",
-              "shutil", "tempfile", "hyperscan", "click", "platformdirs")
+              "shutil", "tempfile", "hyperscan", "click", "platformdirs",
+              # no pattern is compiled or analysed for a 3-byte blob: the detector comes from its
+              # memo, validators and homoglyph folding load on first use
+              "re", "sre_compile", "sre_parse", "enum", "fnmatch", "tcg._lean.reparse", "tcg.detect.validators",
+              "tcg.detect.fold", "unicodedata",
+              # the scanner and the detector work with os.path and _thread, count in dicts and
+              # cache without functools
+              "pathlib", "urllib", "ipaddress", "threading", "collections", "functools", "types",
+              "operator", "tcg.detect.entropy",
+              # the keyword + re engine of a small scan needs no hyperscan helpers; a blob
+              # without candidates resolves nothing
+              "tcg.detect.hsdb", "bisect")
 
 
 def _core_module(name: str) -> bool:
