@@ -137,6 +137,18 @@ class MaskerProcess:
     def idle_deadline(self) -> float | None:
         return None
 
+    def discard(self) -> None:
+        """Stop the process without letting it write anything more (its input
+        is dropped) and reap it."""
+        pid = self.pid
+        self._fail(MaskingProcessError("masking process discarded"))
+        if pid is not None:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            self.pid = None
+
     def _fail(self, exc: BaseException) -> None:
         if self.error is None:
             self.error = exc
