@@ -216,8 +216,14 @@ def arm_argv(shell: str, arm: str, home: Path) -> list[str]:
     return ["script", "-qfc", shlex.join(argv), "/dev/null"] if arm == "script" else argv
 
 
-def pane_env(home: Path, base: dict[str, str]) -> dict[str, str]:
-    return {"HOME": str(home), "ZDOTDIR": str(home), "TCG_HOME": base["TCG_HOME"],
+def tcg_home(env: dict[str, str], arm: str) -> str:
+    """The baseline tree has a TCG_HOME of its own: two installs sharing one would
+    overwrite each other's start-up caches (each recompiles on every other start)."""
+    return env["TCG_HOME"] + ("-baseline" if arm in (BASELINE, "baseline session") else "")
+
+
+def pane_env(home: Path, base: dict[str, str], arm: str = "") -> dict[str, str]:
+    return {"HOME": str(home), "ZDOTDIR": str(home), "TCG_HOME": tcg_home(base, arm),
             "PATH": base["PATH"], "TERM": "xterm-256color", "LC_ALL": "C.UTF-8"}
 
 
@@ -295,10 +301,11 @@ def bulk(mb: int, runs: int, work: Path, env: dict[str, str]) -> dict[str, float
         arms["baseline session"] = [HOOKS[BASELINE], "session", "--shell", bash, "--", "--norc",
                                     "-c", line]
     results: dict[str, list[float]] = {k: [] for k in arms}
-    on_outer_pty(arms["tcg_shell session"], env)  # warm caches
+    for name, argv in arms.items():  # warm caches
+        on_outer_pty(argv, dict(env, TCG_HOME=tcg_home(env, name)))
     for _ in range(runs):
         for name, argv in arms.items():
-            results[name].append(on_outer_pty(argv, env))
+            results[name].append(on_outer_pty(argv, dict(env, TCG_HOME=tcg_home(env, name))))
     return {k: statistics.median(v) for k, v in results.items()}
 
 
@@ -317,7 +324,7 @@ def keys_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs: i
     homes = {arm: arm_home(work, shell, arm) for arm in ARMS}
     panes = {}
     for arm, home in homes.items():
-        _, pane = ctl.new_pane(arm_argv(shell, arm, home), pane_env(home, env))
+        _, pane = ctl.new_pane(arm_argv(shell, arm, home), pane_env(home, env, arm))
         ctl.wait_output(pane, PROMPT_RE)
         ctl.send(f"send-keys -t {pane} -l -- {shlex.quote('cd ' + str(work / 'files'))}")
         ctl.send(f"send-keys -t {pane} Enter")
@@ -355,7 +362,7 @@ def startup_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs
         for _ in range(runs):
             for arm in ARMS:
                 times[arm] += startup(ctl, arm_argv(shell, arm, homes[arm]),
-                                      pane_env(homes[arm], env), 1, pattern)
+                                      pane_env(homes[arm], env, arm), 1, pattern)
         starts = {arm: ms(v) for arm, v in times.items()}
         report.append(f"  {label:41s} " + ", ".join(f"{arm} {v:.1f}" for arm, v in starts.items())
                       + ", " + added(starts))
@@ -389,12 +396,14 @@ def main() -> int:
         HOOKS[BASELINE] = str(base_bin / "tcg_shell")
         ARMS = (*ARMS, BASELINE)
         trees.append(a.baseline_tree.resolve())
-    for tree in trees:  # what pip leaves installed: the bytecode, and a compiled detector cache
+    for tree, arm in zip(trees, ("tcg session", BASELINE), strict=False):
+        # what pip leaves installed: the bytecode, and a compiled detector cache
         py = str(tree / ".venv" / "bin" / "python")
         subprocess.run([py, "-m", "compileall", "-q", str(tree / "tcg")], env=env,
                        capture_output=True, check=True)
         subprocess.run([str(Path(py).with_name("tcg")), "mask", "--mode", "terminal"],
-                       input=b"warm\n", env=env, capture_output=True, check=True)
+                       input=b"warm\n", env=dict(env, TCG_HOME=tcg_home(env, arm)),
+                       capture_output=True, check=True)
     (work / "files").mkdir()
     for i in range(20):
         (work / "files" / f"file-{i:02d}.txt").write_text("x\n")
