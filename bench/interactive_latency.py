@@ -20,6 +20,17 @@ tcg session, side by side in one run.
 Medians; the machine is shared, so the load average is printed with them.
 
     .venv/bin/python bench/interactive_latency.py [--runs 30] [--shells bash,zsh] [--mb 200]
+        [--parts keys,startup,bulk] [--baseline-tree /path/to/other/checkout]
+
+``--baseline-tree``: a second tcg checkout (with its own ``.venv``) measured as a
+fourth arm, "baseline", interleaved with this tree's session in the same run: an
+A/B that the machine's load affects alike.
+
+Bytecode: a pip-installed tcg comes with its ``.pyc`` files; an editable
+checkout writes them on first import unless PYTHONDONTWRITEBYTECODE is set, in
+which case every Python start compiles every module again (~100 ms more to the
+first prompt). The benchmark unsets it and compiles both trees first, so it
+times what an installed tcg costs.
 """
 
 from __future__ import annotations
@@ -172,24 +183,29 @@ def shell_argv(shell: str, home: Path) -> list[str]:
         else [exe, "-i"]
 
 
-def make_home(root: Path, shell: str, hook: bool, stable: bool = False, tag: str = "") -> Path:
+def make_home(root: Path, shell: str, hook: str | None, stable: bool = False, tag: str = "") -> Path:
+    """A home whose rc file sets the timing prompt and, with ``hook`` (a
+    tcg_shell path), appends that tcg's hook."""
     home = root / f"{shell}-{'tcg' if hook else 'plain'}{'-stable' if stable else ''}{tag}"
     home.mkdir(parents=True, exist_ok=True)
     rc = RC[shell]
     if stable:  # the same first screen every time (a session can show it before its masker is up)
         rc += "PS1='stable> '\n"
     if hook:
-        rc += subprocess.run([TCG_SHELL, "init", shell], capture_output=True, text=True,
+        rc += subprocess.run([hook, "init", shell], capture_output=True, text=True,
                              check=True).stdout
     (home / (".bashrc" if shell == "bash" else ".zshrc")).write_text(rc)
     return home
 
 
 ARMS = ("plain", "script", "tcg session")
+BASELINE = "baseline"  # the --baseline-tree's session
+HOOKS = {"tcg session": TCG_SHELL}
 
 
 def arm_home(work: Path, shell: str, arm: str, stable: bool = False) -> Path:
-    return make_home(work, shell, arm == "tcg session", stable, "-script" if arm == "script" else "")
+    tag = {"script": "-script", BASELINE: "-baseline"}.get(arm, "")
+    return make_home(work, shell, HOOKS.get(arm), stable, tag)
 
 
 def arm_argv(shell: str, arm: str, home: Path) -> list[str]:
@@ -200,8 +216,14 @@ def arm_argv(shell: str, arm: str, home: Path) -> list[str]:
     return ["script", "-qfc", shlex.join(argv), "/dev/null"] if arm == "script" else argv
 
 
-def pane_env(home: Path, base: dict[str, str]) -> dict[str, str]:
-    return {"HOME": str(home), "ZDOTDIR": str(home), "TCG_HOME": base["TCG_HOME"],
+def tcg_home(env: dict[str, str], arm: str) -> str:
+    """The baseline tree has a TCG_HOME of its own: two installs sharing one would
+    overwrite each other's start-up caches (each recompiles on every other start)."""
+    return env["TCG_HOME"] + ("-baseline" if arm in (BASELINE, "baseline session") else "")
+
+
+def pane_env(home: Path, base: dict[str, str], arm: str = "") -> dict[str, str]:
+    return {"HOME": str(home), "ZDOTDIR": str(home), "TCG_HOME": tcg_home(base, arm),
             "PATH": base["PATH"], "TERM": "xterm-256color", "LC_ALL": "C.UTF-8"}
 
 
@@ -275,16 +297,76 @@ def bulk(mb: int, runs: int, work: Path, env: dict[str, str]) -> dict[str, float
         "script -qfc": ["script", "-qfc", line, "/dev/null"],
         "tcg_shell session": [TCG_SHELL, "session", "--shell", bash, "--", "--norc", "-c", line],
     }
+    if BASELINE in HOOKS:
+        arms["baseline session"] = [HOOKS[BASELINE], "session", "--shell", bash, "--", "--norc",
+                                    "-c", line]
     results: dict[str, list[float]] = {k: [] for k in arms}
-    on_outer_pty(arms["tcg_shell session"], env)  # warm caches
+    for name, argv in arms.items():  # warm caches
+        on_outer_pty(argv, dict(env, TCG_HOME=tcg_home(env, name)))
     for _ in range(runs):
         for name, argv in arms.items():
-            results[name].append(on_outer_pty(argv, env))
+            results[name].append(on_outer_pty(argv, dict(env, TCG_HOME=tcg_home(env, name))))
     return {k: statistics.median(v) for k, v in results.items()}
 
 
 def ms(values: list) -> float:
     return statistics.median(values) * 1e3
+
+
+def added(values: dict[str, float], arm: str = "tcg session") -> str:
+    text = f"added {values[arm] - values['plain']:+.1f}"
+    if BASELINE in values:
+        text += f" (baseline {values[BASELINE] - values['plain']:+.1f})"
+    return text
+
+
+def keys_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs: int) -> list[str]:
+    homes = {arm: arm_home(work, shell, arm) for arm in ARMS}
+    panes = {}
+    for arm, home in homes.items():
+        _, pane = ctl.new_pane(arm_argv(shell, arm, home), pane_env(home, env, arm))
+        ctl.wait_output(pane, PROMPT_RE)
+        ctl.send(f"send-keys -t {pane} -l -- {shlex.quote('cd ' + str(work / 'files'))}")
+        ctl.send(f"send-keys -t {pane} Enter")
+        ctl.wait_output(pane, PROMPT_RE)
+        panes[arm] = (pane, home / "prompts")
+    time.sleep(5.0)  # the session's masking process and background warm-up
+    key_to_prompt(ctl, panes, 3)  # and a few unmeasured lines first
+    res = key_to_prompt(ctl, panes, runs)
+    report = [f"\n{shell}: key press -> next prompt, median of {runs}, ms "
+              f"(printed by the shell / on screen); added = session - plain"]
+    for cmd in COMMANDS:
+        cells = []
+        med = {}
+        for arm in ARMS:
+            r = res[(arm, cmd)]
+            med[arm] = (ms([x[0] for x in r]), None if cmd in QUIET else ms([x[1] for x in r]))  # type: ignore[misc]
+            shown = "      -" if med[arm][1] is None else f"{med[arm][1]:7.2f}"
+            cells.append(f"{arm} {med[arm][0]:7.2f} / {shown}")
+        added_p = med["tcg session"][0] - med["plain"][0]
+        added_s = ("      -" if med["plain"][1] is None else
+                   f"{med['tcg session'][1] - med['plain'][1]:+7.2f}")  # type: ignore[operator]
+        report.append(f"  {cmd:13s} " + "   ".join(cells) + f"   added {added_p:+7.2f} / {added_s}")
+    for pane, _log in panes.values():
+        ctl.cmd(f"kill-pane -t {pane}")
+    return report
+
+
+def startup_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs: int) -> list[str]:
+    """New pane -> first prompt, the arms interleaved run by run."""
+    report = [f"{shell}: new pane -> first prompt on screen, median of {runs}, ms:"]
+    for stable, pattern, label in ((False, PROMPT_RE, "prompt with a timestamp (never the same)"),
+                                   (True, STABLE_RE, "the same prompt every time")):
+        times: dict[str, list[float]] = {arm: [] for arm in ARMS}
+        homes = {arm: arm_home(work, shell, arm, stable) for arm in ARMS}
+        for _ in range(runs):
+            for arm in ARMS:
+                times[arm] += startup(ctl, arm_argv(shell, arm, homes[arm]),
+                                      pane_env(homes[arm], env, arm), 1, pattern)
+        starts = {arm: ms(v) for arm, v in times.items()}
+        report.append(f"  {label:41s} " + ", ".join(f"{arm} {v:.1f}" for arm, v in starts.items())
+                      + ", " + added(starts))
+    return report
 
 
 def main() -> int:
@@ -294,16 +376,34 @@ def main() -> int:
     ap.add_argument("--shells", default="bash,zsh")
     ap.add_argument("--mb", type=int, default=200, help="bulk output size (0: skip)")
     ap.add_argument("--bulk-runs", type=int, default=3)
+    ap.add_argument("--parts", default="keys,startup,bulk",
+                    help="which measurements: keys (key press -> prompt), startup, bulk")
+    ap.add_argument("--baseline-tree", type=Path, default=None,
+                    help="another tcg checkout with a .venv: its session as a fourth arm")
     a = ap.parse_args()
+    parts = set(a.parts.split(","))
     if TMUX is None:
         raise SystemExit("tmux is not installed")
     work = Path(tempfile.mkdtemp(prefix="tcg-ilat-"))
     env = dict(os.environ, TCG_HOME=str(work / "tcg-home"), TERM="xterm-256color")
     for var in ("TCG_SESSION", "TCG_SESSION_CHANNEL", "TCG_SESSION_PID", "TCG_MEDIATED",
-                "TCG_ACTOR", "TCG_AGENT", "TMUX"):
+                "TCG_ACTOR", "TCG_AGENT", "TMUX", "PYTHONDONTWRITEBYTECODE"):
         env.pop(var, None)
-    subprocess.run([str(Path(PY).with_name("tcg")), "mask", "--mode", "terminal"], input=b"warm\n", env=env,
-                   capture_output=True, check=True)  # compile the detector cache once
+    global ARMS
+    trees = [Path(__file__).resolve().parent.parent]
+    if a.baseline_tree is not None:
+        base_bin = a.baseline_tree.resolve() / ".venv" / "bin"
+        HOOKS[BASELINE] = str(base_bin / "tcg_shell")
+        ARMS = (*ARMS, BASELINE)
+        trees.append(a.baseline_tree.resolve())
+    for tree, arm in zip(trees, ("tcg session", BASELINE), strict=False):
+        # what pip leaves installed: the bytecode, and a compiled detector cache
+        py = str(tree / ".venv" / "bin" / "python")
+        subprocess.run([py, "-m", "compileall", "-q", str(tree / "tcg")], env=env,
+                       capture_output=True, check=True)
+        subprocess.run([str(Path(py).with_name("tcg")), "mask", "--mode", "terminal"],
+                       input=b"warm\n", env=dict(env, TCG_HOME=tcg_home(env, arm)),
+                       capture_output=True, check=True)
     (work / "files").mkdir()
     for i in range(20):
         (work / "files" / f"file-{i:02d}.txt").write_text("x\n")
@@ -312,56 +412,24 @@ def main() -> int:
     report: list[str] = []
     try:
         for shell in [s for s in a.shells.split(",") if s]:
-            homes = {arm: arm_home(work, shell, arm) for arm in ARMS}
-            panes = {}
-            for arm, home in homes.items():
-                _, pane = ctl.new_pane(arm_argv(shell, arm, home), pane_env(home, env))
-                ctl.wait_output(pane, PROMPT_RE)
-                ctl.send(f"send-keys -t {pane} -l -- {shlex.quote('cd ' + str(work / 'files'))}")
-                ctl.send(f"send-keys -t {pane} Enter")
-                ctl.wait_output(pane, PROMPT_RE)
-                panes[arm] = (pane, home / "prompts")
-            time.sleep(5.0)  # the session's masking process and background warm-up
-            key_to_prompt(ctl, panes, 3)  # and a few unmeasured lines first
-            res = key_to_prompt(ctl, panes, a.runs)
-            loads.append(os.getloadavg()[0])
-            report.append(f"\n{shell}: key press -> next prompt, median of {a.runs}, ms "
-                          f"(printed by the shell / on screen); added = session - plain")
-            for cmd in COMMANDS:
-                cells = []
-                med = {}
-                for arm in ARMS:
-                    r = res[(arm, cmd)]
-                    med[arm] = (ms([x[0] for x in r]), None if cmd in QUIET else ms([x[1] for x in r]))  # type: ignore[misc]
-                    shown = "      -" if med[arm][1] is None else f"{med[arm][1]:7.2f}"
-                    cells.append(f"{arm} {med[arm][0]:7.2f} / {shown}")
-                added_p = med["tcg session"][0] - med["plain"][0]
-                added_s = ("      -" if med["plain"][1] is None else
-                           f"{med['tcg session'][1] - med['plain'][1]:+7.2f}")  # type: ignore[operator]
-                report.append(f"  {cmd:13s} " + "   ".join(cells) + f"   added {added_p:+7.2f} / {added_s}")
-            for pane, _log in panes.values():
-                ctl.cmd(f"kill-pane -t {pane}")
-            report.append(f"{shell}: new pane -> first prompt on screen, median of {a.startups}, ms:")
-            for stable, pattern, label in ((False, PROMPT_RE, "prompt with a timestamp (never the same)"),
-                                           (True, STABLE_RE, "the same prompt every time")):
-                starts = {}
-                for arm in ARMS:
-                    home = arm_home(work, shell, arm, stable)
-                    starts[arm] = ms(startup(ctl, arm_argv(shell, arm, home), pane_env(home, env),
-                                             a.startups, pattern))
-                report.append(f"  {label:41s} " + ", ".join(f"{arm} {v:.1f}" for arm, v in starts.items())
-                              + f", added {starts['tcg session'] - starts['plain']:+.1f}")
-            loads.append(os.getloadavg()[0])
+            if "keys" in parts:
+                report += keys_part(ctl, work, shell, env, a.runs)
+                loads.append(os.getloadavg()[0])
+            if "startup" in parts:
+                report += startup_part(ctl, work, shell, env, a.startups)
+                loads.append(os.getloadavg()[0])
     finally:
         ctl.close()
-    if a.mb:
+    if a.mb and "bulk" in parts:
         b = bulk(a.mb, a.bulk_runs, work, env)
         loads.append(os.getloadavg()[0])
         size = a.mb * 1e6
         report.append(f"\nbulk output, {a.mb} MB of text on an outer PTY, median of {a.bulk_runs}:")
         for name, t in b.items():
             report.append(f"  {name:20s} {t:7.2f} s  {size / t / 1e6:7.1f} MB/s")
-        report.append(f"  session = {b['script -qfc'] / b['tcg_shell session']:.2f}x script's throughput")
+        for name in b:
+            if name != "script -qfc":
+                report.append(f"  {name} = {b['script -qfc'] / b[name]:.2f}x script's throughput")
     shutil.rmtree(work, ignore_errors=True)
     print(f"interactive latency: plain shell vs tcg session (load avg during the run: "
           f"{', '.join(f'{x:.1f}' for x in loads)} on {os.cpu_count()} CPUs)")

@@ -74,6 +74,14 @@ def _width(pattern: re.Pattern[bytes]) -> int:
     return min(int(hi), _BLOCK_END_MAX)
 
 
+def _block_rule_ids(detector: Detector) -> frozenset[str]:
+    """Ids of the rules that open a key block, without compiling their END patterns."""
+    rules = getattr(detector, "rules", None)
+    if rules is not None:
+        return frozenset(r.id for r in rules if getattr(r, "block_end", None))
+    return frozenset(getattr(detector, "block_rules", {}) or {})
+
+
 @dataclass
 class _Block:
     """State while inside a key block whose END line has not been seen."""
@@ -139,8 +147,11 @@ class Masker:
         self._emitted = 0  # raw offset up to which output has been produced
         self._block: _Block | None = None
         self._idle_blocks: set[int] = set()  # terminal: view offsets of blocks closed on idle
-        self._block_ends = dict(getattr(detector, "block_rules", {}) or {})
-        self._end_width = max((_width(p) for p in self._block_ends.values()), default=0)
+        # rules that open a key block; their END patterns compile when a block opens
+        # (~15 ms of a masking process's start that output without a PEM key never needs)
+        self._block_ids = _block_rule_ids(detector)
+        self._block_res: dict[str, re.Pattern[bytes]] | None = None
+        self._end_w = 0
         self._anchors: AnchorSet | None = None
         self._bound: StrictBound | None = None
         self._burst_end = True
@@ -275,7 +286,7 @@ class Masker:
             if terminal:
                 cut_to = self._terminal_cut(window, ws, found, cut_to)
                 for f in found:  # a key block opens as soon as its BEGIN is seen
-                    if f.rule_id in self._block_ends and f.end >= v.view_end:
+                    if f.rule_id in self._block_ids and f.end >= v.view_end:
                         if limit is None or f.start <= limit:
                             block = f
                             cut_to = max(f.start, self._cut)
@@ -287,7 +298,7 @@ class Masker:
                 s = max(f.start, self._cut)
                 if s >= cut_to:
                     break
-                if f.rule_id in self._block_ends and f.end >= v.view_end and not final:
+                if f.rule_id in self._block_ids and f.end >= v.view_end and not final:
                     block = f  # BEGIN seen, END not yet: stream the block
                     cut_to = s
                     break
@@ -341,10 +352,10 @@ class Masker:
             re_ = v.rawpos(f.end - 1) + 1
             out.append(v.raw_bytes(self._emitted, rs))
             value = v.view_bytes(f.start, f.end)
-            if f.rule_id in self._block_ends:  # same hash as a streamed block
+            if f.rule_id in self._block_ids:  # same hash as a streamed block
                 value = hashlib.sha256(value).digest()
             out.append(placeholder(f.category, f.rule_id, self.hasher.h8(value)))
-            if f.rule_id in self._block_ends:  # as a streamed block would (_Colours)
+            if f.rule_id in self._block_ids:  # as a streamed block would (_Colours)
                 colours = _Colours()
                 colours.add(v.raw_bytes(rs, re_))
                 out.append(colours.value())
@@ -365,6 +376,24 @@ class Masker:
         v.floor = self._cut
 
     # ------------------------------------------------------------ key blocks
+
+    @property
+    def _block_ends(self) -> dict[str, re.Pattern[bytes]]:
+        """Rule id -> the END line's pattern, compiled on the first block."""
+        return self._block_res if self._block_res is not None else self._compile_block_ends()
+
+    @property
+    def _end_width(self) -> int:
+        """The longest END line (bytes): how far back a split END is searched."""
+        if self._block_res is None:
+            self._compile_block_ends()
+        return self._end_w
+
+    def _compile_block_ends(self) -> dict[str, re.Pattern[bytes]]:
+        res = dict(getattr(self.detector, "block_rules", {}) or {})
+        self._end_w = max((_width(p) for p in res.values()), default=0)
+        self._block_res = res
+        return res
 
     def _open_block(self, f: Finding) -> None:
         s = max(f.start, self._cut)

@@ -37,8 +37,8 @@ class MaskingProcessError(RuntimeError):
 
 
 class MaskerProcess:
-    """OutputFilter whose masking happens in a process of its own (``python -m
-    tcg.mask.filter --worker``, or tcg.runner.session_mask's for a session).
+    """OutputFilter whose masking happens in a process of its own (tcg.mask.filter's
+    worker, or tcg.runner.session_mask's for a session).
 
     Started on the first output byte (a silent command never pays for it).
     ``feed`` returns b"": the process writes to our stdout (fd 1) itself.
@@ -68,10 +68,10 @@ class MaskerProcess:
     def _start(self) -> None:
         # a one-line command: the masker's worker, held to the station's policy; a
         # terminal session: its own worker, which follows the policy's changes
-        argv = ([sys.executable, "-m", "tcg.mask.filter", "--worker", "--mode", self.mode,
+        argv = ([sys.executable, "-c", _entry("tcg.mask.filter", "worker_main"), "--mode", self.mode,
                  "--policy-fingerprint", self.fingerprint] if self.fingerprint
-                else [sys.executable, "-m", "tcg.runner.session_mask", "--worker", "--mode", self.mode,
-                      "--control-fd", "3"])
+                else [sys.executable, "-c", _entry("tcg.runner.session_mask", "main"), "--mode",
+                      self.mode, "--control-fd", "3"])
         r, w = os.pipe()
         actions = [(os.POSIX_SPAWN_DUP2, r, 0)]
         cr = cw = -1
@@ -137,6 +137,18 @@ class MaskerProcess:
     def idle_deadline(self) -> float | None:
         return None
 
+    def discard(self) -> None:
+        """Stop the process without letting it write anything more (its input
+        is dropped) and reap it."""
+        pid = self.pid
+        self._fail(MaskingProcessError("masking process discarded"))
+        if pid is not None:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            self.pid = None
+
     def _fail(self, exc: BaseException) -> None:
         if self.error is None:
             self.error = exc
@@ -151,6 +163,14 @@ class MaskerProcess:
                 os.kill(self.pid, 9)
             except OSError:
                 pass
+
+
+def _entry(module: str, function: str) -> str:
+    """``python -c`` text running ``module.function(argv)`` as a masking process:
+    ``-m`` would load runpy and importlib.util first (~7 ms CPU of every start).
+    The trailing comment keeps ``MODULE --worker`` in its command line (ps, pgrep)."""
+    return (f"import sys;from tcg.mask.filter import exit_after;from {module} import {function};"
+            f"exit_after(lambda:{function}(sys.argv[1:]))#{module} --worker")
 
 
 def _wait(pid: int, limit: float) -> int | None:

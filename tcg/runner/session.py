@@ -11,11 +11,13 @@ answers come from tcg.runner.session_decide. Allowed lines run in the shell
 itself, so jobs, history, aliases and ``$?`` stay the shell's own.
 
 Exit status: the shell's. Start-up work is ordered for the first prompt: the
-shell starts first, with only what that needs loaded (the hook starts this
-process without site-packages: :func:`lean_main`); while it reads its rc files
-the station adds the rest, checks the policy (fail closed: the shell is stopped
-before it has shown anything when the policy cannot be used), and starts the
-masking process, which loads the detector. The shell's output waits for it
+masking process starts first (its Python start and detector load are most of
+the time to a first prompt that needs masking), then the shell, with only what
+that needs loaded (the hook starts this process without site-packages:
+:func:`lean_main`); while both load, the station adds the rest and checks the
+policy (fail closed: the shell is stopped before it has shown anything when the
+policy cannot be used, and the masking process is stopped before it has written
+anything). The shell's output waits for the masking process
 unless it is a known-clean first screen (tcg.runner.session_screen); the policy
 engine is loaded in the background after the first prompt
 (tcg.runner.session_events).
@@ -117,6 +119,8 @@ def session_main(argv: list[str], lean: bool = False) -> int:
         return session.refuse(exc)
     except StartFailure as exc:
         return session.fallback(exc)
+    finally:
+        session.discard_masker()
 
 
 class StartFailure(Exception):
@@ -183,22 +187,19 @@ class SessionOutput:
     on goes to its successor. After MASKER_RESTARTS failures, or when the policy
     cannot be used any more, the session ends."""
 
-    def __init__(self, env: Mapping[str, str], out_fd: int = 1):
+    def __init__(self, env: Mapping[str, str], out_fd: int = 1, proc: Any = None):
+        """``proc``: a masking process started earlier (start_masker), else one now."""
         self.env = dict(env)
         self.out_fd = out_fd
         self.restarts = 0
         self.failed: BaseException | None = None
-        self.proc = self._new()  # now: it loads while the shell starts
+        self.proc = proc if proc is not None else self._new()
         self.first: Any = None  # tcg.runner.session_screen.FirstScreen, from prepare()
         self.decided = False  # the masking process has had its header
         self.on_fatal: Any = None  # called once when output can no longer be masked
 
     def _new(self) -> Any:
-        from tcg.runner.maskproc import MaskerProcess
-
-        proc = MaskerProcess("terminal", None, self.env)
-        proc.start()
-        return proc
+        return start_masker(self.env)
 
     def prepare(self, first: Any) -> None:
         """Known first screens (tcg.runner.session_screen): the first output may
@@ -310,6 +311,16 @@ class SessionOutput:
         return min(times) if times else None
 
 
+def start_masker(env: Mapping[str, str]) -> Any:
+    """A session's masking process (tcg.runner.session_mask), started: it loads
+    the policy and the detector on its own while the station goes on."""
+    from tcg.runner.maskproc import MaskerProcess
+
+    proc = MaskerProcess("terminal", None, env)
+    proc.start()
+    return proc
+
+
 def _policy_unusable(env: Mapping[str, str]) -> PolicyUnusable | None:
     try:
         check_policy(env)
@@ -346,6 +357,7 @@ class Session:
         self.session_id = os.urandom(8).hex()
         self.policy: Any = None
         self.lean = False  # started without site-packages (lean_main)
+        self.masker: Any = None  # the masking process, started before the shell (run)
 
     def child_env(self, pipes: ch.ChannelPipes) -> dict[str, str]:
         env = dict(self.env)
@@ -365,6 +377,10 @@ class Session:
             return EXIT_NO_TERMINAL
         from tcg.runner.base import SpawnError
 
+        try:  # first: its load (~4/5 of the time to the first prompt) overlaps everything below
+            self.masker = start_masker(self.env)
+        except Exception:  # noqa: BLE001 - tried again, and reported, once the shell runs
+            self.masker = None
         try:
             shell = resolve_shell(self.opts.shell, self.env)
         except SpawnError as exc:
@@ -399,7 +415,8 @@ class Session:
             raise StartFailure(f"tcg is not installed completely ({type(exc).__name__}: {exc})",
                                shell) from exc
         try:
-            return SessionOutput(self.env, self.stdout_fd)  # it loads the detector meanwhile
+            proc, self.masker = self.masker, None
+            return SessionOutput(self.env, self.stdout_fd, proc)
         except Exception as exc:  # noqa: BLE001 - reported, then the fallback
             raise StartFailure(f"the masking process could not start ({exc})", shell) from exc
 
@@ -416,6 +433,7 @@ class Session:
         unread: it waits for Enter (a person's only)."""
         from tcg.events import actor_from_env
 
+        self.discard_masker()
         name = os.path.basename(failure.shell or "") or "bash"
         sys.stderr.write(f"tcg: the session could not start: {failure.reason}\n"
                          f"hint: {failure.hint.rstrip('.')}; `tcg policy check` shows it; meanwhile "
@@ -435,6 +453,7 @@ class Session:
         it, so no loop); an agent actor gets nothing (126)."""
         from tcg.events import actor_from_env
 
+        self.discard_masker()
         sys.stderr.write(f"tcg: the session could not start: {failure.reason}\n")
         if failure.shell is None or actor_from_env(self.env) == "agent":
             sys.stderr.write("hint: run `tcg doctor`; TCG_DEBUG=1 shows the details\n")
@@ -523,6 +542,14 @@ class Session:
                                  "when the session ended\n")
             if output is not None:
                 output.flush()
+            self.discard_masker()
+
+    def discard_masker(self) -> None:
+        """The early masking process when no session output took it over (the
+        session did not start): stopped, so it writes nothing."""
+        if self.masker is not None:
+            self.masker.discard()
+            self.masker = None
 
 
 def _first_screen(env: Mapping[str, str], output: SessionOutput, policy: Any) -> Any:

@@ -154,8 +154,17 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1)
     from tcg.runner.base import write_all
     from tcg.runner.session_screen import ScreenConfirmer
 
+    # The load comes first: the station starts this process before the shell and
+    # writes the header only when the shell's first output is there. A load that
+    # fails is reported after the header, once the station has gone ahead with the
+    # session (a station that refuses to start stops this process first: its own
+    # message is the one the user reads).
+    try:
+        following = FollowingMasker(mode)
+    except Exception:
+        read_header(in_fd)
+        raise
     shown, rest = read_header(in_fd)
-    following = FollowingMasker(mode)
     masker: Any = following
     if control_fd >= 0:
         masker = ScreenConfirmer(masker, control_fd, lambda: following.policy, mode)

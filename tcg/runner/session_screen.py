@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 MAX_PREFIX = 64 << 10
 MAX_ENTRIES = 16
+HEAD = 16  # bytes: a screen's head is remembered too, so output that starts otherwise waits for none
 PAUSE = 0.3  # seconds of quiet that end the first screen
 FIRST_WAIT = 0.15  # how long unknown first output waits for more before it goes to the masker
 WINDOW = 3.0  # the first screen ends at the latest this long after the first byte
@@ -62,23 +63,31 @@ class ScreenCache:
 
         return hmac_sha256(self.key, b"screen\0" + data)
 
-    def entries(self) -> list[tuple[int, str]]:
+    def head_mac(self, data: bytes) -> str:
+        """The MAC of a screen's first HEAD bytes (all of a shorter one)."""
+        from tcg.digest import hmac_sha256
+
+        return hmac_sha256(self.key, b"screen-head\0" + data[:HEAD])
+
+    def entries(self) -> list[tuple[int, str, str]]:
+        """(length, MAC, head MAC) per remembered screen; the head MAC is "" in
+        a line written before heads were kept (no early answer for it)."""
         from tcg.signed import read_signed
 
         body = read_signed(self.path, self.key, self._tag())
-        out: list[tuple[int, str]] = []
+        out: list[tuple[int, str, str]] = []
         for line in (body or b"").decode("ascii", "replace").splitlines():
-            length, _, mac = line.partition(" ")
+            length, mac, head = (line.split(" ") + ["", ""])[:3]
             if length.isdigit() and 0 < int(length) <= MAX_PREFIX and len(mac) == 64:
-                out.append((int(length), mac))
+                out.append((int(length), mac, head if len(head) == 64 else ""))
         return out
 
     def add(self, data: bytes) -> bool:
         from tcg.signed import write_signed
 
-        entry = (len(data), self.mac(data))
-        kept = [e for e in self.entries() if e != entry][: MAX_ENTRIES - 1]
-        body = "".join(f"{n} {m}\n" for n, m in [entry, *kept]).encode("ascii")
+        entry = (len(data), self.mac(data), self.head_mac(data))
+        kept = [e for e in self.entries() if e[:2] != entry[:2]][: MAX_ENTRIES - 1]
+        body = "".join(f"{n} {m} {h}\n" for n, m, h in [entry, *kept]).encode("ascii")
         return write_signed(self.path, self.key, self._tag(), body)
 
 
@@ -126,8 +135,10 @@ class FirstScreen:
     def __init__(self, cache: ScreenCache | None, confirm_later: Callable[[int], None] | None):
         self.cache = cache
         entries = cache.entries() if cache is not None else []
-        self.candidates = sorted({n for n, _ in entries})
-        self._macs = {m for _, m in entries}
+        self.candidates = sorted({n for n, _, _ in entries})
+        self._macs = {m for _, m, _ in entries}
+        self._heads = sorted((n, h) for n, _, h in entries)
+        self._head_of: str | None = None  # the head MAC of the pending bytes' first HEAD
         self.confirm_later = confirm_later
         self.pending = bytearray()
         self.first_at: float | None = None
@@ -139,14 +150,29 @@ class FirstScreen:
         """Length of the known first screen the pending bytes are, exactly; 0 when
         none can be any more; None while more bytes could still make one. Exactly:
         a known screen followed, in the same output, by more bytes is not shown
-        early — the masker might find something across the two."""
-        for n in self.candidates:
-            if n > len(self.pending):
+        early — the masker might find something across the two. A longer known
+        screen whose head differs from the pending bytes' is none they can become:
+        output that changes every time (a clock in the prompt) goes to the masker
+        at once instead of waiting FIRST_WAIT for more."""
+        cache = self.cache
+        size = len(self.pending)
+        if cache is None:
+            return 0
+        if size in self.candidates and cache.mac(bytes(self.pending)) in self._macs:
+            return size
+        for n, head in self._heads:
+            if n > size and not (head and size >= min(n, HEAD) and self._head(n) != head):
                 return None
-            if n == len(self.pending) and self.cache is not None and \
-                    self.cache.mac(bytes(self.pending)) in self._macs:
-                return n
         return 0
+
+    def _head(self, n: int) -> str:
+        """The head MAC of the pending bytes as a screen of length ``n`` has it."""
+        assert self.cache is not None
+        if n < HEAD:
+            return self.cache.head_mac(bytes(self.pending[:n]))
+        if self._head_of is None:
+            self._head_of = self.cache.head_mac(bytes(self.pending[:HEAD]))
+        return self._head_of
 
     def deadline(self) -> float | None:
         if self.first_at is None:

@@ -192,8 +192,10 @@ if [[ -o interactive && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     print -r -- "tcg: warning: this shell cannot reach its session station; its lines are not checked" \
       'hint: exit and open a new terminal; `tcg doctor` checks the install' >&2
   elif [[ $_tcg_session == 1 && ${TCG_SESSION_AUTO-1} != 0 && -x $_tcg_py && -r $_tcg_pkg/runner/session.py && ${TCG_SESSION_PID-} != "$PPID" ]]; then
+    # A name, not a path: the station looks it up in PATH (here, $commands
+    # would hash every PATH directory first, a few ms per new terminal).
     _tcg_zsh=${ZSH_ARGZERO#-}
-    if [[ $_tcg_zsh != /* ]]; then _tcg_zsh=${commands[${_tcg_zsh##*/}]:-zsh}; fi
+    if [[ $_tcg_zsh != /* ]]; then _tcg_zsh=${${_tcg_zsh##*/}:-zsh}; fi
     # The same shell with the same arguments (Linux: /proc; elsewhere none).
     _tcg_args=()
     if [[ -r /proc/$$/cmdline ]]; then _tcg_args=(${(0)"$(</proc/$$/cmdline)"}); fi

@@ -35,7 +35,7 @@ def test_only_clean_first_screens_are_remembered_and_never_their_bytes(tcg_home)
     assert not confirm(f"motd {TOKEN}\r\n$ ".encode())  # something to mask
     assert not confirm(b"$ AKIA")  # a tail the masker would hold back
     c, _ = cache()
-    assert [n for n, _ in c.entries()] == [len(b"\x1b[?2004huser@host:~$ ")]
+    assert [e[0] for e in c.entries()] == [len(b"\x1b[?2004huser@host:~$ ")]
     raw = Path(c.path).read_bytes()
     assert b"user@host" not in raw and TOKEN.encode() not in raw
 
@@ -59,7 +59,7 @@ def test_a_forged_cache_file_reads_as_empty(tcg_home):
 
 def test_first_screen_matching():
     c = ss.ScreenCache("/nonexistent", b"k" * 32, "fp", "sig")
-    c.entries = lambda: [(len(b"$ "), c.mac(b"$ ")), (len(b"hello\r\n$ "), c.mac(b"hello\r\n$ "))]
+    c.entries = lambda: [(len(s), c.mac(s), c.head_mac(s)) for s in (b"$ ", b"hello\r\n$ ")]
     f = ss.FirstScreen(c, None)
     f.pending += b"$"
     assert f.match() is None  # could still become "$ "
@@ -71,6 +71,26 @@ def test_first_screen_matching():
     h = ss.FirstScreen(c, None)
     h.pending += b"$ AKIAIOSFODNN7EXAMPL"  # a known screen and more in the same output
     assert h.match() == 0
+
+
+def test_output_that_cannot_become_a_longer_known_screen_is_not_held():
+    c = ss.ScreenCache("/nonexistent", b"k" * 32, "fp", "sig")
+    long = b"\x1b]0;user@host: ~/src/project\x07T054.123456> "
+    c.entries = lambda: [(len(b"$ "), c.mac(b"$ "), c.head_mac(b"$ ")),
+                         (len(long), c.mac(long), c.head_mac(long))]
+    f = ss.FirstScreen(c, None)
+    f.pending += long[:20]
+    assert f.match() is None  # the head agrees: it may still become the long screen
+    g = ss.FirstScreen(c, None)
+    g.pending += b"\x1b]0;root@box: ~/other\x07T"  # differs within the head
+    assert g.match() == 0
+    h = ss.FirstScreen(c, None)
+    h.pending += b"hello"  # shorter than the head: nothing to compare yet
+    assert h.match() is None
+    c.entries = lambda: [(len(long), c.mac(long), "")]  # a line from before heads were kept
+    old = ss.FirstScreen(c, None)
+    old.pending += b"\x1b]0;user@host: ~/other\x07T"
+    assert old.match() is None
 
 
 def test_first_screen_is_measured_up_to_the_first_pause():
@@ -98,10 +118,10 @@ def test_masking_process_confirms_the_screen_the_station_measured(tcg_home):
         out += conf.feed(b"l")  # the next output (a key's echo) lets it read the message
         assert out == b"\x1b[?2004hhost$ l"
         c, _ = cache()
-        assert [n for n, _ in c.entries()] == [len(screen)]
+        assert [e[0] for e in c.entries()] == [len(screen)]
         os.write(w, b"screen 999999\n")  # longer than what it kept: ignored
         conf.flush()
-        assert [n for n, _ in c.entries()] == [len(screen)]
+        assert [e[0] for e in c.entries()] == [len(screen)]
     finally:
         os.close(w)
 
