@@ -85,3 +85,19 @@ def test_every_default_decision_is_in_the_policy_reference():
             row = re.search(rf"^\| `{re.escape(code)}` \| `(\w+)` \| `(\w+)` \|$", text, re.M)
             assert row, f"add `{code}` to the decisions table in docs/policy.md"
             assert row.group(1 if actor == "agent" else 2) == value, (actor, code)
+
+
+def test_the_docs_hold_no_secret_tcg_would_flag(hermetic_home):
+    """The docs describe formats and samples in words: `tcg scan` of a repository that
+    vendors them stays clean (the launch gate of bench/hot_paths.py scans exactly that),
+    and no doc page carries a credential-shaped value someone could mistake for a real one."""
+    from tcg.detect.engine import load_detector
+
+    detector = load_detector(None, categories=["secret"])
+    found = []
+    for page in sorted(DOCS.rglob("*.md")):
+        data = page.read_bytes()
+        for f in detector.find_bytes(data):
+            line = data.count(b"\n", 0, f.start) + 1
+            found.append(f"{page.relative_to(DOCS)}:{line}: {f.rule_id}")
+    assert not found, "docs hold values tcg flags as secrets:\n" + "\n".join(found)
