@@ -106,14 +106,17 @@ def find_repo_policy(cwd: str | os.PathLike[str]) -> Path | None:
 
 
 def _repo_policy(cwd: str) -> str | None:
-    """The walk stops where tcg.osutil.dot_git_dir stops (an entry named ``.git``,
-    ``lexists``: a dangling one too), so every surface sees the same project."""
+    """The nearest ``.tcg/policy.toml`` from ``cwd`` up to the project root every
+    surface uses (tcg.osutil.dot_git_dir; outside a project, up to ``/``)."""
+    from tcg.osutil import dot_git_dir
+
     d = os.path.realpath(cwd)
+    root = dot_git_dir(d)
     while True:
         candidate = os.path.join(d, ".tcg", "policy.toml")
         if os.path.isfile(candidate):
             return candidate
-        if os.path.lexists(os.path.join(d, ".git")):
+        if d == root:
             return None
         parent = os.path.dirname(d)
         if parent == d:
