@@ -171,18 +171,7 @@ class Pane:
     def process_tree(self) -> str:
         """``ps`` lines (state, kernel wait channel, elapsed time) of every process
         under this pane: what a timed-out wait was stuck on."""
-        out = subprocess.run(["ps", "-ww", "-e", "-o", "pid=,ppid=,stat=,wchan:24=,etime=,args="],
-                             capture_output=True, text=True).stdout
-        rows = [line.split(None, 5) for line in out.splitlines() if len(line.split(None, 5)) == 6]
-        keep, todo = [], [self.pane_pid()]
-        while todo:
-            pid = todo.pop()
-            for row in rows:
-                if row[0] == str(pid):
-                    keep.append("  ".join(row))
-                if row[1] == str(pid):
-                    todo.append(int(row[0]))
-        return "\n".join(keep)
+        return "\n".join("  ".join(row) for row in pane_processes(self, "stat", "wchan:24", "etime"))
 
     def wait_screen(self, text: str, timeout: float = 60.0) -> str:
         return wait_for(lambda: s if text in (s := self.screen()) else None, timeout,
@@ -220,24 +209,30 @@ class Pane:
         self._tmux("kill-server", check=False)
 
 
+def pane_processes(pane: Pane, *columns: str) -> list[list[str]]:
+    """``ps`` rows — pid, ppid, the ``columns``, the whole command line — of the
+    pane's process and of every process below it, the pane's first."""
+    fields = ",".join(["pid=", "ppid=", *(f"{c}=" for c in columns), "args="])
+    out = subprocess.run(["ps", "-ww", "-e", "-o", fields], capture_output=True,
+                         text=True).stdout  # -ww: the whole command line, however wide
+    width = len(columns) + 3
+    rows = [parts + [""] * (width - len(parts))
+            for parts in (line.split(None, width - 1) for line in out.splitlines()) if parts]
+    root = str(pane.pane_pid())
+    found = [row for row in rows if row[0] == root]
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        for row in rows:
+            if row[1] == pid:
+                found.append(row)
+                todo.append(row[0])
+    return found
+
+
 def stations(pane: Pane) -> list[str]:
     """Command lines of every station process under this pane."""
-    out = subprocess.run(["ps", "-ww", "-e", "-o", "pid=,ppid=,args="], capture_output=True,
-                         text=True).stdout  # -ww: the whole command line, however wide
-    children: dict[int, list[tuple[int, str]]] = {}
-    for line in out.splitlines():
-        pid, ppid, args = line.strip().split(None, 2) + [""] * (3 - len(line.strip().split(None, 2)))
-        children.setdefault(int(ppid), []).append((int(pid), args))
-    found, todo = [], [pane.pane_pid()]
-    root_args = next((a for p, a in (x for v in children.values() for x in v) if p == todo[0]), "")
-    if "tcg.shell_entry session" in root_args:
-        found.append(root_args)
-    while todo:
-        for pid, args in children.get(todo.pop(), []):
-            if "tcg.shell_entry session" in args:
-                found.append(args)
-            todo.append(pid)
-    return found
+    return [row[-1] for row in pane_processes(pane) if "tcg.shell_entry session" in row[-1]]
 
 
 def both(panes, shell: str, **kw) -> tuple[Pane, Pane]:
