@@ -437,12 +437,14 @@ _CONTINUATION = bytes(range(0x80, 0xC0))
 
 
 def ascii_proxy(text: str, data: bytes | None = None) -> bytes:
-    """One byte per character: ASCII as it is, anything else a byte >= 0x80. The
-    ASCII literals match there exactly where they match the text (hyperscan's byte
-    mode folds ASCII case only), and offsets are character offsets. ``data``: the
-    text's UTF-8 (:func:`encode`) when the caller has it: the same bytes for an ASCII
-    text, else its lead bytes (deleting the continuation bytes is cheaper than
-    encoding a wide string again)."""
+    """One byte per character: ASCII as it is; anything else "?" without ``data``, or
+    its UTF-8 lead byte (>= 0x80) with it. The ASCII literals match there where they
+    match the text (hyperscan's byte mode folds ASCII case only; a "?" in a literal
+    may also meet a non-ASCII character on the first form, a candidate that
+    confirmation drops), and offsets are character offsets. ``data``: the text's
+    UTF-8 (:func:`encode`) when the caller has it: the same bytes for an ASCII text,
+    else its lead bytes (deleting the continuation bytes is cheaper than encoding a
+    wide string again)."""
     if data is None:
         return text.encode("ascii", "replace")
     return data if text.isascii() else data.translate(None, _CONTINUATION)
