@@ -105,8 +105,38 @@ def _b64url_json(segment: bytes) -> object:
     return json.loads(raw.decode("utf-8"))
 
 
+# HMAC keys that JWT documentation publishes with its sample tokens (jwt.io's debugger
+# defaults, old and current). A token signed with one of them can be minted by anyone who
+# has read the docs: it is an example, not a credential. Data, not code: add a published
+# key here, never a key seen only in one file.
+PUBLISHED_JWT_KEYS: tuple[bytes, ...] = (
+    b"your-256-bit-secret",
+    b"your-384-bit-secret",
+    b"your-512-bit-secret",
+    b"a-string-secret-at-least-256-bits-long",
+)
+_HMAC_ALGS = {"HS256": "sha256", "HS384": "sha384", "HS512": "sha512"}
+
+
+def _signed_with_published_key(parts: list[bytes], alg: object) -> bool:
+    """The third segment is the HMAC of the first two under a :data:`PUBLISHED_JWT_KEYS` key."""
+    digest = _HMAC_ALGS.get(alg) if isinstance(alg, str) else None
+    if digest is None or len(parts) != 3 or not parts[2]:
+        return False
+    import base64  # loaded only for an HMAC-signed candidate
+    import hmac
+
+    signed = parts[0] + b"." + parts[1]
+    for key in PUBLISHED_JWT_KEYS:
+        mac = base64.urlsafe_b64encode(hmac.new(key, signed, digest).digest()).rstrip(b"=")
+        if hmac.compare_digest(mac, parts[2]):
+            return True
+    return False
+
+
 def jwt(value: bytes) -> bool:
-    """JWT: header base64url-decodes to a JSON object with "alg"; payload decodes to JSON."""
+    """JWT: header base64url-decodes to a JSON object with "alg"; payload decodes to JSON;
+    not an HMAC token signed with a key that documentation publishes (a docs sample)."""
     parts = value.split(b".")
     if len(parts) < 2 or not parts[0] or not parts[1]:
         return False
@@ -115,7 +145,9 @@ def jwt(value: bytes) -> bool:
         payload = _b64url_json(parts[1])
     except (ValueError, UnicodeDecodeError):
         return False
-    return isinstance(header, dict) and "alg" in header and isinstance(payload, (dict, list))
+    if not (isinstance(header, dict) and "alg" in header and isinstance(payload, (dict, list))):
+        return False
+    return not _signed_with_published_key(parts, header["alg"])
 
 
 def base64_json(value: bytes) -> bool:

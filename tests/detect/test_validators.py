@@ -4,6 +4,8 @@ published algorithms) pass; one-digit mutations and structural misses fail."""
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 import random
 
@@ -74,6 +76,31 @@ def test_jwt():
     assert not v.jwt(b"eyJhbGciOiJIUzI1NiJ9.bm90IGpzb24.sig")  # payload not JSON
     assert not v.jwt(b"eyJhbGciOiJIUzI1NiJ9")  # one segment
     assert not v.jwt(b"eyJ!!!.eyJ.x")
+
+
+def _signed(header: dict, payload: dict, key: bytes) -> bytes:
+    digest = {"HS256": hashlib.sha256, "HS384": hashlib.sha384, "HS512": hashlib.sha512}[header["alg"]]
+    enc = b".".join(base64.urlsafe_b64encode(json.dumps(x).encode()).rstrip(b"=") for x in (header, payload))
+    return enc + b"." + base64.urlsafe_b64encode(hmac.new(key, enc, digest).digest()).rstrip(b"=")
+
+
+@pytest.mark.parametrize("alg", ["HS256", "HS384", "HS512"])
+def test_jwt_signed_with_a_published_key_is_a_docs_sample(alg):
+    """A token whose HMAC key the docs publish can be minted by any reader: not a secret.
+    The same claims under any other key stay a JWT, and so does a token with another
+    algorithm or no signature."""
+    claims = {"sub": "u_58213", "scope": "deploy", "iat": 1767225600}
+    for key in v.PUBLISHED_JWT_KEYS:
+        assert not v.jwt(_signed({"alg": alg, "typ": "JWT"}, claims, key))
+    private = random.Random(7).randbytes(32)
+    assert v.jwt(_signed({"alg": alg, "typ": "JWT"}, claims, private))
+    published = _signed({"alg": alg}, claims, v.PUBLISHED_JWT_KEYS[0])
+    assert v.jwt(published[: published.rindex(b".")])  # unsigned form: no signature to check
+    assert v.jwt(_signed({"alg": alg}, {**claims, "sub": "u_58214"}, private))
+    # the signature of another algorithm's token is never taken for an HMAC
+    hs = _signed({"alg": alg}, claims, v.PUBLISHED_JWT_KEYS[0])
+    rs_head = base64.urlsafe_b64encode(json.dumps({"alg": "RS256"}).encode()).rstrip(b"=")
+    assert v.jwt(rs_head + hs[hs.index(b"."):])
 
 
 def test_base64_json():
