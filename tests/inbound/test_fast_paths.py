@@ -5,6 +5,10 @@ Each fast path is compared with the path it replaces on texts built to tell them
   rules' Unicode patterns, window by window and over whole texts;
 - the one-byte-per-character copy the ASCII literals are scanned in, made from the
   UTF-8 (its lead bytes) rather than by encoding the text again;
+- the UTF-8 and the one-byte copy built chunk by chunk (only the non-ASCII chunks
+  encoded as such) against encoding the whole text, its byte-to-character offsets
+  against decoding, and the mark scans over the non-ASCII parts alone against scans
+  of the whole UTF-8 (caps included);
 - the literal pairs of the hyperscan prefilter (a rare set and its nearest companion,
   tcg.inbound.prefilter) against ``re`` over whole texts, on matches generated from
   each rule's pattern.
@@ -19,9 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tcg.detect.hsdb import hyperscan_available
-from tcg.inbound.engine import _Compiled, ascii_proxy, count_matches, encode, plain
+from tcg.inbound import marks as marks_mod
+from tcg.inbound.engine import _Compiled, ascii_proxy, byte_to_char, count_matches, encode, plain
 from tcg.inbound.inspect import inspect
 from tcg.inbound.rules import FLAGS, parse_rule
+from tcg.inbound.utf8 import utf8_of
 from tests.inbound.conftest import RULES
 
 COMPILED = [_Compiled(i, r) for i, r in enumerate(RULES)]
@@ -179,3 +185,68 @@ def test_one_byte_per_character_from_the_utf8(text):
             assert fast_b == slow_b == ord(ch)
         else:
             assert fast_b >= 0x80 or fast_b == ord("?") == slow_b
+
+
+# ---------------------------------------------------------------- wide texts, chunk by chunk
+
+# what a wide text holds next to ASCII: letters of 2, 3 and 4 UTF-8 bytes, Cyrillic next
+# to Latin (confusable triggers), invisible and expensive characters, NFKC-unstable ones,
+# a lone surrogate (encoded as "?"), percent-encodings
+WIDE = ["\u00e9", "\u0436", "\u0430", "\u0456", "\u200b", "\u200d", "\U000e0041", "\ufe0f", "\u2800",
+        "\u0f40", "\U0001d400", "\uff41", "\u00a0", "\u0085", "\ud800", "\U0001f600", "\u212a"]
+WIDE_TEXTS = st.lists(st.one_of(st.sampled_from(WIDE), st.sampled_from(["a", "Z", " ", "%41", "b\u0430", "\u0430b"]),
+                                st.text(alphabet=st.sampled_from(list("ab xyz%4\n")), max_size=12)),
+                      min_size=1, max_size=24).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=WIDE_TEXTS, chunk=st.integers(1, 9))
+def test_chunked_utf8_is_the_encoding(text, chunk):
+    """Chunk edges anywhere: the same UTF-8 and one-byte copy as encoding the whole
+    text, every character outside the recorded non-ASCII parts ASCII, and the same
+    character offsets for every byte offset as decoding the UTF-8 up to it."""
+    u, data = utf8_of(text, chunk), encode(text)
+    assert u.data == data
+    assert u.proxy == ascii_proxy(text, data)
+    inside = {c for c_lo, _b_lo, c_hi, _b_hi in u.wide for c in range(c_lo, c_hi)}
+    assert all(ch.isascii() for i, ch in enumerate(text) if i not in inside)
+    for c_lo, b_lo, c_hi, b_hi in u.wide:
+        assert data[b_lo:b_hi] == encode(text[c_lo:c_hi])
+    bounds = [i for i in range(len(data) + 1) if i == len(data) or data[i] & 0xC0 != 0x80]
+    assert u.to_char(bounds) == byte_to_char(data, bounds, False)
+
+
+def _whole_scan_marks(engine, text):
+    """The marks as one scan of the whole UTF-8 per kind finds them: the reference."""
+    data = encode(text)
+    raw, capped = marks_mod.scan_hyperscan(lambda kind: engine._database("marks", kind), data,
+                                           marks_mod.kinds_of(text))
+    conv = byte_to_char(data, sorted({b for v in raw.values() for b in v}), text.isascii())
+    return {kind: [conv[b] for b in hits] for kind, hits in raw.items()}, capped
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=WIDE_TEXTS, chunk=st.integers(1, 9), cap=st.integers(1, 6))
+def test_marks_of_the_non_ascii_parts_are_the_marks_of_the_whole(engines, text, chunk, cap):
+    """Scanning only the non-ASCII parts (and the character on each side) finds the
+    marks one scan of the whole UTF-8 finds, a Latin-Cyrillic pair across a chunk
+    edge included, and stops at the same mark when a kind reaches its cap."""
+    engine = engines["hyperscan"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(marks_mod, "MARK_CAPS", {k: cap for k in marks_mod.MARK_CAPS})
+        got = engine.marks(text, utf8_of(text, chunk))
+        want, capped = _whole_scan_marks(engine, text)
+    assert got.at == want and got.capped == capped, text
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+def test_marks_of_a_long_mostly_ascii_text(engines):
+    """At the real chunk size: marks far apart, next to chunk edges and in a flood."""
+    engine = engines["hyperscan"]
+    base = ("x = 1  # plain code, %41 once\n" * 2000)
+    for text in (base[:16383] + "b\u0430" + base + "\u200b" * 3 + "\u0430b",
+                 base + "\u0436" * 40000 + base, "\u2800" * 70000 + base + "\u200b"):
+        got = engine.marks(text, utf8_of(text))
+        want, capped = _whole_scan_marks(engine, text)
+        assert got.at == want and got.capped == capped
