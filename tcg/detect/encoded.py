@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 MIN_RUN = 24  # shortest encoding of a ~16-byte credential
 MAX_RUN = 4096
@@ -64,29 +64,8 @@ def decode_base64(run: bytes) -> bytes | None:
         return None
 
 
-def encoded_runs(data: bytes, classes: bytes | None = None,
-                 bounds: Iterable[tuple[int, int]] | None = None) -> Iterator[tuple[int, int, bytes]]:
+def encoded_runs(data: bytes, classes: bytes | None = None) -> Iterator[tuple[int, int, bytes]]:
     """(start, end, decoded) for every text-like maximal base64 run in ``data``.
-
-    ``bounds``: (start, end) of every maximal run of MIN_RUN or more alphabet bytes
-    (ascending) when the caller found them (tcg.inbound finds them in one hyperscan
-    scan); by default :func:`alphabet_runs` finds them. The decision about each run
-    (padding, what follows it, its length, its decoding) is made here either way.
-    """
-    n = len(data)
-    for s, body_end in alphabet_runs(data, classes) if bounds is None else bounds:
-        e = body_end
-        while e < n and e - body_end < 2 and data[e] == 0x3D:  # up to two "=" of padding
-            e += 1
-        if (e < n and CLASSES[data[e]] != 0x20) or body_end - s > MAX_RUN:
-            continue  # too long, or glued to more base64 / "===": not a run (bounded work)
-        decoded = decode_run(data[s:e])
-        if decoded is not None:
-            yield s, e, decoded
-
-
-def alphabet_runs(data: bytes, classes: bytes | None = None) -> Iterator[tuple[int, int]]:
-    """(start, end) of every maximal run of MIN_RUN or more alphabet bytes, ascending.
 
     The input is first mapped byte-for-byte to "A" (alphabet), "=" and " " (the
     rest) so runs are found with C-speed ``bytes.find`` instead of a regex that
@@ -96,10 +75,22 @@ def alphabet_runs(data: bytes, classes: bytes | None = None) -> Iterator[tuple[i
     t = data.translate(CLASSES) if classes is None else classes
     n = len(t)
     pos = 0
+    # each run decoded once: code repeats its long names and rules ("---…") many times
+    seen: dict[bytes, bytes | None] = {}
     while True:
         s = t.find(_SEED, pos)
         if s < 0:
             return
         m = _NOT_ALPHABET(t, s + MIN_RUN)  # the run's end: work ~ its length, not the rest
-        pos = m.start() if m is not None else n
-        yield s, pos
+        body_end = m.start() if m is not None else n
+        e = body_end
+        while e < n and e - body_end < 2 and t[e] == 0x3D:  # up to two "=" of padding
+            e += 1
+        if (e < n and t[e] != 0x20) or body_end - s > MAX_RUN:
+            pos = e  # too long, or glued to more base64 / "===": not a run (bounded work)
+            continue
+        pos = e
+        run = data[s:e]
+        decoded = seen[run] if run in seen else seen.setdefault(run, decode_run(run))
+        if decoded is not None:
+            yield s, e, decoded
