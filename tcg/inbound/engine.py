@@ -165,6 +165,10 @@ class InboundEngine:
         self._compiled = [_Compiled(i, r) for i, r in enumerate(self.rules)]
         #: the widest match any rule can have (characters)
         self.max_width = max((r.max_width for r in self.rules), default=0)
+        # the utf8 literal database may skip the ASCII stretches of a text far from its
+        # non-ASCII characters (:meth:`_utf8_parts`) when no literal of a rule can match
+        # an ASCII character unless it is ASCII itself
+        self._utf8_local = all(r.ascii_safe and _no_ascii_fold(r.prefilter) for r in self.rules)
         # one scan at a time on each database's scratch (re-entered when a cached
         # database is unreadable and all are compiled again in the middle of a scan)
         self._lock = threading.RLock()
@@ -343,9 +347,11 @@ class InboundEngine:
         def on_half(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
             got = halves.get(sid)
             if got is None:
-                halves[sid] = [to]
+                halves[sid] = [shift + to]
             else:
-                got.append(to)
+                got.append(shift + to)
+
+        shift = 0  # where the scanned part of the UTF-8 starts
 
         slots = self._slots
         if u is None:
@@ -354,10 +360,37 @@ class InboundEngine:
             if "ascii" in self._rules_db:
                 self._database("rules", "ascii").scan(u.proxy, match_event_handler=on_pair)
             if "utf8" in self._rules_db and not ascii_only:
-                self._database("rules", "utf8").scan(u.data, match_event_handler=on_half)
+                db = self._database("rules", "utf8")
+                parts = self._utf8_parts(u)
+                if parts is None:
+                    db.scan(u.data, match_event_handler=on_half)
+                for lo, hi in parts or ():
+                    shift = lo
+                    db.scan(u.data[lo:hi], match_event_handler=on_half)
         if halves:
             self._match_halves(u, halves, found)
         return {idx: sorted(ends) for idx, ends in found.items() if ends}
+
+    def _utf8_parts(self, u: Utf8) -> list[tuple[int, int]] | None:
+        """The byte ranges of ``u.data`` the utf8 database needs to scan, or None for
+        all of it: each non-ASCII part with ``max_width`` + 64 bytes of ASCII on each
+        side, merged. A candidate from that database matters only inside a match
+        holding a non-ASCII literal — within ``max_width`` characters (ASCII around
+        the part: bytes) of a non-ASCII character — or else holding ASCII literals
+        alone, which the ascii database reports as it does for an ASCII text (a
+        single set: the same ends; a pair: a subset of them, as close as the rule
+        requires). Only when no rule character folds to an ASCII one."""
+        if not self._utf8_local or not u.wide:
+            return None
+        margin = self.max_width + 64
+        parts: list[tuple[int, int]] = []
+        for _c_lo, b_lo, _c_hi, b_hi in u.wide:
+            lo, hi = max(0, b_lo - margin), min(len(u.data), b_hi + margin)
+            if parts and lo <= parts[-1][1]:
+                parts[-1] = (parts[-1][0], hi)
+            else:
+                parts.append((lo, hi))
+        return parts if sum(hi - lo for lo, hi in parts) < len(u.data) // 2 else None
 
     def _match_halves(self, u: Utf8, halves: dict[int, list[int]],
                       found: dict[int, set[int]]) -> None:
@@ -446,6 +479,15 @@ def byte_to_char(data: bytes, offsets: list[int], ascii_only: bool) -> dict[int,
         prev_b = b
         out[b] = prev_c
     return out
+
+
+def _no_ascii_fold(prefilter: Any) -> bool:
+    """Whether no non-ASCII character of a rule's prefilter literals is, or folds case
+    to, an ASCII character (KELVIN SIGN, LONG S, DOTLESS I and the like: hyperscan
+    may match those caselessly on ASCII text; ``ascii_safe`` says the same of the
+    rule's pattern as ``re`` folds it)."""
+    return all(c.isascii() or not any(x.isascii() for f in (c.lower(), c.upper(), c.casefold()) for x in f)
+               for sets in prefilter for literals in sets for lit in literals for c in lit)
 
 
 def _follows(first: list[int], second: list[int], reach: int) -> list[int]:

@@ -272,3 +272,62 @@ def test_a_repeated_run_is_reported_at_every_place(text):
     data = text.encode()
     want = [(s, e, d) for s, e in _reference_runs(data) if (d := decode_run(data[s:e])) is not None]
     assert list(encoded_runs(data)) == want
+
+
+# ---------------------------------------------------------------- the utf8 literals, near non-ASCII parts
+
+NON_ASCII_EXAMPLES = [ex for ex in EXAMPLES if not ex.isascii()]
+# ASCII stretches up to three times the margin (a rule's width) long, common words of the rules inside
+FILLER = st.tuples(st.sampled_from(["x = f(a);\n", "send data ", "ignore it ", "system: ok ", "the user "]),
+                   st.integers(0, 300)).map(lambda t: t[0] * t[1])
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(pieces=st.lists(st.one_of(FILLER, st.sampled_from(EXAMPLES), st.sampled_from(NON_ASCII_EXAMPLES),
+                                  st.sampled_from(WIDE)), min_size=2, max_size=10),
+       chunk=st.sampled_from([7, 300, 4096]))
+def test_utf8_literals_near_the_non_ascii_parts_count_what_the_whole_scan_counts(engines, pieces, chunk):
+    """The utf8 literal database scanned only around the non-ASCII parts (its margin:
+    the widest rule) counts what scanning the whole UTF-8 counts, in texts where
+    RU/UZ/EN phrases sit next to, within and far beyond a rule's width of the
+    non-ASCII characters; its candidates are among the whole scan's."""
+    engine = engines["hyperscan"]
+    text = "".join(pieces)
+    u = utf8_of(text, chunk)
+    assert engine._utf8_local
+    local = engine.scan_view(text, u), engine._candidates(text, u)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engine, "_utf8_local", False)
+        whole = engine.scan_view(text, u), engine._candidates(text, u)
+    assert local[0] == whole[0], text
+    assert all(set(ends) <= set(whole[1].get(idx, ())) for idx, ends in local[1].items())
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+def test_a_phrase_of_other_letters_far_from_any_other_is_still_found(engines):
+    """Every non-ASCII example far into a long ASCII text (only its own part and margin
+    scanned by the utf8 literals) counts what it counts alone."""
+    engine = engines["hyperscan"]
+    pad = "x = 1  # filler line of code\n" * 2000
+    for c in COMPILED:
+        for ex in c.rule.examples_match:
+            if ex.isascii():
+                continue
+            alone = engine.scan_view(ex)
+            text = pad + ex + "\n" + pad
+            got = engine.scan_view(text, utf8_of(text))
+            assert engine._utf8_parts(utf8_of(text)) is not None
+            assert got.get(c.rule.id) == alone.get(c.rule.id), (c.rule.id, ex)
+
+
+@pytest.mark.parametrize(("literal", "local"), [("\u0436\u0438", True), ("\u02bbz", True), ("\u212aey", False),
+                                                 ("\u017fend", False), ("\u0130gnore", False), ("\u0131gnore", False)])
+def test_a_literal_that_may_meet_ascii_keeps_the_whole_scan(literal, local):
+    """A prefilter literal holding a character that is, or folds to, an ASCII letter
+    could match ASCII text far from any non-ASCII character: such a rule set scans
+    the whole UTF-8."""
+    from tcg.inbound.engine import _no_ascii_fold
+
+    assert _no_ascii_fold(((("ask", literal),),)) is local
