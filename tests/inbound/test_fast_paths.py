@@ -331,3 +331,28 @@ def test_a_literal_that_may_meet_ascii_keeps_the_whole_scan(literal, local):
     from tcg.inbound.engine import _no_ascii_fold
 
     assert _no_ascii_fold(((("ask", literal),),)) is local
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+@pytest.mark.parametrize("rule", [r for r in RULES if not all(ex.isascii() for ex in r.examples_match)],
+                         ids=lambda r: r.id)
+def test_generated_phrases_with_other_letters_count_the_same_near_their_parts(engines, rule):
+    """Matches generated from each rule that has non-ASCII examples, stretched to any
+    length its pattern allows, in one-character chunks (each non-ASCII part is just
+    its characters): the ASCII words of a phrase may lie as far from its non-ASCII
+    letters as the rule is wide, and the local scan still counts what the whole does."""
+    engine = engines["hyperscan"]
+    pattern = re.compile(rule.regex, FLAGS)
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(st.from_regex(pattern, fullmatch=True), st.sampled_from(WIDE[:3]))
+    def check(match, mark):
+        for text in (match, mark + " " + match, match + " " + mark):
+            text = "x = 1\n" * 200 + text + "\n" + "y = 2\n" * 200
+            u = utf8_of(text, 1)
+            local = engine.scan_view(text, u)
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(engine, "_utf8_local", False)
+                assert local == engine.scan_view(text, u), text
+
+    check()
