@@ -27,7 +27,15 @@ from hypothesis import strategies as st
 from tcg.detect.encoded import decode_run, encoded_runs
 from tcg.detect.hsdb import hyperscan_available
 from tcg.inbound import marks as marks_mod
-from tcg.inbound.engine import _Compiled, ascii_proxy, byte_to_char, count_matches, encode, plain
+from tcg.inbound.engine import (
+    InboundEngine,
+    _Compiled,
+    ascii_proxy,
+    byte_to_char,
+    count_matches,
+    encode,
+    plain,
+)
 from tcg.inbound.inspect import inspect
 from tcg.inbound.rules import FLAGS, parse_rule
 from tcg.inbound.utf8 import utf8_of
@@ -356,3 +364,20 @@ def test_generated_phrases_with_other_letters_count_the_same_near_their_parts(en
                 assert local == engine.scan_view(text, u), text
 
     check()
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+@pytest.mark.parametrize("words", [0, 1, 3, 6])
+def test_an_ascii_word_as_far_from_the_other_letters_as_the_rule_allows(words):
+    """No packaged rule pairs a set of other letters with an ASCII set far from it (the
+    Cyrillic phrases are Cyrillic throughout), so a rule made for it: "жуки" then
+    "stolen" up to 211 characters on. The local scan's margin reaches it."""
+    rule = parse_rule({"id": "x-far", "family": "instruction-override", "language": "en",
+                       "description": "d", "regex": "\u0436\u0443\u043a\u0438\\s{1,3}(?:[a-z]{1,30}\\s{1,3}){0,6}stolen",
+                       "examples": {"match": ["\u0436\u0443\u043a\u0438 abc stolen"], "no_match": ["stolen"]}}, "t.toml")
+    engine = InboundEngine([rule], engine="hyperscan")
+    assert engine._utf8_local and engine.hyperscan_rules == ("x-far",)
+    phrase = "\u0436\u0443\u043a\u0438 " + " ".join(["abcdefghijklmnopqrstuvwxyzabcd"] * words) + " stolen"
+    for chunk in (1, 16384):
+        text = "x = 1\n" * 3000 + phrase + "\n" + "y = 2\n" * 3000
+        assert engine.scan_view(text, utf8_of(text, chunk)) == {"x-far": 1}
