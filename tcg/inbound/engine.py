@@ -364,9 +364,10 @@ class InboundEngine:
                 parts = self._utf8_parts(u)
                 if parts is None:
                     db.scan(u.data, match_event_handler=on_half)
+                view = memoryview(u.data)  # parts scanned without copying them
                 for lo, hi in parts or ():
                     shift = lo
-                    db.scan(u.data[lo:hi], match_event_handler=on_half)
+                    db.scan(view[lo:hi], match_event_handler=on_half)
         if halves:
             self._match_halves(u, halves, found)
         return {idx: sorted(ends) for idx, ends in found.items() if ends}

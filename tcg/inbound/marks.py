@@ -159,10 +159,11 @@ def _scan_capped(db: Any, data: bytes, cap: int, parts: list[tuple[int, int]] | 
         append(base + to)
         return True if len(hits) >= cap else None
 
+    view = memoryview(data)  # parts scanned without copying them
     for lo, hi in parts if parts is not None else [(0, len(data))]:
         base = lo
         try:
-            db.scan(data if parts is None else data[lo:hi], match_event_handler=on_match)
+            db.scan(data if parts is None else view[lo:hi], match_event_handler=on_match)
         except hyperscan.ScanTerminated:
             break
     if len(hits) > 1:

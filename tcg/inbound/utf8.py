@@ -77,7 +77,34 @@ class Utf8:
         return out
 
 
-def utf8_of(text: str, chunk: int = CHUNK) -> Utf8:
+#: chunks sampled, spread over a text, to choose between the two ways to build it
+PROBES = 16
+
+
+def utf8_of(text: str) -> Utf8:
+    """:class:`Utf8` of ``text``: chunk by chunk (:func:`chunked`) when it is ASCII
+    but for a few places, whole (:func:`whole`) when a quarter of the chunks sampled
+    across it hold other characters (a Russian page, a comment on every line), where
+    cutting it only adds copies."""
+    if text.isascii():
+        data = text.encode("ascii")
+        return Utf8(data, data)
+    n = len(text)
+    if n > CHUNK * PROBES:
+        wide = sum(not text[k * n // PROBES:k * n // PROBES + CHUNK].isascii() for k in range(PROBES))
+        if wide * 4 < PROBES:
+            return chunked(text)
+    return whole(text)
+
+
+def whole(text: str) -> Utf8:
+    """:class:`Utf8` of a text with characters outside ASCII, encoded in one piece
+    (one non-ASCII part: all of it)."""
+    data = encode(text)
+    return Utf8(data, data.translate(None, CONTINUATION), ((0, 0, len(text), len(data)),))
+
+
+def chunked(text: str, chunk: int = CHUNK) -> Utf8:
     """:class:`Utf8` of ``text``, encoding only its non-ASCII chunks as such
     (``chunk``: characters per chunk; tests make it small to put chunk edges
     everywhere)."""

@@ -38,7 +38,7 @@ from tcg.inbound.engine import (
 )
 from tcg.inbound.inspect import inspect
 from tcg.inbound.rules import FLAGS, parse_rule
-from tcg.inbound.utf8 import utf8_of
+from tcg.inbound.utf8 import chunked, utf8_of, whole
 from tests.detect.test_encoded import _reference_runs
 from tests.inbound.conftest import RULES
 
@@ -217,7 +217,7 @@ def test_chunked_utf8_is_the_encoding(text, chunk):
     """Chunk edges anywhere: the same UTF-8 and one-byte copy as encoding the whole
     text, every character outside the recorded non-ASCII parts ASCII, and the same
     character offsets for every byte offset as decoding the UTF-8 up to it."""
-    u, data = utf8_of(text, chunk), encode(text)
+    u, data = chunked(text, chunk), encode(text)
     assert u.data == data
     assert u.proxy == ascii_proxy(text, data)
     inside = {c for c_lo, _b_lo, c_hi, _b_hi in u.wide for c in range(c_lo, c_hi)}
@@ -226,6 +226,21 @@ def test_chunked_utf8_is_the_encoding(text, chunk):
         assert data[b_lo:b_hi] == encode(text[c_lo:c_hi])
     bounds = [i for i in range(len(data) + 1) if i == len(data) or data[i] & 0xC0 != 0x80]
     assert u.to_char(bounds) == byte_to_char(data, bounds, False)
+
+
+def test_a_text_mostly_of_other_letters_is_encoded_whole():
+    """Chunks only pay where a text is ASCII but for a few places: a Russian text, or
+    one with other letters on every line, is encoded in one piece; a long ASCII text
+    with a few such characters chunk by chunk. Either way the same bytes."""
+    sparse = ("x = 1  # plain\n" * 400_000)
+    sparse = sparse[:1_000_000] + "\u0436" + sparse[1_000_000:3_000_000] + "\u00e9" + sparse[3_000_000:]
+    russian = "\u0422\u0435\u043a\u0441\u0442 \u043e \u0441\u0435\u0440\u0432\u0435\u0440\u0430\u0445. " * 200_000
+    lines = "x = 1  # \u043a\u043e\u0434\n" * 300_000
+    for text, pieces in ((sparse, 2), (russian, 1), (lines, 1)):
+        u = utf8_of(text)
+        assert len(u.wide) == pieces
+        assert u.data == encode(text) and u.proxy == ascii_proxy(text, u.data)
+    assert utf8_of(lines) == whole(lines) and chunked(sparse) == utf8_of(sparse)
 
 
 def _whole_scan_marks(engine, text):
@@ -247,7 +262,7 @@ def test_marks_of_the_non_ascii_parts_are_the_marks_of_the_whole(engines, text, 
     engine = engines["hyperscan"]
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(marks_mod, "MARK_CAPS", {k: cap for k in marks_mod.MARK_CAPS})
-        got = engine.marks(text, utf8_of(text, chunk))
+        got = engine.marks(text, chunked(text, chunk))
         want, capped = _whole_scan_marks(engine, text)
     assert got.at == want and got.capped == capped, text
 
@@ -259,9 +274,10 @@ def test_marks_of_a_long_mostly_ascii_text(engines):
     base = ("x = 1  # plain code, %41 once\n" * 2000)
     for text in (base[:16383] + "b\u0430" + base + "\u200b" * 3 + "\u0430b",
                  base + "\u0436" * 40000 + base, "\u2800" * 70000 + base + "\u200b"):
-        got = engine.marks(text, utf8_of(text))
-        want, capped = _whole_scan_marks(engine, text)
-        assert got.at == want and got.capped == capped
+        for u in (chunked(text), utf8_of(text)):
+            got = engine.marks(text, u)
+            want, capped = _whole_scan_marks(engine, text)
+            assert got.at == want and got.capped == capped
 
 
 # ---------------------------------------------------------------- encoded runs, decoded once
@@ -303,7 +319,7 @@ def test_utf8_literals_near_the_non_ascii_parts_count_what_the_whole_scan_counts
     non-ASCII characters; its candidates are among the whole scan's."""
     engine = engines["hyperscan"]
     text = "".join(pieces)
-    u = utf8_of(text, chunk)
+    u = chunked(text, chunk)
     assert engine._utf8_local
     local = engine.scan_view(text, u), engine._candidates(text, u)
     with pytest.MonkeyPatch.context() as mp:
@@ -325,8 +341,8 @@ def test_a_phrase_of_other_letters_far_from_any_other_is_still_found(engines):
                 continue
             alone = engine.scan_view(ex)
             text = pad + ex + "\n" + pad
-            got = engine.scan_view(text, utf8_of(text))
-            assert engine._utf8_parts(utf8_of(text)) is not None
+            got = engine.scan_view(text, chunked(text))
+            assert engine._utf8_parts(chunked(text)) is not None
             assert got.get(c.rule.id) == alone.get(c.rule.id), (c.rule.id, ex)
 
 
@@ -357,7 +373,7 @@ def test_generated_phrases_with_other_letters_count_the_same_near_their_parts(en
     def check(match, mark):
         for text in (match, mark + " " + match, match + " " + mark):
             text = "x = 1\n" * 200 + text + "\n" + "y = 2\n" * 200
-            u = utf8_of(text, 1)
+            u = chunked(text, 1)
             local = engine.scan_view(text, u)
             with pytest.MonkeyPatch.context() as mp:
                 mp.setattr(engine, "_utf8_local", False)
@@ -380,4 +396,4 @@ def test_an_ascii_word_as_far_from_the_other_letters_as_the_rule_allows(words):
     phrase = "\u0436\u0443\u043a\u0438 " + " ".join(["abcdefghijklmnopqrstuvwxyzabcd"] * words) + " stolen"
     for chunk in (1, 16384):
         text = "x = 1\n" * 3000 + phrase + "\n" + "y = 2\n" * 3000
-        assert engine.scan_view(text, utf8_of(text, chunk)) == {"x-far": 1}
+        assert engine.scan_view(text, chunked(text, chunk)) == {"x-far": 1}
