@@ -13,7 +13,6 @@ scans and the byte-to-character conversion where to look.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass
 
 #: characters per chunk: small enough that a stray non-ASCII character costs little,
@@ -59,21 +58,21 @@ class Utf8:
         the previous offset in it (linear, as tcg.inbound.engine.byte_to_char)."""
         if not self.wide:
             return {b: b for b in offsets}
-        starts = [w[1] for w in self.wide]
         out = {}
-        prev = (-1, 0, 0)  # (wide part, byte, character) of the last offset inside one
+        parts, k = self.wide, 0
+        at_b = at_c = 0  # the last offset converted inside a part, and its character
         for b in offsets:
-            k = bisect_right(starts, b) - 1
-            if k < 0:
-                out[b] = b
-                continue
-            c_lo, b_lo, c_hi, b_hi = self.wide[k]
-            if b >= b_hi:
-                out[b] = c_hi + (b - b_hi)
-                continue
-            at_b, at_c = (prev[1], prev[2]) if prev[0] == k else (b_lo, c_lo)
-            out[b] = at_c + len(self.data[at_b:b].decode("utf-8", "replace"))
-            prev = (k, b, out[b])
+            while k < len(parts) and parts[k][3] <= b:
+                k += 1  # parts that end at or before b
+            if k < len(parts) and parts[k][1] <= b:
+                c_lo, b_lo = parts[k][0], parts[k][1]
+                if at_b < b_lo:
+                    at_b, at_c = b_lo, c_lo
+                at_c += len(self.data[at_b:b].decode("utf-8", "replace"))
+                at_b = b
+                out[b] = at_c
+            else:  # ASCII after part k - 1 (or before the first)
+                out[b] = b if k == 0 else parts[k - 1][2] + (b - parts[k - 1][3])
         return out
 
 
