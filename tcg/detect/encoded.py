@@ -75,6 +75,8 @@ def encoded_runs(data: bytes, classes: bytes | None = None) -> Iterator[tuple[in
     t = data.translate(CLASSES) if classes is None else classes
     n = len(t)
     pos = 0
+    # each run decoded once: code repeats its long names and rules ("---…") many times
+    seen: dict[bytes, bytes | None] = {}
     while True:
         s = t.find(_SEED, pos)
         if s < 0:
@@ -88,6 +90,7 @@ def encoded_runs(data: bytes, classes: bytes | None = None) -> Iterator[tuple[in
             pos = e  # too long, or glued to more base64 / "===": not a run (bounded work)
             continue
         pos = e
-        decoded = decode_run(data[s:e])
+        run = data[s:e]
+        decoded = seen[run] if run in seen else seen.setdefault(run, decode_run(run))
         if decoded is not None:
             yield s, e, decoded

@@ -35,6 +35,7 @@ from tcg.inbound.marks import EXPENSIVE, INVISIBLE, NFKC, PERCENT, TRIGGER, Mark
 from tcg.inbound.prefilter import SPACE, SPACE_RUN
 from tcg.inbound.rules import FLAGS, LOOKAROUND_MAX, InboundRule, builtin_rule_files
 from tcg.inbound.store import load_state, packaged_rules, store_state
+from tcg.inbound.utf8 import Utf8, ascii_proxy, encode, utf8_of  # noqa: F401 - re-exported
 
 #: a database in the cache, not read yet (InboundEngine._database)
 _STORED = object()
@@ -164,6 +165,10 @@ class InboundEngine:
         self._compiled = [_Compiled(i, r) for i, r in enumerate(self.rules)]
         #: the widest match any rule can have (characters)
         self.max_width = max((r.max_width for r in self.rules), default=0)
+        # the utf8 literal database may skip the ASCII stretches of a text far from its
+        # non-ASCII characters (:meth:`_utf8_parts`) when no literal of a rule can match
+        # an ASCII character unless it is ASCII itself
+        self._utf8_local = all(r.ascii_safe and _no_ascii_fold(r.prefilter) for r in self.rules)
         # one scan at a time on each database's scratch (re-entered when a cached
         # database is unreadable and all are compiled again in the middle of a scan)
         self._lock = threading.RLock()
@@ -323,9 +328,10 @@ class InboundEngine:
                             good.discard(c.index)
         return good
 
-    def _candidates(self, text: str, data: bytes | None = None) -> dict[int, list[int]]:
+    def _candidates(self, text: str, u: Utf8 | None = None) -> dict[int, list[int]]:
         """Rule index -> character offsets (ascending) inside every match of the
-        rule: the end of the last literal of one of its alternatives' prefilters."""
+        rule: the end of the last literal of one of its alternatives' prefilters.
+        ``u``: :func:`utf8_of` the text when the caller has it."""
         ascii_only = text.isascii()
         found: dict[int, set[int]] = {}
         halves: dict[int, list[int]] = {}  # utf8 slot -> byte ends
@@ -341,24 +347,53 @@ class InboundEngine:
         def on_half(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
             got = halves.get(sid)
             if got is None:
-                halves[sid] = [to]
+                halves[sid] = [shift + to]
             else:
-                got.append(to)
+                got.append(shift + to)
+
+        shift = 0  # where the scanned part of the UTF-8 starts
 
         slots = self._slots
-        if data is None and not ascii_only and "utf8" in self._rules_db:
-            data = encode(text)  # both databases read it (the ascii one its lead bytes)
+        if u is None:
+            u = utf8_of(text)  # both databases read it (the ascii one its lead bytes)
         with self._lock:
             if "ascii" in self._rules_db:
-                self._database("rules", "ascii").scan(ascii_proxy(text, data),
-                                                      match_event_handler=on_pair)
+                self._database("rules", "ascii").scan(u.proxy, match_event_handler=on_pair)
             if "utf8" in self._rules_db and not ascii_only:
-                self._database("rules", "utf8").scan(data, match_event_handler=on_half)
+                db = self._database("rules", "utf8")
+                parts = self._utf8_parts(u)
+                if parts is None:
+                    db.scan(u.data, match_event_handler=on_half)
+                view = memoryview(u.data)  # parts scanned without copying them
+                for lo, hi in parts or ():
+                    shift = lo
+                    db.scan(view[lo:hi], match_event_handler=on_half)
         if halves:
-            self._match_halves(text, data, halves, found)  # type: ignore[arg-type]
+            self._match_halves(u, halves, found)
         return {idx: sorted(ends) for idx, ends in found.items() if ends}
 
-    def _match_halves(self, text: str, data: bytes, halves: dict[int, list[int]],
+    def _utf8_parts(self, u: Utf8) -> list[tuple[int, int]] | None:
+        """The byte ranges of ``u.data`` the utf8 database needs to scan, or None for
+        all of it: each non-ASCII part with ``max_width`` + 64 bytes of ASCII on each
+        side, merged. A candidate from that database matters only inside a match
+        holding a non-ASCII literal — within ``max_width`` characters (ASCII around
+        the part: bytes) of a non-ASCII character — or else holding ASCII literals
+        alone, which the ascii database reports as it does for an ASCII text (a
+        single set: the same ends; a pair: a subset of them, as close as the rule
+        requires). Only when no rule character folds to an ASCII one."""
+        if not self._utf8_local or not u.wide:
+            return None
+        margin = self.max_width + 64
+        parts: list[tuple[int, int]] = []
+        for _c_lo, b_lo, _c_hi, b_hi in u.wide:
+            lo, hi = max(0, b_lo - margin), min(len(u.data), b_hi + margin)
+            if parts and lo <= parts[-1][1]:
+                parts[-1] = (parts[-1][0], hi)
+            else:
+                parts.append((lo, hi))
+        return parts if sum(hi - lo for lo, hi in parts) < len(u.data) // 2 else None
+
+    def _match_halves(self, u: Utf8, halves: dict[int, list[int]],
                       found: dict[int, set[int]]) -> None:
         """Add the candidate ends of the utf8 database's literal sets (byte ends in
         ``halves``) to ``found``, as character offsets."""
@@ -376,23 +411,25 @@ class InboundEngine:
                 byte_ends.setdefault(idx, set()).update(_follows(sorted(first), sorted(second), reach))
         if not byte_ends:
             return
-        conv = byte_to_char(data, sorted({b for v in byte_ends.values() for b in v}), False)
+        conv = u.to_char(sorted({b for v in byte_ends.values() for b in v}))
         for idx, at in byte_ends.items():
             found.setdefault(idx, set()).update(conv[b] for b in at)
 
     # ------------------------------------------------------------ scanning
 
-    def marks(self, text: str, data: bytes | None = None) -> Marks:
-        """Invisible/expensive/trigger/percent marks of ``text`` (char offsets)."""
+    def marks(self, text: str, u: Utf8 | None = None) -> Marks:
+        """Invisible/expensive/trigger/percent marks of ``text`` (char offsets);
+        ``u``: :func:`utf8_of` the text when the caller has it."""
         kinds = marks.kinds_of(text)
         if self.engine != "hyperscan":
             return marks.scan_re(text, kinds)
-        data = data if data is not None else encode(text)
+        u = u if u is not None else utf8_of(text)
+        wide = [(w[1], w[3]) for w in u.wide]
         with self._lock:
-            raw, capped = marks.scan_hyperscan(lambda kind: self._database("marks", kind), data, kinds)
+            raw, capped = marks.scan_hyperscan(lambda kind: self._database("marks", kind), u.data, kinds, wide)
         out = Marks(capped=capped)
         if raw:
-            conv = byte_to_char(data, sorted({b for v in raw.values() for b in v}), text.isascii())
+            conv = u.to_char(sorted({b for v in raw.values() for b in v}))
             for kind, hits in raw.items():
                 out.at[kind] = [conv[b] for b in hits]
         return out
@@ -407,16 +444,16 @@ class InboundEngine:
         """The Python pattern of a single-character mark kind (INVISIBLE, EXPENSIVE)."""
         return marks.py_mark(kind)
 
-    def scan_view(self, text: str, data: bytes | None = None) -> dict[str, int]:
+    def scan_view(self, text: str, u: Utf8 | None = None) -> dict[str, int]:
         """Rule id -> match count in one view (rules that do not match are absent);
-        ``data``: the view's UTF-8 (:func:`encode`) when the caller has it."""
+        ``u``: :func:`utf8_of` the view when the caller has it."""
         found: dict[str, int] = {}
         if not text:
             return found
         # plain or not, once per view; for a text with a few other characters, window by window
         is_plain = True if plain(text) else None
         if self._rules_db:
-            for idx, ends in self._candidates(text, data).items():
+            for idx, ends in self._candidates(text, u).items():
                 c = self._compiled[idx]
                 if c.index in self._in_db:
                     n = count_matches(c, text, _windows(ends, c.before, c.after, len(text)), is_plain)
@@ -432,30 +469,6 @@ class InboundEngine:
 # ---------------------------------------------------------------- helpers
 
 
-#: UTF-8 continuation bytes: without them, one byte is left per character
-_CONTINUATION = bytes(range(0x80, 0xC0))
-
-
-def ascii_proxy(text: str, data: bytes | None = None) -> bytes:
-    """One byte per character: ASCII as it is; anything else "?" without ``data``, or
-    its UTF-8 lead byte (>= 0x80) with it. The ASCII literals match there where they
-    match the text (hyperscan's byte mode folds ASCII case only; a "?" in a literal
-    may also meet a non-ASCII character on the first form, a candidate that
-    confirmation drops), and offsets are character offsets. ``data``: the text's
-    UTF-8 (:func:`encode`) when the caller has it: the same bytes for an ASCII text,
-    else its lead bytes (deleting the continuation bytes is cheaper than encoding a
-    wide string again)."""
-    if data is None:
-        return text.encode("ascii", "replace")
-    return data if text.isascii() else data.translate(None, _CONTINUATION)
-
-
-def encode(text: str) -> bytes:
-    """UTF-8 for the databases: a lone surrogate becomes "?" (one character for one,
-    so character offsets survive; hyperscan's UTF-8 mode needs valid UTF-8)."""
-    return text.encode("utf-8", "replace")
-
-
 def byte_to_char(data: bytes, offsets: list[int], ascii_only: bool) -> dict[int, int]:
     """Byte offsets (ascending, on character boundaries) -> character offsets."""
     if ascii_only:
@@ -467,6 +480,15 @@ def byte_to_char(data: bytes, offsets: list[int], ascii_only: bool) -> dict[int,
         prev_b = b
         out[b] = prev_c
     return out
+
+
+def _no_ascii_fold(prefilter: Any) -> bool:
+    """Whether no non-ASCII character of a rule's prefilter literals is, or folds case
+    to, an ASCII character (KELVIN SIGN, LONG S, DOTLESS I and the like: hyperscan
+    may match those caselessly on ASCII text; ``ascii_safe`` says the same of the
+    rule's pattern as ``re`` folds it)."""
+    return all(c.isascii() or not any(x.isascii() for f in (c.lower(), c.upper(), c.casefold()) for x in f)
+               for sets in prefilter for literals in sets for lit in literals for c in lit)
 
 
 def _follows(first: list[int], second: list[int], reach: int) -> list[int]:

@@ -27,8 +27,9 @@ from urllib.parse import unquote, unquote_plus
 
 from tcg.inbound import chars
 from tcg.inbound.decoders import decoded_runs
-from tcg.inbound.engine import InboundEngine, encode
+from tcg.inbound.engine import InboundEngine
 from tcg.inbound.marks import EXPENSIVE, INVISIBLE, NFKC, PERCENT, TRIGGER, Marks
+from tcg.inbound.utf8 import encode, utf8_of
 
 # The wallet-drain budget (characters of the expensive scripts).
 DRAIN_THRESHOLD = 50  # more than this flags the text
@@ -86,8 +87,8 @@ class Findings:
 
 def inspect(engine: InboundEngine, text: str) -> Findings:
     """Everything the gate needs to decide about ``text``."""
-    data = encode(text) if engine.engine == "hyperscan" else None
-    marks = engine.marks(text, data)
+    u = utf8_of(text) if engine.engine == "hyperscan" else None
+    marks = engine.marks(text, u)
     views: dict[str, str] = {"raw": text}
     counted, tag_runs, vs_runs, smuggled = _invisibles(engine, text, marks)
     folded = _folded(engine, text, marks)
@@ -103,14 +104,14 @@ def inspect(engine: InboundEngine, text: str) -> Findings:
     percent = _percent(text, marks)
     if percent:
         views["percent"] = percent
-    decoded = decoded_runs(text, data if data is not None else encode(text))
+    decoded = decoded_runs(text, u.data if u is not None else encode(text))
     if decoded:
         views["decoded"] = "\n".join(decoded)
 
     rules: dict[str, int] = {}
     where: dict[str, list[str]] = {}
     for name, view in views.items():
-        for rid, n in engine.scan_view(view, data if name == "raw" else None).items():
+        for rid, n in engine.scan_view(view, u if name == "raw" else None).items():
             rules[rid] = max(rules.get(rid, 0), n)
             where.setdefault(rid, []).append(name)
     families = {r.id: r.family for r in engine.rules if r.id in rules}

@@ -85,13 +85,22 @@ def kinds_of(text: str) -> tuple[int, ...]:
     return (PERCENT,) if text.isascii() else (INVISIBLE, EXPENSIVE, TRIGGER, PERCENT, NFKC)
 
 
-def scan_hyperscan(database: Any, data: bytes, kinds: tuple[int, ...]) -> tuple[dict[int, list[int]], set[int]]:
+def scan_hyperscan(database: Any, data: bytes, kinds: tuple[int, ...],
+                   wide: list[tuple[int, int]] | None = None) -> tuple[dict[int, list[int]], set[int]]:
     """(kind -> byte offsets of the ends of its marks, kinds that hit their cap);
-    ``database(kind)``: that kind's compiled database."""
+    ``database(kind)``: that kind's compiled database. ``wide``: when given, the
+    byte ranges (ascending, apart, on character boundaries) outside which ``data`` is
+    ASCII: every kind but PERCENT is then scanned only there, with the character
+    on each side (its marks are non-ASCII characters and pairs of a letter and one:
+    all lie inside those), in order, so a cap stops at the same mark as one scan."""
     raw: dict[int, list[int]] = {}
     capped: set[int] = set()
     for kind in kinds:
-        hits = _scan_capped(database(kind), data, MARK_CAPS[kind])
+        if wide is None or kind == PERCENT:
+            hits = _scan_capped(database(kind), data, MARK_CAPS[kind])
+        else:
+            parts = [(max(0, lo - 1), min(len(data), hi + 1)) for lo, hi in wide]
+            hits = _scan_capped(database(kind), data, MARK_CAPS[kind], parts)
         if len(hits) >= MARK_CAPS[kind]:
             capped.add(kind)
         if hits:
@@ -135,20 +144,28 @@ def py_mark(kind: int) -> re.Pattern[str]:
     return re.compile(chars.py_class(_SIMPLE[kind]))
 
 
-def _scan_capped(db: Any, data: bytes, cap: int) -> list[int]:
+def _scan_capped(db: Any, data: bytes, cap: int, parts: list[tuple[int, int]] | None = None) -> list[int]:
+    """Ends of the matches of ``db`` in ``data`` (sorted, unique), stopping at the
+    ``cap``-th report; ``parts``: scan only these byte ranges, in order, the cap
+    counting the reports of all of them (the same stop as one scan when every
+    match lies inside one range)."""
     import hyperscan
 
     hits: list[int] = []
     append = hits.append
+    base = 0
 
     def on_match(_rid: int, _f: int, to: int, _fl: int, _c: Any) -> bool | None:
-        append(to)
+        append(base + to)
         return True if len(hits) >= cap else None
 
-    try:
-        db.scan(data, match_event_handler=on_match)
-    except hyperscan.ScanTerminated:
-        pass
+    view = memoryview(data)  # parts scanned without copying them
+    for lo, hi in parts if parts is not None else [(0, len(data))]:
+        base = lo
+        try:
+            db.scan(data if parts is None else view[lo:hi], match_event_handler=on_match)
+        except hyperscan.ScanTerminated:
+            break
     if len(hits) > 1:
         hits = sorted(set(hits))
     return hits
