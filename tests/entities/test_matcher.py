@@ -151,12 +151,16 @@ def test_any_casing_fast_path_equals_view(matcher, parts, tail):
     assert fast == slow
 
 
-# text with no Cyrillic letter of U+0400..U+047F: scanned with the smaller database
-LATIN_FORMS = ["Petrov", "Petrova", "Romashka", "Suleymanov", "Suleimanov", "Shevchenko", "Dilnoza"]
-NO_CYRILLIC = st.lists(st.sampled_from(
-    list("abc xyz.,\n-_1\"'\t") + ["\x1b[1m", "\x1b[0m", "\u200b", "\u00ad", "\u2014", "\u2026",
-                                    "\u2013", "\u00a0", "\u2009", "\u03bf", "\u03b1", "\u0490",
-                                    "\u04e9", "\uff50", "\uff52", "é", "ü"]), max_size=30).map("".join)
+# text with no byte 0xD0..0xD3 (no letter of U+0400..U+04FF): scanned with the smaller database
+LATIN_FORMS = ["Petrov", "Petrova", "Romashka", "Suleymanov", "Suleimanov", "Shevchenko", "Dilnoza",
+               "Suleymanovym", "SULEIMANOVA", "Shevchenkovskaya", "petrovka"]
+NO_CYRILLIC_CHARS = list("abc xyz.,\n-_1\"'\t") + [
+    "\x1b[1m", "\x1b[0m", "\u200b", "\u00ad", "\u2014", "\u2026", "\u2013", "\u00a0", "\u2009",
+    "\u03bf", "\u03b1", "\uff50", "\uff52", "é", "ü"]
+NO_CYRILLIC = st.lists(st.sampled_from(NO_CYRILLIC_CHARS), max_size=30).map("".join)
+# the same with letters of each Cyrillic lead byte (U+0490, U+04E9: 0xD2, 0xD3)
+SOME_CYRILLIC = st.lists(st.sampled_from(NO_CYRILLIC_CHARS + ["\u0490", "\u04e9", "\u0456", "й"]),
+                         max_size=30).map("".join)
 
 
 @st.composite
@@ -180,17 +184,42 @@ def latin_spelled(draw):
 def test_no_cyrillic_database_gives_the_same_hits(matcher, parts, tail):
     """Without a Cyrillic lead byte the smaller database is scanned: the same hits
     as the full one, and the fast path still finds what the view finds."""
-    from tcg.entities.prefilter import _CYRILLIC_LEADS, Prefilter
+    from tcg.entities.prefilter import Prefilter, has_cyrillic_lead
 
     text = "".join(a + b for a, b in parts) + tail
     data = text.encode("utf-8")
-    assert not any(c in data for c in _CYRILLIC_LEADS)
+    assert not has_cyrillic_lead(data)
     pre = matcher._prefilter()
     if pre is None:
         pytest.skip("hyperscan is not installed (the view is the only path)")
     assert pre.plain is not None
     full_only = Prefilter(pre.db, pre.first_literal, pre.whole)
     assert pre.scan(data) == full_only.scan(data)
+    fast, slow = fast_and_view(matcher, text)
+    assert fast == slow
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(SOME_CYRILLIC, latin_spelled()), max_size=5), SOME_CYRILLIC)
+def test_either_database_gives_the_full_ones_hits(matcher, parts, tail):
+    """Latin spellings beside letters of every Cyrillic lead byte (the smaller
+    database leaves out the triggers for a Latin letter touching a Cyrillic one):
+    the hits of the full database, and the view's matches."""
+    from tcg.entities.prefilter import Prefilter
+
+    text = "".join(a + b for a, b in parts) + tail
+    data = text.encode("utf-8")
+    pre = matcher._prefilter()
+    if pre is None:
+        pytest.skip("hyperscan is not installed (the view is the only path)")
+    full_only = Prefilter(pre.db, pre.first_literal, pre.whole)
+    assert pre.scan(data) == full_only.scan(data)
+    fast, slow = fast_and_view(matcher, text)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("text", ["xҐPetrov", "Petrovө", "ө\x1b[1mPetrova", "Ґ Suleymanovym Ґ"])
+def test_a_latin_name_beside_an_extended_cyrillic_letter(matcher, text):
     fast, slow = fast_and_view(matcher, text)
     assert fast == slow
 
