@@ -224,6 +224,15 @@ def test_a_latin_name_beside_an_extended_cyrillic_letter(matcher, text):
     assert fast == slow
 
 
+@pytest.mark.parametrize("text", ["Suleymanov", "Suleymanova.", "(Suleymanovym)", "SULEIMANOVU",
+                                  "Shevchenko\n", "x Suleymanov\u2014y"])
+def test_a_long_latin_form_in_any_case_ending(matcher, text):
+    """An ASCII word longer than its prefilter piece, with case endings and in any
+    ASCII case: found, as the view finds it."""
+    fast, slow = fast_and_view(matcher, text)
+    assert fast == slow != []
+
+
 def test_prefilter_round_trip_keeps_both_databases(matcher):
     from tcg.entities.prefilter import Prefilter
 
