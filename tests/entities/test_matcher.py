@@ -233,6 +233,24 @@ def test_a_long_latin_form_in_any_case_ending(matcher, text):
     assert fast == slow != []
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=40).map(lambda b: bytes(x for x in b if not 0xD0 <= x <= 0xD3)),
+       st.sampled_from([b"", b"a", b"\xd0\xb0", b"\xd0\x90\xd0\x91", b"\xd2\x91", b"P", b"a\x1b[1mb",
+                        "\u00aa".encode(), "\uff50".encode()]))
+def test_triggers_left_out_need_a_cyrillic_lead(noise, glue):
+    """What the smaller database leaves out is a real trigger, and it matches only
+    where a byte 0xD0..0xD3 is."""
+    import re
+
+    from tcg.entities.prefilter import _NEEDS_CYRILLIC_LEAD, _trigger_expressions, has_cyrillic_lead
+
+    assert _NEEDS_CYRILLIC_LEAD <= set(_trigger_expressions())
+    data = noise + glue + noise
+    for expr in _NEEDS_CYRILLIC_LEAD:
+        if re.search(expr, data):
+            assert has_cyrillic_lead(data)
+
+
 def test_prefilter_round_trip_keeps_both_databases(matcher):
     from tcg.entities.prefilter import Prefilter
 
