@@ -24,6 +24,7 @@ INSERT_MIN_WORD = 5  # a separator may be inserted only in a Cyrillic word this 
 PIECE = 5  # letters of a long Cyrillic word's two prefilter pieces
 LEFT, RIGHT = 1, 2  # a piece that must start / end a word
 DENSE = 4096  # hits in one buffer after which all of it is matched on the view
+ASCII_PIECE = 8  # letters of an ASCII word's prefilter piece (its prefix)
 
 
 def is_cyrillic(c: str) -> bool:
@@ -46,9 +47,15 @@ def is_cyrillic(c: str) -> bool:
 #   character (full-width, zero-width, Greek look-alikes, ...).
 # A hit's region is matched on the view; tests/entities check that every view
 # match has a hit.
-# Text without Cyrillic (most tool output) is scanned with a second, much smaller
-# database: the same expressions less the pieces holding a Cyrillic letter, which
-# cannot occur there (the hits are the same; the big one stays out of the cache).
+# Text without a Cyrillic lead byte (most tool output) is scanned with a second,
+# much smaller database: the same expressions less every one that needs such a byte
+# to match — the pieces holding a Cyrillic letter and the Latin/Cyrillic and casing
+# triggers — which cannot fire there (the hits are the same, and each trigger left
+# out is an engine hyperscan does not run over every byte).
+# An ASCII word is spelled only by its first ASCII_PIECE letters (bounded on the
+# left, open on the right): every whole-word occurrence holds them, and one short
+# piece stands for all of a transliterated name's case forms (Abaliaev, -a, -u,
+# -ym, -ykh, ...), a literal table a seventh the size, which stays in the cache.
 
 #: Cyrillic letters U+0400..U+045F by case, as UTF-8 (U+0400..U+042F are upper)
 _CYR_LOWER = rb"(?:\xd0[\xb0-\xbf]|\xd1[\x80-\x9f])"
@@ -56,8 +63,13 @@ _CYR_UPPER = rb"\xd0[\x80-\xaf]"
 #: the casings _variants() does not spell out: a lower letter, then an upper one;
 #: two upper letters, then a lower one
 _CASE_TRIGGERS = (_CYR_LOWER + _CYR_UPPER, _CYR_UPPER + _CYR_UPPER + _CYR_LOWER)
-#: bytes every Cyrillic letter of U+0400..U+047F starts with
-_CYRILLIC_LEADS = (b"\xd0", b"\xd1")
+#: the lead bytes of U+0400..U+04FF: text without any of them holds no Cyrillic letter
+_CYRILLIC_LEADS = (b"\xd0", b"\xd1", b"\xd2", b"\xd3")
+
+
+def has_cyrillic_lead(data: bytes) -> bool:
+    """Whether ``data`` holds a byte 0xD0..0xD3 (four memchr passes, no copy)."""
+    return b"\xd0" in data or b"\xd1" in data or b"\xd2" in data or b"\xd3" in data
 
 
 def _lit(b: bytes) -> bytes:
@@ -133,11 +145,20 @@ def form_literals(text: str) -> set[tuple[bytes, int]]:
             for i in range(len(w) - 2):
                 out |= {(v.encode(), 0) for v in _variants(w[i : i + 3])}
         else:
-            out |= {(v.encode("utf-8", "surrogateescape"), LEFT | RIGHT) for v in vs}
+            out |= {_ascii_piece(v.encode("utf-8", "surrogateescape")) for v in vs}
     sk = compact_skeleton(w)
     if sk.isascii() and not w.isascii():
-        out.add((sk.encode(), LEFT | RIGHT))
+        out.add(_ascii_piece(sk.encode()))
     return out
+
+
+def _ascii_piece(word: bytes) -> tuple[bytes, int]:
+    """A whole word's (piece, bounds): an ASCII word longer than ASCII_PIECE by its
+    lower-cased prefix, bounded on the left only (every whole-word occurrence of
+    the word, in any ASCII case, holds it so bounded); any other word whole."""
+    if len(word) > ASCII_PIECE and word.isascii():
+        return word[:ASCII_PIECE].lower(), LEFT
+    return word, LEFT | RIGHT
 
 
 def word_before(data: bytes, start: int) -> bool:
@@ -176,6 +197,19 @@ def word_after(data: bytes, end: int) -> bool:
 _CSI_END = re.compile(CSI_BYTES)
 
 
+#: trigger expressions of _trigger_expressions() that match only where a byte
+#: 0xD0..0xD3 is (left out of the database for text without one)
+_NEEDS_CYRILLIC_LEAD = frozenset({
+    rb"[A-Za-z][\xd0-\xd3]", rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]", *_CASE_TRIGGERS})
+
+
+def _needs_cyrillic_lead(expr: bytes, literal: bytes | None) -> bool:
+    """Whether every match of ``expr`` (``literal`` when it is one) holds a byte 0xD0..0xD3."""
+    if literal is not None:
+        return any(c in literal for c in _CYRILLIC_LEADS)
+    return expr in _NEEDS_CYRILLIC_LEAD
+
+
 @functools.lru_cache(maxsize=1)
 def _trigger_expressions() -> list[bytes]:
     from tcg.entities.normal import UNIVERSE, skeleton_char
@@ -196,6 +230,13 @@ def _trigger_expressions() -> list[bytes]:
         rb"[0-9A-Za-z\x80-\xbf]" + csi + rb"[0-9A-Za-z\xc0-\xff]",
         *_CASE_TRIGGERS,
     ]
+
+
+def _literal_bytes(expr: bytes) -> bytes | None:
+    """The bytes a trigger spelled by _lit() stands for; None for an expression."""
+    if re.fullmatch(rb"(?:\\x[0-9a-f]{2})+", expr):
+        return bytes.fromhex(expr.replace(b"\\x", b"").decode("ascii"))
+    return None
 
 
 def prefilter_literals(texts: Iterable[str]) -> list[tuple[bytes, int]]:
@@ -230,7 +271,8 @@ class Prefilter:
         flags = [0] * len(trig) + [hyperscan.HS_FLAG_CASELESS] * len(lits)
         # the same ids in both, so a hit means the same in either
         ids = [i for i in range(len(exprs))
-               if i < len(trig) or not any(c in lits[i - len(trig)][0] for c in _CYRILLIC_LEADS)]
+               if not _needs_cyrillic_lead(exprs[i], lits[i - len(trig)][0] if i >= len(trig)
+                                           else _literal_bytes(exprs[i]))]
         dbs = []
         for pick in (range(len(exprs)), ids):
             db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
@@ -295,8 +337,8 @@ class Prefilter:
             return None
 
         db = self.db
-        if self.plain is not None and not any(c in data for c in _CYRILLIC_LEADS):
-            db = self.plain  # no Cyrillic letter here: the big database's extra pieces cannot hit
+        if self.plain is not None and not has_cyrillic_lead(data):
+            db = self.plain  # no Cyrillic letter here: what the big database adds cannot hit
         try:
             db.scan(data, match_event_handler=on_match)  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose (dense)

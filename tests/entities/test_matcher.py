@@ -151,12 +151,16 @@ def test_any_casing_fast_path_equals_view(matcher, parts, tail):
     assert fast == slow
 
 
-# text with no Cyrillic letter of U+0400..U+047F: scanned with the smaller database
-LATIN_FORMS = ["Petrov", "Petrova", "Romashka", "Suleymanov", "Suleimanov", "Shevchenko", "Dilnoza"]
-NO_CYRILLIC = st.lists(st.sampled_from(
-    list("abc xyz.,\n-_1\"'\t") + ["\x1b[1m", "\x1b[0m", "\u200b", "\u00ad", "\u2014", "\u2026",
-                                    "\u2013", "\u00a0", "\u2009", "\u03bf", "\u03b1", "\u0490",
-                                    "\u04e9", "\uff50", "\uff52", "é", "ü"]), max_size=30).map("".join)
+# text with no byte 0xD0..0xD3 (no letter of U+0400..U+04FF): scanned with the smaller database
+LATIN_FORMS = ["Petrov", "Petrova", "Romashka", "Suleymanov", "Suleimanov", "Shevchenko", "Dilnoza",
+               "Suleymanovym", "SULEIMANOVA", "Shevchenkovskaya", "petrovka"]
+NO_CYRILLIC_CHARS = list("abc xyz.,\n-_1\"'\t") + [
+    "\x1b[1m", "\x1b[0m", "\u200b", "\u00ad", "\u2014", "\u2026", "\u2013", "\u00a0", "\u2009",
+    "\u03bf", "\u03b1", "\uff50", "\uff52", "é", "ü"]
+NO_CYRILLIC = st.lists(st.sampled_from(NO_CYRILLIC_CHARS), max_size=30).map("".join)
+# the same with letters of each Cyrillic lead byte (U+0490, U+04E9: 0xD2, 0xD3)
+SOME_CYRILLIC = st.lists(st.sampled_from(NO_CYRILLIC_CHARS + ["\u0490", "\u04e9", "\u0456", "й"]),
+                         max_size=30).map("".join)
 
 
 @st.composite
@@ -180,11 +184,11 @@ def latin_spelled(draw):
 def test_no_cyrillic_database_gives_the_same_hits(matcher, parts, tail):
     """Without a Cyrillic lead byte the smaller database is scanned: the same hits
     as the full one, and the fast path still finds what the view finds."""
-    from tcg.entities.prefilter import _CYRILLIC_LEADS, Prefilter
+    from tcg.entities.prefilter import Prefilter, has_cyrillic_lead
 
     text = "".join(a + b for a, b in parts) + tail
     data = text.encode("utf-8")
-    assert not any(c in data for c in _CYRILLIC_LEADS)
+    assert not has_cyrillic_lead(data)
     pre = matcher._prefilter()
     if pre is None:
         pytest.skip("hyperscan is not installed (the view is the only path)")
@@ -193,6 +197,58 @@ def test_no_cyrillic_database_gives_the_same_hits(matcher, parts, tail):
     assert pre.scan(data) == full_only.scan(data)
     fast, slow = fast_and_view(matcher, text)
     assert fast == slow
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(SOME_CYRILLIC, latin_spelled()), max_size=5), SOME_CYRILLIC)
+def test_either_database_gives_the_full_ones_hits(matcher, parts, tail):
+    """Latin spellings beside letters of every Cyrillic lead byte (the smaller
+    database leaves out the triggers for a Latin letter touching a Cyrillic one):
+    the hits of the full database, and the view's matches."""
+    from tcg.entities.prefilter import Prefilter
+
+    text = "".join(a + b for a, b in parts) + tail
+    data = text.encode("utf-8")
+    pre = matcher._prefilter()
+    if pre is None:
+        pytest.skip("hyperscan is not installed (the view is the only path)")
+    full_only = Prefilter(pre.db, pre.first_literal, pre.whole)
+    assert pre.scan(data) == full_only.scan(data)
+    fast, slow = fast_and_view(matcher, text)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("text", ["xҐPetrov", "Petrovө", "ө\x1b[1mPetrova", "Ґ Suleymanovym Ґ"])
+def test_a_latin_name_beside_an_extended_cyrillic_letter(matcher, text):
+    fast, slow = fast_and_view(matcher, text)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("text", ["Suleymanov", "Suleymanova.", "(Suleymanovym)", "SULEIMANOVU",
+                                  "Shevchenko\n", "x Suleymanov\u2014y"])
+def test_a_long_latin_form_in_any_case_ending(matcher, text):
+    """An ASCII word longer than its prefilter piece, with case endings and in any
+    ASCII case: found, as the view finds it."""
+    fast, slow = fast_and_view(matcher, text)
+    assert fast == slow != []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=40).map(lambda b: bytes(x for x in b if not 0xD0 <= x <= 0xD3)),
+       st.sampled_from([b"", b"a", b"\xd0\xb0", b"\xd0\x90\xd0\x91", b"\xd2\x91", b"P", b"a\x1b[1mb",
+                        "\u00aa".encode(), "\uff50".encode()]))
+def test_triggers_left_out_need_a_cyrillic_lead(noise, glue):
+    """What the smaller database leaves out is a real trigger, and it matches only
+    where a byte 0xD0..0xD3 is."""
+    import re
+
+    from tcg.entities.prefilter import _NEEDS_CYRILLIC_LEAD, _trigger_expressions, has_cyrillic_lead
+
+    assert _NEEDS_CYRILLIC_LEAD <= set(_trigger_expressions())
+    data = noise + glue + noise
+    for expr in _NEEDS_CYRILLIC_LEAD:
+        if re.search(expr, data):
+            assert has_cyrillic_lead(data)
 
 
 def test_prefilter_round_trip_keeps_both_databases(matcher):
