@@ -181,7 +181,8 @@ class MaskerProcess:
             if self._w is None:
                 self._start()
             if self.served is not None and not self.confirmed:
-                raise MaskingProcessError("masking worker used before its policy was confirmed")
+                self._fail(MaskingProcessError("masking worker used before its policy was confirmed"))
+                return b""
             write_all(self._w, data)  # type: ignore[arg-type]
         except OSError as exc:  # EPIPE: it died; anything else: it cannot be fed
             self._fail(MaskingProcessError(f"masking process: {exc.strerror or exc}"))
