@@ -119,8 +119,8 @@ def server() -> int:
 
 def test_a_served_worker_masks_like_a_fresh_process(server):
     a = _ask()
-    assert a.got.pid in served_workers(os.environ["TCG_HOME"])  # forked by the server, not ours
     assert a.got.confirm(_policy_fingerprint(), 60)
+    assert a.got.pid in served_workers(os.environ["TCG_HOME"])  # forked by the server, not ours
     for i in range(0, len(DATA), 9):  # in pieces, secrets across their edges
         os.write(a.w, (header(0) if i == 0 else b"") + DATA[i:i + 9])
     status, served = a.finish()
