@@ -95,12 +95,12 @@ class MaskerProcess:
         if isinstance(got, str):
             os.close(w)
             os.close(cw)
-            if got in ("absent", "refused"):
+            if got == "absent":
                 self.launch_server = True
             return False
         grow_pipe(w)
         os.set_blocking(cw, False)
-        self.served, self.pid, self._w, self._control = got, got.pid, w, cw
+        self.served, self._w, self._control = got, w, cw
         return True
 
     launch_server = False  # set when this session found no usable server
@@ -123,7 +123,9 @@ class MaskerProcess:
             return
         if self.served.confirm(fingerprint, CONFIRM_WAIT):
             self.confirmed = True
+            self.pid = self.served.pid
             return
+        self.launch_server = self.launch_server or self.served.refused
         self._drop_served()
         self._start_fresh()
 

@@ -39,11 +39,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket as socket_mod
     from collections.abc import Mapping
+    from typing import Any
 
 ENV_SWITCH = "TCG_MASK_SERVER"
 ENV_IDLE = "TCG_MASK_SERVER_IDLE"  # seconds; tests shorten it
 IDLE = 1800.0  # a server nobody asked for this long exits
-REPLY_WAIT = 0.05  # seconds the station waits for the server's fork
+REPLY_WAIT = 0.05  # seconds the station's connect and send may take
+ANSWER_WAIT = 0.1  # seconds the server may still take to answer when the station confirms
 MAGIC = b"tcgmask1"
 MAX_FDS = 5  # input, terminal, stderr, control, working directory
 SUN_PATH_MAX = 107
@@ -99,22 +101,43 @@ def code_stamp() -> tuple[tuple[str, int, int, int], ...]:
 
 
 class Served:
-    """A masking worker the server forked for this station: ``conn`` is the
-    connection it keeps until it exits (its last message is ``exit N``)."""
+    """A masking worker asked of the server for this station: ``conn`` is the
+    connection the worker keeps until it exits (its last message is ``exit N``).
+    The server's answer (``ok PID``) is read only when the station confirms the
+    policy, so its fork never holds up the shell's start."""
 
-    def __init__(self, conn: socket_mod.socket, pid: int):
+    def __init__(self, conn: Any):
         self.conn = conn
-        self.pid = pid
+        self.pid: int | None = None
         self.pidfd = -1
+        self.refused = False  # the server said no (and exits): start another one
+
+    def _answer(self, wait: float) -> bool:
+        """The server forked the worker (True); False: it refused, or no answer
+        within ``wait`` seconds."""
+        if self.pid is not None:
+            return True
+        try:
+            self.conn.settimeout(wait)
+            reply = self.conn.recv(64)
+        except OSError:
+            return False
+        if not (reply.startswith(b"ok ") and reply[3:].isdigit()):
+            self.refused = reply.startswith(b"no")
+            return False
+        self.pid = int(reply[3:])
         if hasattr(os, "pidfd_open"):
             try:
-                self.pidfd = os.pidfd_open(pid)
+                self.pidfd = os.pidfd_open(self.pid)
             except OSError:
                 self.pidfd = -1
+        return True
 
     def confirm(self, fingerprint: str, wait: float) -> bool:
-        """The worker loaded the same policy the station decides with (True), or it
-        refused, died or did not answer within ``wait`` seconds (False)."""
+        """The worker loaded the same policy the station decides with (True), or the
+        server refused, the worker refused, died or did not answer in time (False)."""
+        if not self._answer(ANSWER_WAIT):
+            return False
         try:
             self.conn.settimeout(wait)
             self.conn.send(b"policy " + fingerprint.encode())
@@ -125,6 +148,9 @@ class Served:
     def wait_exit(self, limit: float) -> int | None:
         """The worker's exit code once its input is closed; None if it did not end
         within ``limit`` (it is then killed); 128+9 if it died without a word."""
+        if self.pid is None:  # never confirmed: it wrote nothing and ends on the closed connection
+            self.close()
+            return 0
         try:
             self.conn.settimeout(limit)
             data = self.conn.recv(64)
@@ -139,12 +165,14 @@ class Served:
         return 128 + 9
 
     def kill(self) -> None:
+        """Stop the worker: SIGKILL once its pid is known; before that, the closed
+        connection ends it before it could write anything."""
         import signal
 
         try:
             if self.pidfd >= 0:
                 signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
-            else:
+            elif self.pid is not None:
                 os.kill(self.pid, signal.SIGKILL)
         except OSError:
             pass
@@ -159,9 +187,9 @@ class Served:
 
 def request(env: Mapping[str, str], mode: str, fds: list[int]) -> Served | str:
     """Ask the server for a masking worker on ``fds`` (input, terminal, stderr,
-    control). A Served, or why not: "absent" (no server: start one), "refused"
-    (it refused and exits: start one), "failed" (no answer in time, anything else)."""
-    import socket
+    control). A Served (the request is sent; Served.confirm reads the answer),
+    or why not: "absent" (no server: start one) or "failed"."""
+    import _socket as socket  # socket.py imports enum & co.: ~5 ms of the station's start
     import struct
 
     path = socket_path(env)
@@ -174,10 +202,12 @@ def request(env: Mapping[str, str], mode: str, fds: list[int]) -> Served | str:
         try:
             s.connect(path)
         except (FileNotFoundError, ConnectionRefusedError):
+            s.close()
             return "absent"
         _, uid, _ = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
                                                      struct.calcsize("3i")))
         if uid != os.getuid():
+            s.close()
             return "failed"
         cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         umask = os.umask(0o077)
@@ -185,18 +215,14 @@ def request(env: Mapping[str, str], mode: str, fds: list[int]) -> Served | str:
         fields = [MAGIC, identity().encode(), mode.encode(), b"%d" % umask]
         fields += [f"{k}={v}".encode("utf-8", "surrogateescape") for k, v in env.items()]
         s.sendmsg([b"\0".join(fields)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
-                                          struct.pack(f"{len(fds) + 1}i", *fds, cwd))])
-        reply = s.recv(64)
+                                           struct.pack(f"{len(fds) + 1}i", *fds, cwd))])
     except OSError:
         s.close()
         return "failed"
     finally:
         if cwd >= 0:
             os.close(cwd)
-    if reply.startswith(b"ok ") and reply[3:].isdigit():
-        return Served(s, int(reply[3:]))
-    s.close()
-    return "refused" if reply.startswith(b"no") else "failed"
+    return Served(s)
 
 
 _launched: list[int] = []
@@ -353,12 +379,16 @@ def _serve(listener: socket_mod.socket, path: str, stamp: tuple, lock: int, idle
                         or len(fields) < 4 or fields[0] != MAGIC or not fields[3].isdigit()):
                     conn.send(b"no request")
                     continue
-                if fields[1] != identity().encode() or code_stamp() != stamp:
-                    conn.send(b"no code")  # stale: the client starts a fresh one
+                if fields[1] != identity().encode():
+                    conn.send(b"no code")  # another install's client: it starts its own
                     return
-                pid = os.fork()
+                pid = os.fork()  # first: the worker loads while the code is checked
                 if pid == 0:
                     _worker(conn, listener, lock, fds, fields)
+                if code_stamp() != stamp:  # stale: the worker goes before it wrote a byte
+                    os.kill(pid, signal.SIGKILL)
+                    conn.send(b"no code")
+                    return
                 conn.send(b"ok %d" % pid)
             except OSError:
                 continue

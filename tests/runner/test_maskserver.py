@@ -188,11 +188,16 @@ def test_a_server_whose_code_changed_refuses_and_the_station_starts_fresh(server
     try:
         proc = MaskerProcess("terminal", None, dict(os.environ), serve=True)
         proc.start()
+        asked = proc.served is not None
+        proc.confirm_policy(_policy_fingerprint())
         got = proc.served, proc.launch_server
+        fresh = proc.pid is not None and os.waitpid(proc.pid, os.WNOHANG) == (0, 0)
         proc.discard()
     finally:
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert got == (None, True)  # a fresh process of its own, and a new server to start
+    assert asked
+    assert got == (None, True)  # refused: a new server to start
+    assert fresh  # and a fresh masking process of its own (our child)
     wait_for(lambda: not mask_servers(os.environ["TCG_HOME"]), 60, "the stale server to exit")
 
 
@@ -262,3 +267,14 @@ def test_a_server_serves_no_other_user(tmp_path):
 
         stop_mask_servers(str(base / "tcg-home"))
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_station_replaces_a_worker_that_refused_its_policy_with_a_fresh_process(server):
+    proc = MaskerProcess("terminal", None, dict(os.environ), serve=True)
+    proc.start()
+    assert proc.served is not None
+    proc.confirm_policy("0" * 64)  # not the policy the worker loaded
+    assert proc.served is None and proc.pid is not None
+    assert os.waitpid(proc.pid, os.WNOHANG) == (0, 0)  # our own child: the fresh path
+    assert not proc.launch_server  # the server itself is fine
+    proc.discard()
