@@ -49,6 +49,7 @@ ANSWER_WAIT = 0.1  # seconds the server may still take to answer when the statio
 MAGIC = b"tcgmask1"
 MAX_FDS = 5  # input, terminal, stderr, control, working directory
 SUN_PATH_MAX = 107
+START_DELAY = 1.0  # seconds a new server waits before it loads (see serve_main)
 
 
 def enabled(env: Mapping[str, str]) -> bool:
@@ -263,6 +264,7 @@ def serve_main() -> int:
     if os.fork():
         os._exit(0)
     import fcntl
+    import time
 
     env = os.environ
     path = socket_path(env)
@@ -278,6 +280,7 @@ def serve_main() -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another server of this install is starting or running
+    time.sleep(START_DELAY)  # the first session's own masking process and shell go first
     stamp = code_stamp()
     _preload()
     listener = _listen(path)

@@ -65,3 +65,20 @@ def stop_mask_servers(tcg_home: Path | str) -> None:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+
+
+def listening(env: dict[str, str] | os._Environ[str]) -> bool:
+    """The server of ``env``'s install and TCG_HOME accepts connections (it has
+    loaded: it binds its socket only then)."""
+    import socket
+
+    from tcg.runner.maskserver import socket_path
+
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        s.connect(socket_path(env))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()

@@ -21,7 +21,7 @@ import pytest
 from tcg.runner import maskserver
 from tcg.runner.maskproc import MaskerProcess, _entry
 from tcg.runner.session_screen import header
-from tests.helpers.mask_servers import mask_servers, served_workers
+from tests.helpers.mask_servers import listening, mask_servers, served_workers
 from tests.helpers.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
@@ -41,21 +41,9 @@ def _policy_fingerprint() -> str:
 def _start_server(env: dict[str, str] | None = None) -> int:
     env = dict(os.environ if env is None else env)
     maskserver.launch(env)
-    wait_for(lambda: os.path.exists(maskserver.socket_path(env)), 120, "the server's socket")
-    wait_for(lambda: _connects(env), 120, "the server to listen")
+    wait_for(lambda: listening(env), 120, "the server to listen")
     maskserver.reap()
     return wait_for(lambda: mask_servers(env["TCG_HOME"]), 30, "the server process")[0]
-
-
-def _connects(env: dict[str, str]) -> bool:
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    try:
-        s.connect(maskserver.socket_path(env))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
 
 
 class Asked:

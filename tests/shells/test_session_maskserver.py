@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.leaks import assert_no_secret_written
-from tests.helpers.mask_servers import mask_servers, served_workers
+from tests.helpers.mask_servers import listening, mask_servers, served_workers
 from tests.helpers.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds processes in /proc")
@@ -48,7 +48,8 @@ def test_served_and_fresh_sessions_mask_alike_and_a_killed_server_unmasks_nothin
     fresh = _session(panes, shell_name, TCG_MASK_SERVER="0")
     assert not mask_servers(home)  # switched off: none asked, none started
     first = _session(panes, shell_name)  # finds none: a fresh process, and starts the server
-    server = wait_for(lambda: mask_servers(home), 120, "the fork server to start")[0]
+    wait_for(lambda: listening(os.environ), 120, "the fork server to listen")
+    server = mask_servers(home)[0]
     served = _session(panes, shell_name)
     assert wait_for(lambda: served_workers(home), 60, "a served masking worker"), \
         "the second session did not get its masking process from the server"
