@@ -104,15 +104,16 @@ class MaskerProcess:
         return True
 
     launch_server = False  # set when this session found no usable server
+    launched = False  # this session started one: its launcher's exit is collected at a write
 
     def after_start(self) -> None:
         """Once the shell runs: start the fork server if this session found none
         (its start costs CPU the first prompt should not wait for)."""
         from tcg.runner import maskserver
 
-        maskserver.reap()
         if self.launch_server:
             self.launch_server = False
+            self.launched = True
             maskserver.launch(self.env)
 
     def confirm_policy(self, fingerprint: str) -> None:
@@ -179,6 +180,10 @@ class MaskerProcess:
     def feed(self, data: bytes) -> bytes:
         if self.error is not None or not data:
             return b""
+        if self.launched:  # until the launcher's exit is collected
+            from tcg.runner import maskserver
+
+            self.launched = maskserver.reap()
         try:
             if self._w is None:
                 self._start()
@@ -191,6 +196,10 @@ class MaskerProcess:
         return b""
 
     def flush(self) -> bytes:
+        if self.launched:
+            from tcg.runner import maskserver
+
+            maskserver.reap()
         if self._control is not None:
             os.close(self._control)
             self._control = None

@@ -231,22 +231,25 @@ _launched: list[int] = []
 
 def launch(env: Mapping[str, str]) -> None:
     """Start the server, detached (best effort: without one, sessions start fresh
-    masking processes as before). It forks at once; reap() collects that exit."""
-    argv = [sys.executable, "-c", "import sys;from tcg.runner.maskserver import serve_main;"
+    masking processes as before): in a session of its own, through ``sh … &``,
+    whose exit a millisecond later reap() collects, so the server is not the
+    station's child (no zombie when it exits first)."""
+    argv = ["/bin/sh", "-c", '"$@" &', "sh", sys.executable, "-c",
+            "import sys;from tcg.runner.maskserver import serve_main;"
             "sys.exit(serve_main())#tcg.runner.maskserver --server"]
     null = os.devnull
     actions = [(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)]
     try:
-        _launched.append(os.posix_spawn(sys.executable, argv, dict(env), file_actions=actions,
+        _launched.append(os.posix_spawn(argv[0], argv, dict(env), file_actions=actions,
                                          setsid=True))
     except OSError:
         pass
 
 
-def reap() -> None:
-    """Collect the launcher's exit (it forks the server and leaves at once)."""
+def reap() -> bool:
+    """Collect the launcher's exit; True while one has not exited yet."""
     for pid in list(_launched):
         try:
             done, _ = os.waitpid(pid, os.WNOHANG)
@@ -254,15 +257,14 @@ def reap() -> None:
             done = pid
         if done:
             _launched.remove(pid)
+    return bool(_launched)
 
 
 # ---------------------------------------------------------------- server side
 
 
 def serve_main() -> int:
-    """The server (launch()): detach, take the install's lock, load, serve."""
-    if os.fork():
-        os._exit(0)
+    """The server (launch()): take the install's lock, load, serve."""
     import fcntl
     import time
 

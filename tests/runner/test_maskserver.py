@@ -197,6 +197,9 @@ def test_without_a_server_the_station_starts_fresh_then_starts_one():
     assert os.waitpid(proc.pid, os.WNOHANG) == (0, 0)  # our own child: today's fresh process
     proc.after_start()
     wait_for(lambda: mask_servers(os.environ["TCG_HOME"]), 120, "a server to start")
+    wait_for(lambda: not maskserver.reap(), 30, "the launcher's exit to be collected")
+    server = mask_servers(os.environ["TCG_HOME"])[0]
+    assert Path(f"/proc/{server}/stat").read_text().rpartition(")")[2].split()[1] != str(os.getpid())
     proc.discard()
 
 
