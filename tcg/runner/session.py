@@ -514,7 +514,10 @@ class Session:
                     from tcg.runner.session_events import EventRecorder
 
                     recorder = EventRecorder(self.env)
-                    output.prepare(_first_screen(self.env, output, self.policy))
+                    if not getattr(output.proc, "confirmed", False):
+                        # A served masking process is ready before the shell prints: the
+                        # known first screens would only cost their read (~10 ms).
+                        output.prepare(_first_screen(self.env, output, self.policy))
                     asker = TerminalAsker(self.stdin_fd, self.stdout_fd)
                     decider = SessionDecider(self.env, asker, recorder)
                     decider.station.session = self.session_id
