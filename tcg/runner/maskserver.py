@@ -286,15 +286,16 @@ def serve_main() -> int:
     stamp = code_stamp()
     _preload()
     listener = _listen(path)
+    ino = os.stat(path).st_ino
     os.chdir("/")
     import gc
 
     gc.collect()
     gc.freeze()  # forked workers do not copy the loaded objects' pages to scan them
     try:
-        _serve(listener, path, stamp, lock, _idle(env))
+        _serve(listener, path, ino, stamp, lock, _idle(env))
     finally:
-        _unlink_if_ours(path, listener)
+        _unlink_if_ours(path, ino, listener)
     return 0
 
 
@@ -338,22 +339,26 @@ def _listen(path: str) -> socket_mod.socket:
     return listener
 
 
-def _unlink_if_ours(path: str, listener: socket_mod.socket) -> None:
+def _unlink_if_ours(path: str, ino: int, listener: socket_mod.socket) -> None:
+    """Remove the socket unless another server's has taken its place."""
     try:
-        os.unlink(path)
+        if os.stat(path).st_ino == ino:
+            os.unlink(path)
     except OSError:
         pass
     listener.close()
 
 
-def _serve(listener: socket_mod.socket, path: str, stamp: tuple, lock: int, idle: float) -> None:
+def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock: int,
+           idle: float) -> None:
+    """Answer requests until IDLE passes without one, the code on disk changes or
+    the socket is no longer ours."""
     import signal
     import socket
     import struct
     import time
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers report on their connection
-    ino = os.stat(path).st_ino
     last = time.monotonic()
     while True:
         left = last + idle - time.monotonic()
