@@ -269,3 +269,19 @@ def test_the_station_replaces_a_worker_that_refused_its_policy_with_a_fresh_proc
     assert os.waitpid(proc.pid, os.WNOHANG) == (0, 0)  # our own child: the fresh path
     assert not proc.launch_server  # the server itself is fine
     proc.discard()
+
+
+def test_a_server_that_does_not_answer_leaves_the_station_on_the_fresh_path(server):
+    """A stopped (or wedged) server: the request is queued, no answer comes within
+    ANSWER_WAIT, and the session gets a fresh masking process of its own."""
+    os.kill(server, signal.SIGSTOP)
+    try:
+        proc = MaskerProcess("terminal", None, dict(os.environ), serve=True)
+        proc.start()
+        assert proc.served is not None  # sent: the kernel queued it
+        proc.confirm_policy(_policy_fingerprint())
+        assert proc.served is None and proc.pid is not None
+        assert os.waitpid(proc.pid, os.WNOHANG) == (0, 0)  # our own child: the fresh path
+        proc.discard()
+    finally:
+        os.kill(server, signal.SIGCONT)
