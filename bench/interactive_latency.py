@@ -200,11 +200,14 @@ def make_home(root: Path, shell: str, hook: str | None, stable: bool = False, ta
 
 ARMS = ("plain", "script", "tcg session")
 BASELINE = "baseline"  # the --baseline-tree's session
-HOOKS = {"tcg session": TCG_SHELL}
+# Start-up only: the session without the masking fork server (TCG_MASK_SERVER=0),
+# which is what the first session after login costs: a fresh masking process.
+NO_SERVER = "no server"
+HOOKS = {"tcg session": TCG_SHELL, NO_SERVER: TCG_SHELL}
 
 
 def arm_home(work: Path, shell: str, arm: str, stable: bool = False) -> Path:
-    tag = {"script": "-script", BASELINE: "-baseline"}.get(arm, "")
+    tag = {"script": "-script", BASELINE: "-baseline", NO_SERVER: "-noserver"}.get(arm, "")
     return make_home(work, shell, HOOKS.get(arm), stable, tag)
 
 
@@ -223,8 +226,11 @@ def tcg_home(env: dict[str, str], arm: str) -> str:
 
 
 def pane_env(home: Path, base: dict[str, str], arm: str = "") -> dict[str, str]:
-    return {"HOME": str(home), "ZDOTDIR": str(home), "TCG_HOME": tcg_home(base, arm),
-            "PATH": base["PATH"], "TERM": "xterm-256color", "LC_ALL": "C.UTF-8"}
+    env = {"HOME": str(home), "ZDOTDIR": str(home), "TCG_HOME": tcg_home(base, arm),
+           "PATH": base["PATH"], "TERM": "xterm-256color", "LC_ALL": "C.UTF-8"}
+    if arm == NO_SERVER:
+        env["TCG_MASK_SERVER"] = "0"
+    return env
 
 
 def next_prompt(log: Path, count: int, timeout: float = 300.0) -> float:
@@ -357,15 +363,16 @@ def startup_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs
     report = [f"{shell}: new pane -> first prompt on screen, median of {runs}, ms:"]
     for stable, pattern, label in ((False, PROMPT_RE, "prompt with a timestamp (never the same)"),
                                    (True, STABLE_RE, "the same prompt every time")):
-        times: dict[str, list[float]] = {arm: [] for arm in ARMS}
-        homes = {arm: arm_home(work, shell, arm, stable) for arm in ARMS}
+        arms = (*ARMS, NO_SERVER)
+        times: dict[str, list[float]] = {arm: [] for arm in arms}
+        homes = {arm: arm_home(work, shell, arm, stable) for arm in arms}
         for _ in range(runs):
-            for arm in ARMS:
+            for arm in arms:
                 times[arm] += startup(ctl, arm_argv(shell, arm, homes[arm]),
                                       pane_env(homes[arm], env, arm), 1, pattern)
         starts = {arm: ms(v) for arm, v in times.items()}
         report.append(f"  {label:41s} " + ", ".join(f"{arm} {v:.1f}" for arm, v in starts.items())
-                      + ", " + added(starts))
+                      + ", " + added(starts) + f", {NO_SERVER} {starts[NO_SERVER] - starts['plain']:+.1f}")
     return report
 
 

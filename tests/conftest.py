@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.hermetic import home_fingerprint, real_tcg_dirs
+from tests.helpers.mask_servers import stop_mask_servers
 
 REAL_HOME = Path(os.path.expanduser("~"))
 
@@ -83,6 +84,7 @@ def hermetic_home(tmp_path_factory, monkeypatch, shared_detect_cache, shared_inb
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@tcg.invalid")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     yield home
+    stop_mask_servers(tcg_home)  # a session the test ran may have started one
     monkeypatch.undo()
     after = _home_fingerprint()
     assert before == after, (

@@ -28,8 +28,10 @@ from tcg.osutil import grow_pipe, write_all
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
 WAIT_LIMIT = 30.0  # seconds flush() waits for the process to finish writing
+CONFIRM_WAIT = 2.0  # seconds a served worker may take to load before a fresh one replaces it
 
 
 class MaskingProcessError(RuntimeError):
@@ -45,9 +47,12 @@ class MaskerProcess:
     ``flush`` closes its input and waits until it has written everything.
     """
 
-    def __init__(self, mode: str, policy_fingerprint: str | None, env: Mapping[str, str]):
+    def __init__(self, mode: str, policy_fingerprint: str | None, env: Mapping[str, str],
+                 serve: bool = False):
         """``policy_fingerprint`` None: mask with the effective policy and follow
-        its changes (a terminal session lasts longer than one policy)."""
+        its changes (a terminal session lasts longer than one policy). ``serve``
+        (follow mode): ask the masking fork server (tcg.runner.maskserver) for the
+        process; it then writes nothing before :meth:`confirm_policy`."""
         self.mode = mode
         self.fingerprint = policy_fingerprint
         self.env = dict(env)
@@ -55,6 +60,9 @@ class MaskerProcess:
         self._w: int | None = None
         self._control: int | None = None  # follow mode: short messages on the process's fd 3
         self.error: BaseException | None = None
+        self.serve = serve and policy_fingerprint is None
+        self.served: Any = None  # tcg.runner.maskserver.Served: a forked worker, not our child
+        self.confirmed = False
 
     @property
     def built(self) -> bool:
@@ -62,10 +70,75 @@ class MaskerProcess:
 
     def start(self) -> None:
         """Start the process now rather than at the first output byte."""
-        if self._w is None and self.error is None:
+        if self._w is None and self.error is None and self.served is None:
             self._start()
 
     def _start(self) -> None:
+        if self.serve:
+            self.serve = False
+            from tcg.runner import maskserver
+
+            if maskserver.enabled(self.env) and self._start_served(maskserver):
+                return
+        self._start_fresh()
+
+    def _start_served(self, maskserver: Any) -> bool:
+        """A worker from the fork server (True), or False after starting one where
+        there was none or a stale one (this session starts a fresh process)."""
+        r, w = os.pipe()
+        cr, cw = os.pipe()
+        try:
+            got = maskserver.request(self.env, self.mode, [r, 1, 2, cr])
+        finally:
+            os.close(r)
+            os.close(cr)
+        if isinstance(got, str):
+            os.close(w)
+            os.close(cw)
+            if got == "absent":
+                self.launch_server = True
+            return False
+        grow_pipe(w)
+        os.set_blocking(cw, False)
+        self.served, self._w, self._control = got, w, cw
+        return True
+
+    launch_server = False  # set when this session found no usable server
+    launched = False  # this session started one: its launcher's exit is collected at a write
+
+    def after_start(self) -> None:
+        """Once the shell runs: start the fork server if this session found none
+        (its start costs CPU the first prompt should not wait for)."""
+        from tcg.runner import maskserver
+
+        if self.launch_server:
+            self.launch_server = False
+            self.launched = True
+            maskserver.launch(self.env)
+
+    def confirm_policy(self, fingerprint: str) -> None:
+        """A served worker writes nothing until it hears the fingerprint of the
+        policy the station decides with. If it loaded another one, refused, died
+        or does not answer, it is killed and a fresh process takes its place."""
+        if self.served is None or self.confirmed:
+            return
+        if self.served.confirm(fingerprint, CONFIRM_WAIT):
+            self.confirmed = True
+            self.pid = self.served.pid
+            return
+        self.launch_server = self.launch_server or self.served.refused
+        self._drop_served()
+        self._start_fresh()
+
+    def _drop_served(self) -> None:
+        served, self.served, self.pid = self.served, None, None
+        served.kill()
+        for fd in (self._w, self._control):
+            if fd is not None:
+                os.close(fd)
+        self._w = self._control = None
+
+    def _start_fresh(self) -> None:
         # a one-line command: the masker's worker, held to the station's policy; a
         # terminal session: its own worker, which follows the policy's changes
         argv = ([sys.executable, "-c", _entry("tcg.mask.filter", "worker_main"), "--mode", self.mode,
@@ -107,22 +180,40 @@ class MaskerProcess:
     def feed(self, data: bytes) -> bytes:
         if self.error is not None or not data:
             return b""
+        if self.launched:  # until the launcher's exit is collected
+            from tcg.runner import maskserver
+
+            self.launched = maskserver.reap()
         try:
             if self._w is None:
                 self._start()
+            if self.served is not None and not self.confirmed:
+                self._fail(MaskingProcessError("masking worker used before its policy was confirmed"))
+                return b""
             write_all(self._w, data)  # type: ignore[arg-type]
         except OSError as exc:  # EPIPE: it died; anything else: it cannot be fed
             self._fail(MaskingProcessError(f"masking process: {exc.strerror or exc}"))
         return b""
 
     def flush(self) -> bytes:
+        if self.launched:
+            from tcg.runner import maskserver
+
+            maskserver.reap()
         if self._control is not None:
             os.close(self._control)
             self._control = None
         if self._w is not None:
             os.close(self._w)
             self._w = None
-        if self.pid is not None:
+        if self.served is not None:
+            status = self.served.wait_exit(WAIT_LIMIT)
+            self.served = self.pid = None
+            if status is None:
+                self._fail(MaskingProcessError("masking process did not finish; killed"))
+            elif status != 0 and self.error is None:
+                self.error = MaskingProcessError(f"masking process exited with {status}")
+        elif self.pid is not None:
             status = _wait(self.pid, WAIT_LIMIT)
             self.pid = None
             if status is None:
@@ -142,7 +233,10 @@ class MaskerProcess:
         is dropped) and reap it."""
         pid = self.pid
         self._fail(MaskingProcessError("masking process discarded"))
-        if pid is not None:
+        if self.served is not None:
+            self.served.close()
+            self.served = self.pid = None
+        elif pid is not None:
             try:
                 os.waitpid(pid, 0)
             except ChildProcessError:
@@ -158,7 +252,9 @@ class MaskerProcess:
         if self._w is not None:
             os.close(self._w)
             self._w = None
-        if self.pid is not None:
+        if self.served is not None:
+            self.served.kill()
+        elif self.pid is not None:
             try:
                 os.kill(self.pid, 9)
             except OSError:

@@ -311,12 +311,13 @@ class SessionOutput:
         return min(times) if times else None
 
 
-def start_masker(env: Mapping[str, str]) -> Any:
+def start_masker(env: Mapping[str, str], serve: bool = False) -> Any:
     """A session's masking process (tcg.runner.session_mask), started: it loads
-    the policy and the detector on its own while the station goes on."""
+    the policy and the detector on its own while the station goes on. ``serve``:
+    forked by the masking fork server where one runs (then confirm_policy())."""
     from tcg.runner.maskproc import MaskerProcess
 
-    proc = MaskerProcess("terminal", None, env)
+    proc = MaskerProcess("terminal", None, env, serve=serve)
     proc.start()
     return proc
 
@@ -378,7 +379,7 @@ class Session:
         from tcg.runner.base import SpawnError
 
         try:  # first: its load (~4/5 of the time to the first prompt) overlaps everything below
-            self.masker = start_masker(self.env)
+            self.masker = start_masker(self.env, serve=True)
         except Exception:  # noqa: BLE001 - tried again, and reported, once the shell runs
             self.masker = None
         try:
@@ -416,6 +417,9 @@ class Session:
                                shell) from exc
         try:
             proc, self.masker = self.masker, None
+            if proc is not None:
+                proc.confirm_policy(self.policy.fingerprint)  # before it may write a byte
+                proc.after_start()
             return SessionOutput(self.env, self.stdout_fd, proc)
         except Exception as exc:  # noqa: BLE001 - reported, then the fallback
             raise StartFailure(f"the masking process could not start ({exc})", shell) from exc
@@ -510,7 +514,10 @@ class Session:
                     from tcg.runner.session_events import EventRecorder
 
                     recorder = EventRecorder(self.env)
-                    output.prepare(_first_screen(self.env, output, self.policy))
+                    if not getattr(output.proc, "confirmed", False):
+                        # A served masking process is ready before the shell prints: the
+                        # known first screens would only cost their read (~10 ms).
+                        output.prepare(_first_screen(self.env, output, self.policy))
                     asker = TerminalAsker(self.stdin_fd, self.stdout_fd)
                     decider = SessionDecider(self.env, asker, recorder)
                     decider.station.session = self.session_id

@@ -147,9 +147,10 @@ def read_header(fd: int) -> tuple[int, bytes]:
     return (int(value) if value.isdigit() else 0), rest
 
 
-def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1) -> None:
-    """The session's masking process (:func:`main`);
-    ``control_fd``: the station's messages (tcg.runner.session_screen)."""
+def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1,
+               following: FollowingMasker | None = None) -> None:
+    """The session's masking process (:func:`main`, or :func:`run_served` with the
+    masker it loaded); ``control_fd``: the station's messages (tcg.runner.session_screen)."""
     from tcg.mask.filter import pump
     from tcg.runner.base import write_all
     from tcg.runner.session_screen import ScreenConfirmer
@@ -159,11 +160,12 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1)
     # fails is reported after the header, once the station has gone ahead with the
     # session (a station that refuses to start stops this process first: its own
     # message is the one the user reads).
-    try:
-        following = FollowingMasker(mode)
-    except Exception:
-        read_header(in_fd)
-        raise
+    if following is None:
+        try:
+            following = FollowingMasker(mode)
+        except Exception:
+            read_header(in_fd)
+            raise
     shown, rest = read_header(in_fd)
     masker: Any = following
     if control_fd >= 0:
@@ -173,6 +175,38 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1)
     if rest:
         write_all(out_fd, masker.feed(rest))
     pump(in_fd, out_fd, masker, mode)
+
+
+def run_served(mode: str, conn: Any) -> int:
+    """A masking worker forked by tcg.runner.maskserver, its descriptors in place
+    (0 input, 1 terminal, 2 stderr, 3 control) and the session's directory and
+    environment taken: the same load as a fresh process, then nothing is written
+    until the station names the policy it decides with (``policy FP`` on ``conn``)
+    and it is the one loaded here. A mismatch, a failed load or a station gone
+    ends it silently: the station then starts a fresh masking process."""
+    from tcg.mask.filter import ignore_interrupts
+    from tcg.mask.masker import MODES
+
+    if mode not in MODES:
+        return ExitCode.USAGE
+    ignore_interrupts()
+    try:
+        following = FollowingMasker(mode)
+    except Exception:  # noqa: BLE001 - the fresh process the station falls back to reports it
+        return 1
+    try:
+        conn.settimeout(None)
+        if conn.recv(256) != b"policy " + following.fingerprint.encode():
+            conn.send(b"no policy")
+            return 0
+        conn.send(b"ok")
+    except OSError:
+        return 0  # the station is gone
+    try:
+        run_worker(mode, control_fd=3, following=following)
+    except BrokenPipeError:
+        pass  # the terminal went away
+    return 0
 
 
 def main(argv: list[str]) -> int:

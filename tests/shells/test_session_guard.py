@@ -293,8 +293,8 @@ def test_a_delete_the_command_did_not_do_is_given_back(panes, shell_name, tcg_ho
     assert (p.workdir / "build" / "a.txt").read_text() == "still here\n"
     p.line("false && rm -rf build", wait=False)
     p.wait_prompt()
-    p.keys("C-d")  # the shell ends without another line: the session's end settles it
     assert list(_tx_states().values()) == ["committed"]
+    p.keys("C-d")  # the shell ends without another line: the session's end settles it
     wait_for(lambda: _tx_states() == {} and p.dead(), 60, "the session's end to settle its last line")
     assert (p.workdir / "build" / "a.txt").read_text() == "still here\n"
 

@@ -1,0 +1,446 @@
+"""A per-user fork server for the masking processes of terminal sessions.
+
+A session's masking process (tcg.runner.session_mask) needs ~80 ms of CPU before
+it can mask the first byte: the interpreter, the masker's imports, the policy and
+the detector from its signed cache. A prompt that changes every time cannot be
+shown before that (tcg.runner.session_screen shows only known first screens
+early), so every new terminal waited for it.
+
+The first session of a tcg install starts this server, detached. It imports the
+masking code and builds the detector once; for each later session it forks a
+worker that receives the session's descriptors over a Unix socket (SCM_RIGHTS):
+its input pipe, the terminal, stderr, the control pipe and the working
+directory. The worker takes the session's environment and umask, loads the
+policy itself in the session's directory exactly as a fresh process would, and
+then runs the same code (tcg.runner.session_mask.run_worker): header, control
+messages and policy following are unchanged. Only what is already in memory
+(imports, the detector built for the same disabled rules) is shared.
+
+Safety:
+- the socket lives in a 0700 directory under tcg's state dir, the server checks
+  the peer's uid (SO_PEERCRED) and the client the server's;
+- the station sends the install's identity; a server with another one, or whose
+  source files changed on disk since it loaded them, refuses and exits;
+- the worker writes nothing until the station confirmed the policy fingerprint it
+  decided with (``policy FP`` -> ``ok``); on a mismatch it refuses and exits;
+- every failure (no server, refused, no answer within REPLY_WAIT, a dead worker)
+  leaves the station with today's fresh masking process; nothing is ever shown
+  unmasked.
+The server exits after IDLE seconds without a request. ``TCG_MASK_SERVER=0``
+turns it off (every session then starts a fresh masking process).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import socket as socket_mod
+    from collections.abc import Mapping
+    from typing import Any
+
+ENV_SWITCH = "TCG_MASK_SERVER"
+ENV_IDLE = "TCG_MASK_SERVER_IDLE"  # seconds; tests shorten it
+IDLE = 1800.0  # a server nobody asked for this long exits
+REPLY_WAIT = 0.05  # seconds the station's connect and send may take
+ANSWER_WAIT = 0.1  # seconds the server may still take to answer when the station confirms
+MAGIC = b"tcgmask1"
+MAX_FDS = 5  # input, terminal, stderr, control, working directory
+SUN_PATH_MAX = 107
+START_DELAY = 1.0  # seconds a new server waits before it loads (see serve_main)
+
+
+def enabled(env: Mapping[str, str]) -> bool:
+    return env.get(ENV_SWITCH, "1") != "0" and sys.platform.startswith("linux")
+
+
+def identity() -> str:
+    """What a server must share with its clients: this tcg package, this
+    interpreter, this version (the source files' state is the server's own check)."""
+    import tcg
+
+    return "|".join((os.path.dirname(os.path.abspath(tcg.__file__)), sys.executable,
+                     sys.version.split()[0], tcg.__version__))
+
+
+def socket_dir(env: Mapping[str, str]) -> str:
+    from tcg.paths import get_paths
+
+    return os.path.join(get_paths(env).state_dir, "maskserver")
+
+
+def socket_path(env: Mapping[str, str]) -> str:
+    """One server per install and per tcg state dir (installs side by side do not
+    evict each other's server)."""
+    import zlib
+
+    return os.path.join(socket_dir(env), f"{zlib.crc32(identity().encode()):08x}.sock")
+
+
+def code_stamp() -> tuple[tuple[str, int, int, int], ...]:
+    """Size, mtime and inode of every file of the tcg package: a server whose code
+    changed on disk since it loaded it must not serve."""
+    import tcg
+
+    root = os.path.dirname(os.path.abspath(tcg.__file__))
+    out = []
+    for top, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            path = os.path.join(top, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            out.append((path, st.st_size, st.st_mtime_ns, st.st_ino))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- client side
+
+
+class Served:
+    """A masking worker asked of the server for this station: ``conn`` is the
+    connection the worker keeps until it exits (its last message is ``exit N``).
+    The server's answer (``ok PID``) is read only when the station confirms the
+    policy, so its fork never holds up the shell's start."""
+
+    def __init__(self, conn: Any):
+        self.conn = conn
+        self.pid: int | None = None
+        self.pidfd = -1
+        self.refused = False  # the server said no (and exits): start another one
+
+    def _answer(self, wait: float) -> bool:
+        """The server forked the worker (True); False: it refused, or no answer
+        within ``wait`` seconds."""
+        if self.pid is not None:
+            return True
+        try:
+            self.conn.settimeout(wait)
+            reply = self.conn.recv(64)
+        except OSError:
+            return False
+        if not (reply.startswith(b"ok ") and reply[3:].isdigit()):
+            self.refused = reply.startswith(b"no")
+            return False
+        self.pid = int(reply[3:])
+        if hasattr(os, "pidfd_open"):
+            try:
+                self.pidfd = os.pidfd_open(self.pid)
+            except OSError:
+                self.pidfd = -1
+        return True
+
+    def confirm(self, fingerprint: str, wait: float) -> bool:
+        """The worker loaded the same policy the station decides with (True), or the
+        server refused, the worker refused, died or did not answer in time (False)."""
+        if not self._answer(ANSWER_WAIT):
+            return False
+        try:
+            self.conn.settimeout(wait)
+            self.conn.send(b"policy " + fingerprint.encode())
+            return self.conn.recv(64) == b"ok"
+        except OSError:
+            return False
+
+    def wait_exit(self, limit: float) -> int | None:
+        """The worker's exit code once its input is closed; None if it did not end
+        within ``limit`` (it is then killed); 128+9 if it died without a word."""
+        if self.pid is None:  # never confirmed: it wrote nothing and ends on the closed connection
+            self.close()
+            return 0
+        try:
+            self.conn.settimeout(limit)
+            data = self.conn.recv(64)
+        except TimeoutError:
+            self.kill()
+            return None
+        except OSError:
+            data = b""
+        self.close()
+        if data.startswith(b"exit ") and data[5:].isdigit():
+            return int(data[5:])
+        return 128 + 9
+
+    def kill(self) -> None:
+        """Stop the worker: SIGKILL once its pid is known; before that, the closed
+        connection ends it before it could write anything."""
+        import signal
+
+        try:
+            if self.pidfd >= 0:
+                signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+            elif self.pid is not None:
+                os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self.close()
+
+    def close(self) -> None:
+        if self.pidfd >= 0:
+            os.close(self.pidfd)
+            self.pidfd = -1
+        self.conn.close()
+
+
+def request(env: Mapping[str, str], mode: str, fds: list[int]) -> Served | str:
+    """Ask the server for a masking worker on ``fds`` (input, terminal, stderr,
+    control). A Served (the request is sent; Served.confirm reads the answer),
+    or why not: "absent" (no server: start one) or "failed"."""
+    import _socket as socket  # socket.py imports enum & co.: ~5 ms of the station's start
+    import struct
+
+    path = socket_path(env)
+    if len(path.encode()) > SUN_PATH_MAX:
+        return "failed"
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
+    cwd = -1
+    try:
+        s.settimeout(REPLY_WAIT)
+        try:
+            s.connect(path)
+        except (FileNotFoundError, ConnectionRefusedError):
+            s.close()
+            return "absent"
+        _, uid, _ = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                     struct.calcsize("3i")))
+        if uid != os.getuid():
+            s.close()
+            return "failed"
+        cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        umask = os.umask(0o077)
+        os.umask(umask)
+        fields = [MAGIC, identity().encode(), mode.encode(), b"%d" % umask]
+        fields += [f"{k}={v}".encode("utf-8", "surrogateescape") for k, v in env.items()]
+        s.sendmsg([b"\0".join(fields)], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                           struct.pack(f"{len(fds) + 1}i", *fds, cwd))])
+    except OSError:
+        s.close()
+        return "failed"
+    finally:
+        if cwd >= 0:
+            os.close(cwd)
+    return Served(s)
+
+
+_launched: list[int] = []
+
+
+def launch(env: Mapping[str, str]) -> None:
+    """Start the server, detached (best effort: without one, sessions start fresh
+    masking processes as before): in a session of its own, through ``sh … &``,
+    whose exit a millisecond later reap() collects, so the server is not the
+    station's child (no zombie when it exits first)."""
+    argv = ["/bin/sh", "-c", '"$@" &', "sh", sys.executable, "-c",
+            "import sys;from tcg.runner.maskserver import serve_main;"
+            "sys.exit(serve_main())#tcg.runner.maskserver --server"]
+    null = os.devnull
+    actions = [(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
+               (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
+               (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)]
+    try:
+        _launched.append(os.posix_spawn(argv[0], argv, dict(env), file_actions=actions,
+                                         setsid=True))
+    except OSError:
+        pass
+
+
+def reap() -> bool:
+    """Collect the launcher's exit; True while one has not exited yet."""
+    for pid in list(_launched):
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _launched.remove(pid)
+    return bool(_launched)
+
+
+# ---------------------------------------------------------------- server side
+
+
+def serve_main() -> int:
+    """The server (launch()): take the install's lock, load, serve."""
+    import fcntl
+    import time
+
+    env = os.environ
+    path = socket_path(env)
+    if len(path.encode()) > SUN_PATH_MAX:
+        return 0
+    directory = os.path.dirname(path)
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    st = os.stat(directory)
+    if st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return 0  # not a private directory of ours: serve nothing
+    lock = os.open(path[:-5] + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return 0  # another server of this install is starting or running
+    time.sleep(START_DELAY)  # the first session's own masking process and shell go first
+    stamp = code_stamp()
+    _preload()
+    listener = _listen(path)
+    ino = os.stat(path).st_ino
+    os.chdir("/")
+    import gc
+
+    gc.collect()
+    gc.freeze()  # forked workers do not copy the loaded objects' pages to scan them
+    try:
+        _serve(listener, path, ino, stamp, lock, _idle(env))
+    finally:
+        _unlink_if_ours(path, ino, listener)
+    return 0
+
+
+def _idle(env: Mapping[str, str]) -> float:
+    try:
+        return float(env.get(ENV_IDLE, "")) or IDLE
+    except ValueError:
+        return IDLE
+
+
+def _preload() -> None:
+    """What a worker would load: the masking code and the detector for the policy
+    in force where the server was started (a session elsewhere whose policy
+    disables other rules builds its own detector in its worker)."""
+    from tcg.mask import masker_for
+    from tcg.mask.filter import pump  # noqa: F401
+    from tcg.runner import session_mask, session_screen  # noqa: F401
+
+    try:
+        masker = masker_for(session_mask._load(), "terminal")
+        masker.feed(b"tcg\r\n$ ")
+        masker.flush()
+    except Exception:  # noqa: BLE001 - a worker loads (and reports) on its own
+        pass
+
+
+def _listen(path: str) -> socket_mod.socket:
+    import socket
+
+    try:
+        os.unlink(path)  # a dead server's (we hold the lock)
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
+    old = os.umask(0o177)
+    try:
+        listener.bind(path)
+    finally:
+        os.umask(old)
+    listener.listen(16)
+    return listener
+
+
+def _unlink_if_ours(path: str, ino: int, listener: socket_mod.socket) -> None:
+    """Remove the socket unless another server's has taken its place."""
+    try:
+        if os.stat(path).st_ino == ino:
+            os.unlink(path)
+    except OSError:
+        pass
+    listener.close()
+
+
+def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock: int,
+           idle: float) -> None:
+    """Answer requests until IDLE passes without one, the code on disk changes or
+    the socket is no longer ours."""
+    import signal
+    import socket
+    import struct
+    import time
+
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers report on their connection
+    last = time.monotonic()
+    while True:
+        left = last + idle - time.monotonic()
+        if left <= 0:
+            return
+        listener.settimeout(min(left, 10.0))
+        try:
+            conn, _ = listener.accept()
+        except TimeoutError:
+            try:
+                if os.stat(path).st_ino != ino:
+                    return  # the socket was replaced or removed: not ours to serve
+            except OSError:
+                return
+            continue
+        last = time.monotonic()
+        with conn:
+            fds: list[int] = []
+            try:
+                _, uid, _ = struct.unpack("3i", conn.getsockopt(
+                    socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+                if uid != os.getuid():
+                    continue  # closed without a word
+                conn.settimeout(1.0)
+                msg, fds, flags, _ = socket.recv_fds(conn, 1 << 20, MAX_FDS)
+                fields = msg.split(b"\0")
+                if (flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC) or len(fds) != MAX_FDS
+                        or len(fields) < 4 or fields[0] != MAGIC or not fields[3].isdigit()):
+                    conn.send(b"no request")
+                    continue
+                if fields[1] != identity().encode():
+                    conn.send(b"no code")  # another install's client: it starts its own
+                    return
+                pid = os.fork()  # first: the worker loads while the code is checked
+                if pid == 0:
+                    _worker(conn, listener, lock, fds, fields)
+                if code_stamp() != stamp:  # stale: the worker goes before it wrote a byte
+                    os.kill(pid, signal.SIGKILL)
+                    conn.send(b"no code")
+                    return
+                conn.send(b"ok %d" % pid)
+            except OSError:
+                continue
+            finally:
+                for fd in fds:
+                    os.close(fd)
+
+
+def _worker(conn: socket_mod.socket, listener: socket_mod.socket, lock: int, fds: list[int],
+            fields: list[bytes]) -> None:
+    """In the forked child: become the session's masking process, then leave."""
+    code = 70
+    try:
+        import fcntl
+        import signal
+
+        listener.close()
+        os.close(lock)  # the lock is the server's, not a worker's
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in fds]
+        for fd in fds:
+            os.close(fd)
+        fds.clear()
+        for target, fd in enumerate(high[:4]):
+            os.dup2(fd, target)
+        os.fchdir(high[4])
+        for fd in high:
+            os.close(fd)
+        os.umask(int(fields[3]))
+        os.environ.clear()
+        for item in fields[4:]:
+            key, _, value = item.decode("utf-8", "surrogateescape").partition("=")
+            if key:
+                os.environ[key] = value
+        from tcg.errors import run_with_error_handler
+        from tcg.runner.session_mask import run_served
+
+        code = run_with_error_handler(lambda: run_served(fields[2].decode(), conn), prog="tcg")
+        sys.stderr.flush()
+    finally:
+        try:
+            conn.send(b"exit %d" % code)
+        except OSError:
+            pass
+        os._exit(code)
