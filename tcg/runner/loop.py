@@ -126,6 +126,14 @@ class _MasterReader:
     by ``take()``), or at ``close()``, which returns only once the thread no
     longer touches the master (so it can be closed safely). Signals stay with
     the main thread. ``_thread``, not ``threading``: no import cost.
+
+    Direct mode (``attach``): once the output filter is a plain pipe into a
+    masking process (a session after its first screen), the thread writes each
+    burst to that pipe itself, and the loop is not woken per batch at all.
+    Only the masking process's own pipe is ever attached, so no byte reaches
+    the terminal unmasked; a write that fails (the masking process died) goes
+    back to the loop with its chunk, which then takes the filter's fail-closed
+    path (restart or withhold), and may attach again.
     """
 
     def __init__(self, fd: int, blocked_signals: list[int]):
@@ -137,6 +145,9 @@ class _MasterReader:
         self._busy = False  # between a wake-up and queueing what it read
         self._error: OSError | None = None
         self._eof = False
+        self._closed = False
+        self._sink = -1  # direct mode: our own dup of the masking process's pipe
+        self.last_data = 0.0  # monotonic time of the last burst written in direct mode
         self._lock = allocate_lock()
         self._room = allocate_lock()
         self._room.acquire()
@@ -182,12 +193,61 @@ class _MasterReader:
                 if data is None:
                     self._busy = False
                     continue
+                if data and self._sink >= 0:
+                    if self._send(data):
+                        self.last_data = time.monotonic()
+                        self._busy = False
+                        continue
+                    # not taken (the masking process died): the loop's path, in order
                 if not self._push(data, None) or not data:
                     break
         except BaseException as exc:  # noqa: BLE001 - reported to the loop, never lost
             self._push(b"", exc if isinstance(exc, OSError) else OSError(str(exc)))
         finally:
+            self._detach()
             self._done.release()
+
+    def attach(self, fd: int) -> bool:
+        """Direct mode from now on: write bursts to the pipe ``fd`` (a masking
+        process's input) on this thread. Refused (False) while anything read is
+        still waiting for ``take()``: what the loop has fed already was written
+        before this call, what it has not is taken first, so the bytes keep
+        their order. Called by the loop's thread only."""
+        with self._lock:
+            if self._sink >= 0 or self._chunks or self._eof or self._error or self._stopping:
+                return False
+            self._sink = os.dup(fd)
+        os.set_blocking(self._sink, False)  # a stuck terminal must not stop close()
+        return True
+
+    @property
+    def attached(self) -> bool:
+        return self._sink >= 0
+
+    def _send(self, data: bytes) -> bool:
+        """Write one burst to the attached pipe; False when it could not (it
+        is detached then; the caller queues the chunk for the loop)."""
+        view = memoryview(data)
+        sink = self._sink
+        try:
+            while view:
+                try:
+                    n = os.write(sink, view)
+                except BlockingIOError:  # the masking process is behind: wait, or stop
+                    ready = select.select([self._stop_r], [sink], [])[0]
+                    if ready or self._stopping:
+                        return True  # closing: what is left is dropped, never shown
+                    continue
+                view = view[n:]
+        except OSError:  # EPIPE: it died. The whole chunk goes to its successor.
+            self._detach()
+            return False
+        return True
+
+    def _detach(self) -> None:
+        if self._sink >= 0:
+            os.close(self._sink)
+            self._sink = -1
 
     def _push(self, data: bytes, error: OSError | None) -> bool:
         """Queue ``data`` (b"" = end); False when the thread should stop."""
@@ -248,6 +308,10 @@ class _MasterReader:
             return not (self._busy or self._chunks or self._eof)
 
     def close(self) -> None:
+        """Stop the thread (idempotent); it closes its pipe to the masking process."""
+        if self._closed:
+            return
+        self._closed = True
         with self._lock:
             self._stopping = True
             if self._full:
@@ -330,6 +394,8 @@ def _loop(
     kill_at: float | None = None
     # The filter's deadline only moves when it is fed or released: ask it then.
     deadline = out_filter.idle_deadline()
+    # A filter that is a pipe into a masking process: the reader writes to it itself
+    direct_fd: Callable[[], int | None] | None = getattr(out_filter, "direct_fd", None)
 
     while True:
         if status is None and (check_child or not master_open):
@@ -349,6 +415,7 @@ def _loop(
             if deadline is not None:
                 timeouts.append(deadline - now)
             if status is not None:
+                last_output = max(last_output, reader.last_data)  # written in direct mode
                 timeouts.append(last_output + DRAIN_IDLE - now)
             elif not master_open:
                 timeouts.append(0.5)  # slave closed but child alive: poll as a fallback
@@ -405,6 +472,10 @@ def _loop(
                 deadline = out_filter.idle_deadline()
                 if out:
                     write_all(stdout_fd, out)
+                if direct_fd is not None and not reader.attached:
+                    fd = direct_fd()
+                    if fd is not None:
+                        reader.attach(fd)
             if eof:
                 master_open = False
         serviced = False
@@ -435,6 +506,7 @@ def _loop(
                 pass
             except OSError:
                 pending.clear()
+    reader.close()  # first: its own end of the masking process's pipe (direct mode)
     out = out_filter.flush()
     if out:
         write_all(stdout_fd, out)
