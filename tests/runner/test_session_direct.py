@@ -32,29 +32,31 @@ class Spy:
     def __init__(self, monkeypatch: pytest.MonkeyPatch):
         self.sent: list[bytes] = []
         self.attached = threading.Event()
-        send, attach = loop._MasterReader._send, loop._MasterReader.attach
+        self.attaches = 0
+        send, attach = loop._MasterReader._direct, loop._MasterReader.attach
         spy = self
 
-        def _send(reader: loop._MasterReader, data: bytes) -> bool:
+        def _direct(reader: loop._MasterReader, data: bytes) -> bool:
             ok = send(reader, data)
             if ok:
                 spy.sent.append(data)
             return ok
 
-        def _attach(reader: loop._MasterReader, fd: int) -> bool:
-            ok = attach(reader, fd)
+        def _attach(reader: loop._MasterReader, fd_of, feed) -> bool:
+            ok = attach(reader, fd_of, feed)
             if ok:
+                spy.attaches += 1
                 spy.attached.set()
             return ok
 
-        monkeypatch.setattr(loop._MasterReader, "_send", _send)
+        monkeypatch.setattr(loop._MasterReader, "_direct", _direct)
         monkeypatch.setattr(loop._MasterReader, "attach", _attach)
 
     def direct(self) -> bytes:
         return b"".join(self.sent)
 
 
-def run_session_output(script: str, cwd: str) -> tuple[int, SessionOutput]:
+def run_session_output(script: str, cwd: str, services: tuple = ()) -> tuple[int, SessionOutput]:
     """``bash -c script`` on a PTY through the copy loop and a SessionOutput
     (its masking process writes to our fd 1)."""
     output = SessionOutput(dict(os.environ), 1)
@@ -65,7 +67,7 @@ def run_session_output(script: str, cwd: str) -> tuple[int, SessionOutput]:
             child = spawn_pty([BASH, "--norc", "--noprofile", "-c", f"cd '{cwd}' && {script}"],
                               dict(os.environ), size=(24, 80))
             try:
-                code = loop.copy_loop(child, stdin, 1, output, sigs)
+                code = loop.copy_loop(child, stdin, 1, output, sigs, services=services)
             finally:
                 child.close()
     finally:
@@ -93,14 +95,26 @@ def test_a_secret_split_across_direct_bursts_is_masked(tmp_path, capfd, monkeypa
 
 
 def test_direct_bursts_keep_order_and_nothing_is_lost_at_exit(tmp_path, capfd, monkeypatch):
+    """The switch to direct mode happens while output streams: the loop's first
+    batches are fed slowly, so more is queued behind them when it attaches."""
     spy = Spy(monkeypatch)
-    code, _ = run_session_output("echo ready; sleep 0.3; seq 1 200000; exit 3", str(tmp_path))
+    feed = SessionOutput.feed
+    calls = []
+
+    def slow_feed(self: SessionOutput, data: bytes) -> bytes:
+        calls.append(len(data))
+        if len(calls) <= 3:
+            time.sleep(0.1)  # the reader queues more meanwhile
+        return feed(self, data)
+
+    monkeypatch.setattr(SessionOutput, "feed", slow_feed)
+    code, _ = run_session_output("seq 1 200000; exit 3", str(tmp_path))
     out = capfd.readouterr().out
     assert code == 3
     lines = out.replace("\r\n", "\n").split("\n")
     numbers = [int(x) for x in lines if x.isdigit()]
     assert numbers == list(range(1, 200001))
-    assert len(spy.direct()) > 1_000_000  # the bulk went the direct way
+    assert len(spy.direct()) > 100_000  # the rest went the direct way
 
 
 def test_a_masking_process_killed_under_direct_mode_is_replaced_and_nothing_leaks(
@@ -149,3 +163,45 @@ def test_a_masking_process_killed_under_direct_mode_is_replaced_and_nothing_leak
     assert TOKEN not in out
     assert "second " + PLACEHOLDER in out
     assert spy.attached.is_set()
+
+
+class SlowService:
+    """A LoopService (the verdict channel's interface) that takes its time, as a
+    question asked on the terminal does."""
+
+    def __init__(self, spy: Spy):
+        self.fd, self._w = os.pipe()
+        self.spy = spy
+        self.during: tuple[int, int] | None = None
+
+    def ready(self) -> None:
+        os.read(self.fd, 1)
+        before = len(self.spy.sent)
+        time.sleep(0.5)
+        self.during = (before, len(self.spy.sent))
+        os.close(self.fd)
+        os.close(self._w)
+        self.fd = -1
+
+
+def test_output_waits_while_a_service_runs_then_goes_direct_again(tmp_path, capfd, monkeypatch):
+    spy = Spy(monkeypatch)
+    service = SlowService(spy)
+
+    def ask() -> None:
+        if spy.attached.wait(60):
+            time.sleep(0.2)
+            os.write(service._w, b"?")
+
+    threading.Thread(target=ask, daemon=True).start()
+    code, _ = run_session_output(
+        "echo ready; for i in $(seq 1 40); do echo tick $i; sleep 0.05; done", str(tmp_path),
+        services=(service,))
+    out = capfd.readouterr().out.replace("\r\n", "\n")
+    assert code == 0
+    assert service.during is not None
+    before, after = service.during
+    assert before == after  # nothing went to the masking process behind the service's back
+    assert spy.attaches >= 2  # and direct mode came back afterwards
+    ticks = [int(x.split()[1]) for x in out.split("\n") if x.startswith("tick ")]
+    assert ticks == list(range(1, 41))
