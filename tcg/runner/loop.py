@@ -126,6 +126,18 @@ class _MasterReader:
     by ``take()``), or at ``close()``, which returns only once the thread no
     longer touches the master (so it can be closed safely). Signals stay with
     the main thread. ``_thread``, not ``threading``: no import cost.
+
+    Direct mode (``attach``): once the output filter is a plain pipe into a
+    masking process (a session after its first screen), the thread writes each
+    burst to that pipe itself, and the loop is not woken per batch at all.
+    Only the masking process's own pipe is ever attached, so no byte reaches
+    the terminal unmasked; a write that fails (the masking process died) goes
+    back to the loop with its chunk, which then takes the filter's fail-closed
+    path (restart or withhold), and may attach again. ``_writing`` is held
+    while one burst is handed on (written, or queued): attach() feeds the
+    backlog and detach() (before a service runs) switches back under it, so
+    the loop and the thread never write to the pipe at once and the bytes
+    keep their order.
     """
 
     def __init__(self, fd: int, blocked_signals: list[int]):
@@ -137,7 +149,11 @@ class _MasterReader:
         self._busy = False  # between a wake-up and queueing what it read
         self._error: OSError | None = None
         self._eof = False
+        self._closed = False
+        self._sink = -1  # direct mode: our own dup of the masking process's pipe
+        self.last_data = 0.0  # monotonic time of the last burst written in direct mode
         self._lock = allocate_lock()
+        self._writing = allocate_lock()  # held while a burst is written in direct mode
         self._room = allocate_lock()
         self._room.acquire()
         self._done = allocate_lock()
@@ -182,15 +198,101 @@ class _MasterReader:
                 if data is None:
                     self._busy = False
                     continue
-                if not self._push(data, None) or not data:
+                if not data:
+                    self._push(b"", None)
+                    break
+                # one burst is handed on at a time, either way (attach/detach wait for it)
+                with self._writing:
+                    if self._sink >= 0 and self._direct(data):
+                        self.last_data = time.monotonic()
+                        self._busy = False
+                        continue
+                    # the loop's path (also a chunk a dead masking process did not take)
+                    full = self._queue(data, None)
+                if full:
+                    self._room.acquire()  # released by take() or close(), not under _writing
+                if self._stopping:
                     break
         except BaseException as exc:  # noqa: BLE001 - reported to the loop, never lost
             self._push(b"", exc if isinstance(exc, OSError) else OSError(str(exc)))
         finally:
+            self.detach()
             self._done.release()
+
+    def attach(self, fd_of: Callable[[], int | None], feed: Callable[[bytes], object]) -> bool:
+        """Direct mode from now on: this thread writes its bursts to the pipe
+        ``fd_of()`` (a masking process's input) itself. What was read before and
+        not taken yet is handed to ``feed`` (the loop's path) first, while no
+        burst can be handed on, so the bytes keep their order. False when not
+        now (the end was read, or ``fd_of()`` is None after that feed). Called by
+        the loop's thread only; the wait for ``_writing`` is short: unattached,
+        the thread holds it only to queue a burst."""
+        self._writing.acquire()
+        try:
+            with self._lock:
+                if self._sink >= 0 or self._eof or self._error is not None or self._stopping:
+                    return False
+                chunks, self._chunks = self._chunks, []
+                self._queued = 0
+                if self._full:
+                    self._full = False
+                    self._room.release()
+            if chunks:
+                feed(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+            fd = fd_of()
+            if fd is None:
+                return False
+            sink = os.dup(fd)
+            os.set_blocking(sink, False)  # a stuck terminal must not stop close()
+            self._sink = sink
+            return True
+        finally:
+            self._writing.release()
+
+    @property
+    def attached(self) -> bool:
+        return self._sink >= 0
+
+    def detach(self) -> None:
+        """Back to the loop's path (before a service may use the terminal: what
+        is read meanwhile waits, as it did before direct mode). A burst being
+        written is finished first, so the loop never writes to the pipe at the
+        same time. Called by the loop's thread, and by this thread as it ends."""
+        if self._sink < 0:
+            return
+        with self._writing:
+            sink, self._sink = self._sink, -1
+        if sink >= 0:
+            os.close(sink)
+
+    def _direct(self, data: bytes) -> bool:
+        """Write one burst to the attached pipe (``_writing`` held); False when
+        the write failed: the masking process died. Detached then; the caller
+        queues the whole chunk for the loop, whose filter gives it to a
+        successor or withholds it."""
+        sink = self._sink
+        view = memoryview(data)
+        try:
+            while view:
+                try:
+                    view = view[os.write(sink, view):]
+                except BlockingIOError:  # the masking process is behind: wait, or stop
+                    if select.select([self._stop_r], [sink], [])[0] or self._stopping:
+                        return True  # closing: the rest is dropped, never shown
+        except OSError:  # EPIPE
+            self._sink = -1
+            os.close(sink)
+            return False
+        return True
 
     def _push(self, data: bytes, error: OSError | None) -> bool:
         """Queue ``data`` (b"" = end); False when the thread should stop."""
+        if self._queue(data, error):
+            self._room.acquire()  # released by take() or close()
+        return not self._stopping
+
+    def _queue(self, data: bytes, error: OSError | None) -> bool:
+        """Queue ``data`` (b"" = end) and wake the loop; True when the queue is full."""
         with self._lock:
             if self._stopping:
                 return False
@@ -208,9 +310,7 @@ class _MasterReader:
                 os.write(self._wake_w, b"\0")
             except BlockingIOError:
                 pass  # already signalled
-        if full:
-            self._room.acquire()  # released by take() or close()
-        return not self._stopping
+        return full
 
     def take(self) -> tuple[bytes | None, bool]:
         """(bytes read since the last call or None, True at end of output)."""
@@ -248,6 +348,10 @@ class _MasterReader:
             return not (self._busy or self._chunks or self._eof)
 
     def close(self) -> None:
+        """Stop the thread (idempotent); it closes its pipe to the masking process."""
+        if self._closed:
+            return
+        self._closed = True
         with self._lock:
             self._stopping = True
             if self._full:
@@ -330,6 +434,13 @@ def _loop(
     kill_at: float | None = None
     # The filter's deadline only moves when it is fed or released: ask it then.
     deadline = out_filter.idle_deadline()
+    # A filter that is a pipe into a masking process: the reader writes to it itself
+    direct_fd: Callable[[], int | None] | None = getattr(out_filter, "direct_fd", None)
+
+    def feed(data: bytes) -> None:  # what the reader had queued when it attaches
+        out = out_filter.feed(data)
+        if out:
+            write_all(stdout_fd, out)
 
     while True:
         if status is None and (check_child or not master_open):
@@ -349,6 +460,7 @@ def _loop(
             if deadline is not None:
                 timeouts.append(deadline - now)
             if status is not None:
+                last_output = max(last_output, reader.last_data)  # written in direct mode
                 timeouts.append(last_output + DRAIN_IDLE - now)
             elif not master_open:
                 timeouts.append(0.5)  # slave closed but child alive: poll as a fallback
@@ -405,12 +517,17 @@ def _loop(
                 deadline = out_filter.idle_deadline()
                 if out:
                     write_all(stdout_fd, out)
+                if direct_fd is not None and not reader.attached and direct_fd() is not None:
+                    reader.attach(direct_fd, feed)
+                    deadline = out_filter.idle_deadline()
             if eof:
                 master_open = False
         serviced = False
         if services and status is None:
             for service in services:
                 if service.fd >= 0 and service.fd in r:
+                    if reader.attached:  # output waits while it may ask on the terminal
+                        reader.detach()
                     service.ready()
                     serviced = True  # it may have read the terminal: select stdin again
         if stdin_fd in r and not serviced:
@@ -435,6 +552,7 @@ def _loop(
                 pass
             except OSError:
                 pending.clear()
+    reader.close()  # first: its own end of the masking process's pipe (direct mode)
     out = out_filter.flush()
     if out:
         write_all(stdout_fd, out)

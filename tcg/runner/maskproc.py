@@ -167,6 +167,12 @@ class MaskerProcess:
         self._w = w
         self._control = cw if cw >= 0 else None
 
+    @property
+    def input_fd(self) -> int | None:
+        """The pipe the process reads its input from (None before start or after
+        the end): a session's copy loop may write bursts to it directly."""
+        return self._w
+
     def control(self, message: bytes) -> None:
         """A message on the follow-mode process's control pipe (best effort: a
         full or closed pipe drops it)."""

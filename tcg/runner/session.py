@@ -259,6 +259,19 @@ class SessionOutput:
             self.proc.feed(data)
         return b""
 
+    def direct_fd(self) -> int | None:
+        """The masking process's input pipe, once nothing but it needs to see the
+        output (the first screen is decided and no longer collected): the copy
+        loop's reader then writes there itself (tcg.runner.loop._MasterReader's
+        direct mode). None while the station still looks at the output, or when
+        the masking process cannot take it."""
+        if not self.decided or self.failed is not None or self.proc.error is not None:
+            return None
+        first = self.first
+        if first is not None and first.collecting:
+            return None
+        return getattr(self.proc, "input_fd", None)
+
     def _replace(self) -> bool:
         """A new masking process for a dead one; False (and the session ends) when
         the policy cannot be used any more or after MASKER_RESTARTS restarts."""
