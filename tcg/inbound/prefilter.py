@@ -223,21 +223,59 @@ def _pair(seq: Any) -> tuple[tuple[tuple[str, ...], ...], int, tuple[int, int]] 
 
     # the companion least likely to occur near the first set by chance: its price
     # times the characters it may lie within (a far one also costs hyperscan more)
-    second = min((s for s in ranked[1:] if s[0] != first[0]), key=lambda s: (cost(s[2]) * span(s), s[0]),
+    second = min((s for s in ranked[1:] if _apart(s, first)), key=lambda s: (cost(s[2]) * span(s), s[0]),
                  default=None)
     if second is None:
         # the nearest other element every match holds, though common alone ("system"
         # then ":"): where the rare set occurs without it, nothing is reported. ASCII
         # sets only: hyperscan matches those as one expression; a set with other letters
         # is matched literal by literal, and a common one there costs a callback each
-        near = [s for s in every if s[0] != first[0] and rarity(s[2]) <= SECOND_MAX_RARITY
+        near = [s for s in every if _apart(s, first) and rarity(s[2]) <= SECOND_MAX_RARITY
                 and all(x.isascii() for x in s[2] + first[2])]
         second = min(near, key=lambda s: (span(s), cost(s[2])), default=None)
+    if second is None:
+        # the rare set is one chain of literal elements ("новые инструкции для тебя"):
+        # its two halves at a whitespace run, so that a word the chain holds, repeated
+        # in every sentence of a text, is not a candidate unless the rest follows it
+        halves = _split(seq, first)
+        if halves is not None:
+            first, second = halves
     n = len(list(seq))
     if second is None:
         return (first[2],), 0, (_width(seq, 0, first[1]), _width(seq, first[0], n))
     a, b = sorted((first, second))
     return (a[2], b[2]), _width(seq, a[0], b[1]), (_width(seq, 0, b[1]), _width(seq, b[0], n))
+
+
+def _apart(s: tuple[int, int, tuple[str, ...]], t: tuple[int, int, tuple[str, ...]]) -> bool:
+    """Whether two element sets share no element (a pair is one set after the other)."""
+    return s[1] <= t[0] or t[1] <= s[0]
+
+
+def _split(seq: Any, chain: tuple[int, int, tuple[str, ...]]
+           ) -> tuple[tuple[int, int, tuple[str, ...]], tuple[int, int, tuple[str, ...]]] | None:
+    """A chain of literal elements ``seq[chain[0]:chain[1]]`` cut in two at one of its
+    whitespace runs: (left, right) element sets, every match holding a string of the
+    left one and right after it one of the right; the cut whose sets are least likely
+    to occur together by chance (at least one rare, neither commoner than
+    SECOND_MAX_RARITY; both rare when either holds other letters: those pairs are
+    matched literal by literal, a callback each), or None when the chain has no such cut."""
+    items = list(seq)
+    best: tuple[float, Any] | None = None
+    for k in range(chain[0] + 1, chain[1]):
+        if not _is_space_run(str(items[k][0]), items[k][1]):
+            continue
+        left, right = _clean(_pure_seq(items[chain[0]:k])), _clean(_pure_seq(items[k:chain[1]]))
+        if not left or not right:
+            continue
+        ascii_only = all(x.isascii() for x in left + right)
+        if max(rarity(left), rarity(right)) > (SECOND_MAX_RARITY if ascii_only else MAX_RARITY) \
+                or min(rarity(left), rarity(right)) > MAX_RARITY:
+            continue
+        price = cost(left) * cost(right)
+        if best is None or price < best[0]:
+            best = (price, ((chain[0], k, left), (k, chain[1], right)))
+    return None if best is None else best[1]
 
 
 def _width(seq: Any, start: int, end: int) -> int:
