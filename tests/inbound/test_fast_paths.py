@@ -497,9 +497,16 @@ def _follows_reference(first: list[int], second: list[int], reach: int) -> set[i
     return {b for b in second if any(b - reach <= a < b for a in first)}
 
 
-@given(first=st.lists(st.integers(0, 400)), second=st.lists(st.integers(0, 400)), reach=st.integers(0, 60))
-def test_follows_either_way_round(first, second, reach):
+@given(first=st.lists(st.integers(0, 400)), second=st.lists(st.integers(0, 400)), reach=st.integers(0, 60),
+       edges=st.lists(st.tuples(st.integers(0, 30), st.sampled_from([-1, 0, 1])), max_size=12))
+def test_follows_either_way_round(first, second, reach, edges):
     """The ends of the second set with an end of the first at most ``reach`` before them,
-    whichever list is walked (the shorter one is)."""
-    first, second = sorted(first), sorted(second)
-    assert set(_follows(first, second, reach)) == _follows_reference(first, second, reach)
+    whichever list is walked (the shorter one is); ends of the second placed on, just
+    inside and just past the edges (an end of the first, and ``reach`` after it)."""
+    for i, d in edges:
+        if first:
+            a = first[i % len(first)]
+            second = second + [a + d, a + reach + d]
+    for one, two in ((first, second), (second, first)):
+        one, two = sorted(one), sorted(two)
+        assert set(_follows(one, two, reach)) == _follows_reference(one, two, reach)
