@@ -406,26 +406,28 @@ def test_an_ascii_word_as_far_from_the_other_letters_as_the_rule_allows(words):
 
 # ---------------------------------------------------------------- pairs from one chain, shared literals
 
-def _literal_ends(literal: str, text: str) -> list[int]:
-    """Where ``literal`` (prefilter.SPACE as a run of ASCII whitespace) ends in ``text``,
-    caseless, at every place (overlapping)."""
+def _literal_spans(literal: str, text: str) -> list[tuple[int, int]]:
+    """Where ``literal`` (prefilter.SPACE as a run of ASCII whitespace) occurs in
+    ``text``, caseless, at every place (overlapping): (start, end) pairs."""
     body = rf"[\t-\r\x1c-\x20]{{1,{SPACE_RUN}}}"
     pat = re.compile("(?=(" + body.join(map(re.escape, literal.split(SPACE))) + "))", FLAGS)
-    return [m.start() + len(m.group(1)) for m in pat.finditer(text)]
+    return [(m.start(), m.start() + len(m.group(1))) for m in pat.finditer(text)]
 
 
 def _holds_prefilter(rule, text: str) -> bool:
-    """Whether ``text`` holds one alternative's prefilter of ``rule`` as the engine reads
-    it: a literal of its one set; or a literal of the first set, then one of the second
-    ending at most the alternative's reach later."""
+    """Whether ``text`` holds one alternative's prefilter of ``rule`` as the ASCII
+    database reads it: a literal of its one set; or a literal of the first set, then
+    one of the second starting after it, the gap between them at most the
+    alternative's reach less the shortest literal of each set."""
     for sets, reach in zip(rule.prefilter, rule.prefilter_reach, strict=True):
-        first = sorted(e for lit in sets[0] for e in _literal_ends(lit, text))
+        first = [sp for lit in sets[0] for sp in _literal_spans(lit, text)]
         if len(sets) == 1:
             if first:
                 return True
             continue
-        second = [e for lit in sets[1] for e in _literal_ends(lit, text)]
-        if any(a < b <= a + reach for a in first for b in second):
+        gap = reach - sum(min(map(len, lits)) for lits in sets)
+        second = [sp for lit in sets[1] for sp in _literal_spans(lit, text)]
+        if any(0 <= s2 - e1 <= gap for _, e1 in first for s2, _ in second):
             return True
     return False
 
