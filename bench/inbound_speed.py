@@ -10,10 +10,12 @@ Inputs are real text nobody here wrote: Python's own standard library sources
   one string, the worst case for the rules (every line a candidate window);
 - ``source-text``: the same sources as text (some non-ASCII: the nfkc, skeleton and
   invisible paths run too);
-- ``ru-prose``: the Russian hard negatives of bench/data/inbound_corpus.jsonl, each
-  followed by a sentence holding «инструкций», repeated to 5 MB: a word several
-  Russian rules' literals hold, in every sentence (a rule whose prefilter is that word
-  alone would report every sentence);
+- ``ru-prose``: four plain Russian sentences, each holding «инструкций» (a word several
+  Russian rules' literals hold; a rule whose prefilter were that word alone would
+  report every sentence), repeated to 5 MB;
+- ``ru-negatives``: the Russian hard negatives of bench/data/inbound_corpus.jsonl, each
+  followed by a sentence holding «инструкций», repeated to 5 MB: the words of several
+  rules' literal pairs close together, line after line;
 - ``rule-words``: all hard negatives of that corpus (EN, RU, UZ tutorial and UI
   phrasing that shares its words with the rules) repeated to 5 MB.
 Prints medians of several runs, in ms, of wall time and of CPU time (the process's
@@ -42,7 +44,7 @@ import sysconfig
 import time
 
 SIZE = 5_000_000
-CASES = ("mcp-json", "source-text", "ru-prose", "rule-words")
+CASES = ("mcp-json", "source-text", "ru-prose", "ru-negatives", "rule-words")
 
 
 def corpus() -> str:
@@ -107,13 +109,18 @@ def repeated(sentences: list[str]) -> str:
 
 def cases() -> dict[str, str]:
     """The inputs by name: the MCP result frame, the source text, Russian prose with a
-    rule word in every sentence and the hard negatives of all languages."""
+    rule word in every sentence, the Russian hard negatives with it, and the hard
+    negatives of all languages."""
     src = corpus()
     frame = json.dumps({"jsonrpc": "2.0", "id": 1,
                         "result": {"content": [{"type": "text", "text": src}]}})[:SIZE]
+    prose = ["Полный список инструкций приведён в приложении.",
+             "Пароль из инструкций должен содержать не менее 12 символов.",
+             "В разделе инструкций описаны параметры сервера.",
+             "Перед обновлением прочитайте раздел инструкций целиком."]
     ru = [s + " Полный список инструкций приведён в приложении." for s in hard_negatives("ru")]
-    return {"mcp-json": frame, "source-text": src, "ru-prose": repeated(ru),
-            "rule-words": repeated(hard_negatives())}
+    return {"mcp-json": frame, "source-text": src, "ru-prose": repeated(prose),
+            "ru-negatives": repeated(ru), "rule-words": repeated(hard_negatives())}
 
 
 def worker() -> int:
