@@ -288,7 +288,8 @@ class InboundEngine:
         code whose every line holds a common word. ``utf8`` holds the rest in
         UTF-8 mode (hyperscan folds the case of non-ASCII letters there, which
         costs seconds to compile), scanned over the UTF-8 only when the text is
-        not ASCII; a pair there is two literal sets matched up in Python."""
+        not ASCII; each distinct literal is one expression there, its places shared
+        out to every set holding it, and a pair is two sets matched up in Python."""
         import hyperscan
 
         slots: list[tuple[int, int, int]] = []  # (rule index, alternative, 0/1 or PAIR)
