@@ -459,14 +459,16 @@ def test_a_chain_of_literals_is_cut_into_a_pair():
     assert [len(s) for s in by_id["en-persona-dan"].prefilter] == [2, 2, 1]
     assert not _holds_prefilter(by_id["ru-system-instruction"], "Полный список инструкций. " * 3)
     single = [r.id for r in RULES for s in r.prefilter if len(s) == 1]
-    assert len(single) <= 8, single
+    assert len(single) <= 6, single
 
 
 @pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
-def test_a_rule_word_in_every_sentence_is_no_candidate(engines):
-    """Russian prose with «инструкций» (a literal several rules hold) in every sentence:
-    no rule has a candidate, so no window is confirmed with re."""
-    text = "Полный список инструкций приведён в приложении. Смотрите раздел инструкций.\n" * 400
+@pytest.mark.parametrize("word", ["инструкций", "системный", "загрузите", "отправьте", "anything", "remember"])
+def test_a_rule_word_in_every_sentence_is_no_candidate(engines, word):
+    """Prose with a word one alternative's literals hold alone before this change
+    («инструкций», «системный», «загрузите», "anything") in every sentence: no rule has
+    a candidate, so no window is confirmed with re."""
+    text = f"Полный список {word} приведён в приложении. Смотрите раздел {word}.\n" * 400
     assert engines["hyperscan"]._candidates(text) == {}
 
 
