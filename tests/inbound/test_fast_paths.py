@@ -460,6 +460,13 @@ def test_a_chain_of_literals_is_cut_into_a_pair():
     assert not _holds_prefilter(by_id["ru-system-instruction"], "Полный список инструкций. " * 3)
     single = [r.id for r in RULES for s in r.prefilter if len(s) == 1]
     assert len(single) <= 6, single
+    # the whitespace run inside a group: each string cut at it ("системный" | "промпт")
+    assert by_id["ru-system-instruction"].prefilter[1][1] == ("инструкц", "промпт", "сообщени")
+    # a set with other letters is never paired with a common one, matched a callback a place
+    # (":" after «Системный промпт», the Uzbek suffix "dan" after «ты теперь»)
+    utf8_pairs = [s for r in RULES for s in r.prefilter if len(s) == 2
+                  and not all(x.isascii() for lits in s for x in lits)]
+    assert not any(x in (":", "dan") for s in utf8_pairs for lits in s for x in lits)
 
 
 @pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
