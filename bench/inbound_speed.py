@@ -9,7 +9,15 @@ Inputs are real text nobody here wrote: Python's own standard library sources
 - ``mcp-json``: the tool-result frame as JSON (ASCII: non-ASCII escaped), checked as
   one string, the worst case for the rules (every line a candidate window);
 - ``source-text``: the same sources as text (some non-ASCII: the nfkc, skeleton and
-  invisible paths run too).
+  invisible paths run too);
+- ``ru-prose``: four plain Russian sentences, each holding «инструкций» (a word several
+  Russian rules' literals hold; a rule whose prefilter were that word alone would
+  report every sentence), repeated to 5 MB;
+- ``ru-negatives``: the Russian hard negatives of bench/data/inbound_corpus.jsonl, each
+  followed by a sentence holding «инструкций», repeated to 5 MB: the words of several
+  rules' literal pairs close together, line after line;
+- ``rule-words``: all hard negatives of that corpus (EN, RU, UZ tutorial and UI
+  phrasing that shares its words with the rules) repeated to 5 MB.
 Prints medians of several runs, in ms, of wall time and of CPU time (the process's
 own: on a shared machine it moves less than wall time), and the ratios to json.loads
 of the text as a JSON string (what the MCP proxy does to every result before the gate
@@ -36,6 +44,7 @@ import sysconfig
 import time
 
 SIZE = 5_000_000
+CASES = ("mcp-json", "source-text", "ru-prose", "ru-negatives", "rule-words")
 
 
 def corpus() -> str:
@@ -83,12 +92,35 @@ def startup(runs: int) -> None:
           f"ratio {gate / base:5.2f}")
 
 
+def hard_negatives(lang: str | None = None) -> list[str]:
+    """The benign rows of tcg's own inbound corpus (all languages, or ``lang``)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "inbound_corpus.jsonl")
+    with open(path, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    return [r["text"] for r in rows if r["label"] != "attack" and lang in (None, r["lang"])]
+
+
+def repeated(sentences: list[str]) -> str:
+    """The sentences, one a line, repeated to SIZE bytes of UTF-8 (cut at a character)."""
+    block = "\n".join(sentences) + "\n"
+    text = block * (SIZE // len(block.encode("utf-8")) + 1)
+    return text.encode("utf-8")[:SIZE].decode("utf-8", "ignore")
+
+
 def cases() -> dict[str, str]:
-    """The inputs by name: the MCP result frame and the source text."""
+    """The inputs by name: the MCP result frame, the source text, Russian prose with a
+    rule word in every sentence, the Russian hard negatives with it, and the hard
+    negatives of all languages."""
     src = corpus()
     frame = json.dumps({"jsonrpc": "2.0", "id": 1,
                         "result": {"content": [{"type": "text", "text": src}]}})[:SIZE]
-    return {"mcp-json": frame, "source-text": src}
+    prose = ["Полный список инструкций приведён в приложении.",
+             "Пароль из инструкций должен содержать не менее 12 символов.",
+             "В разделе инструкций описаны параметры сервера.",
+             "Перед обновлением сервера изучите раздел инструкций целиком."]
+    ru = [s + " Полный список инструкций приведён в приложении." for s in hard_negatives("ru")]
+    return {"mcp-json": frame, "source-text": src, "ru-prose": repeated(prose),
+            "ru-negatives": repeated(ru), "rule-words": repeated(hard_negatives())}
 
 
 def worker() -> int:
@@ -133,14 +165,14 @@ def ab(baseline: str, runs: int) -> None:
         times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         verdicts: dict[tuple[str, str], str] = {}
         for _ in range(runs):
-            for case in ("mcp-json", "source-text"):
+            for case in CASES:
                 for name, p in procs.items():
                     p.stdin.write(case + "\n")  # type: ignore[union-attr]
                     p.stdin.flush()  # type: ignore[union-attr]
                     got = json.loads(p.stdout.readline())  # type: ignore[union-attr]
                     times.setdefault((case, name), []).append((got["wall"], got["cpu"]))
                     verdicts[(case, name)] = json.dumps([got["rules"], got["where"]], sort_keys=True)
-        for case in ("mcp-json", "source-text"):
+        for case in CASES:
             same = verdicts[(case, "baseline")] == verdicts[(case, "this tree")]
             row = []
             for name in procs:

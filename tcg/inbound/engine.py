@@ -26,6 +26,7 @@ import platform
 import re
 import sys
 import threading
+from bisect import bisect_right
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from tcg.inbound.utf8 import Utf8, ascii_proxy, encode, utf8_of  # noqa: F401 - 
 #: a database in the cache, not read yet (InboundEngine._database)
 _STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
-CACHE_FORMAT = "tcg-inbound-2"
+CACHE_FORMAT = "tcg-inbound-3"
 PAIR = 2  # a slot of the ascii database: a pair of literal sets as one expression
 
 # A whitespace run inside a literal (prefilter.SPACE). ASCII only: the nfkc view turns
@@ -175,6 +176,9 @@ class InboundEngine:
         self._cache: tuple[Path, bytes] | None = None
         self._rules_db: dict[str, Any] = {}  # "ascii" (byte mode) and "utf8" literals
         self._slots: list[tuple[int, int, int]] = []
+        #: utf8 database: literal id -> the slots holding that literal (each distinct literal
+        #: is one expression, so a word several rules share costs one callback a place)
+        self._utf8_slots: list[list[int]] = []
         self._in_db: frozenset[int] = frozenset()
         self._marks_db: dict[int, Any] = {}
         #: ids of the rules hyperscan runs (the rest run with re over whole views)
@@ -211,6 +215,7 @@ class InboundEngine:
             try:
                 accepted = {int(i) for i in state["rules"]}
                 self._slots = [tuple(x) for x in state["slots"]]  # type: ignore[misc]
+                self._utf8_slots = [[int(i) for i in x] for x in state["utf8_slots"]]
                 self._rules_db = {str(k): _STORED for k in state["rules_db"]}
                 self._marks_db = {int(k): _STORED for k in state["marks"]}
             except Exception:  # noqa: BLE001 - unreadable cache: rebuild
@@ -243,7 +248,7 @@ class InboundEngine:
                     write_signed(self._cache_path(f"{prefix}-{name}.hs"), key,  # type: ignore[arg-type]
                                  CACHE_FORMAT, derived.dump_hs(db).encode("ascii"))
             store_state(self._cache_path("json"), key, CACHE_FORMAT,
-                         {"rules": sorted(accepted), "slots": self._slots,
+                         {"rules": sorted(accepted), "slots": self._slots, "utf8_slots": self._utf8_slots,
                           "rules_db": sorted(self._rules_db), "marks": sorted(self._marks_db)})
         return accepted
 
@@ -283,11 +288,14 @@ class InboundEngine:
         code whose every line holds a common word. ``utf8`` holds the rest in
         UTF-8 mode (hyperscan folds the case of non-ASCII letters there, which
         costs seconds to compile), scanned over the UTF-8 only when the text is
-        not ASCII; a pair there is two literal sets matched up in Python."""
+        not ASCII; each distinct literal is one expression there, its places shared
+        out to every set holding it, and a pair is two sets matched up in Python."""
         import hyperscan
 
         slots: list[tuple[int, int, int]] = []  # (rule index, alternative, 0/1 or PAIR)
         exprs: dict[str, list[tuple[bytes, int, int]]] = {"ascii": [], "utf8": []}
+        utf8_ids: dict[tuple[bytes, int], int] = {}  # one expression per distinct literal
+        utf8_slots: list[list[int]] = []
         for c in self._compiled:
             for alt, sets in enumerate(c.rule.prefilter):
                 # the ASCII literals of each set: all an ASCII text can hold
@@ -303,10 +311,18 @@ class InboundEngine:
                 if plain == [list(literals) for literals in sets]:
                     continue
                 for k, literals in enumerate(sets):
-                    exprs["utf8"].extend((_literal(s)[0], _literal(s)[1] | hyperscan.HS_FLAG_UTF8, len(slots))
-                                         for s in literals)
+                    for s in literals:
+                        expr, flags = _literal(s)
+                        lid = utf8_ids.get((expr, flags))
+                        if lid is None:
+                            lid = utf8_ids[(expr, flags)] = len(utf8_slots)
+                            utf8_slots.append([])
+                            exprs["utf8"].append((expr, flags | hyperscan.HS_FLAG_UTF8, lid))
+                        if len(slots) not in utf8_slots[lid]:
+                            utf8_slots[lid].append(len(slots))
                     slots.append((c.index, alt, k))
         self._slots = slots
+        self._utf8_slots = utf8_slots
         self._rules_db = {}
         for name, part in exprs.items():
             if part:
@@ -334,7 +350,7 @@ class InboundEngine:
         ``u``: :func:`utf8_of` the text when the caller has it."""
         ascii_only = text.isascii()
         found: dict[int, set[int]] = {}
-        halves: dict[int, list[int]] = {}  # utf8 slot -> byte ends
+        halves: dict[int, list[int]] = {}  # utf8 literal id -> byte ends
 
         def on_pair(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
             idx = slots[sid][0]
@@ -398,9 +414,10 @@ class InboundEngine:
         """Add the candidate ends of the utf8 database's literal sets (byte ends in
         ``halves``) to ``found``, as character offsets."""
         by_alt: dict[tuple[int, int], list[list[int]]] = {}
-        for sid, ends in halves.items():
-            idx, alt, k = self._slots[sid]
-            by_alt.setdefault((idx, alt), [[], []])[k] = ends
+        for lid, ends in halves.items():
+            for sid in self._utf8_slots[lid]:
+                idx, alt, k = self._slots[sid]
+                by_alt.setdefault((idx, alt), [[], []])[k].extend(ends)
         byte_ends: dict[int, set[int]] = {}
         for (idx, alt), (first, second) in by_alt.items():
             if len(self._compiled[idx].rule.prefilter[alt]) == 1:
@@ -494,6 +511,16 @@ def _no_ascii_fold(prefilter: Any) -> bool:
 def _follows(first: list[int], second: list[int], reach: int) -> list[int]:
     """Ends in ``second`` with an end of ``first`` before them, at most ``reach``
     bytes back (both lists ascending)."""
+    if len(first) < len(second):
+        # the shorter list walked: a word of the second set in every sentence and the
+        # first set rare costs a bisect per end of the first, not a step per end of the second
+        got: list[int] = []
+        j = 0
+        for a in first:
+            lo = max(j, bisect_right(second, a, j))
+            j = bisect_right(second, a + reach, lo)
+            got.extend(second[lo:j])
+        return got
     out = []
     i = 0
     for b in second:

@@ -26,6 +26,10 @@ MAX_RARITY = 6e-5
 # The second set of a pair may be as common as punctuation (":", "#", "<"), not a
 # single letter: with a rare first set close by it still cuts most reports.
 SECOND_MAX_RARITY = 0.05
+# ... and for a second set with other letters, matched literal by literal (a callback a
+# place): no lone common punctuation (":") and no short ASCII word ("dan", an Uzbek suffix),
+# though "@" or "на адрес" will do
+UTF8_NEAR_MAX = 0.005
 PRODUCT_MAX = 32  # literal alternatives a set may expand into
 # Characters of a literal kept: rarity saturates at eight, and a prefix of a literal
 # every match contains is in every match too ("игнорируйте" -> "игнориру").
@@ -223,21 +227,76 @@ def _pair(seq: Any) -> tuple[tuple[tuple[str, ...], ...], int, tuple[int, int]] 
 
     # the companion least likely to occur near the first set by chance: its price
     # times the characters it may lie within (a far one also costs hyperscan more)
-    second = min((s for s in ranked[1:] if s[0] != first[0]), key=lambda s: (cost(s[2]) * span(s), s[0]),
+    second = min((s for s in ranked[1:] if _apart(s, first)), key=lambda s: (cost(s[2]) * span(s), s[0]),
                  default=None)
     if second is None:
         # the nearest other element every match holds, though common alone ("system"
         # then ":"): where the rare set occurs without it, nothing is reported. ASCII
         # sets only: hyperscan matches those as one expression; a set with other letters
         # is matched literal by literal, and a common one there costs a callback each
-        near = [s for s in every if s[0] != first[0] and rarity(s[2]) <= SECOND_MAX_RARITY
-                and all(x.isascii() for x in s[2] + first[2])]
+        near = [s for s in every if _apart(s, first) and rarity(s[2]) <= SECOND_MAX_RARITY
+                and (all(x.isascii() for x in s[2] + first[2]) or _utf8_near(s[2]))]
         second = min(near, key=lambda s: (span(s), cost(s[2])), default=None)
-    n = len(list(seq))
+    halves = None
     if second is None:
+        # the rare set is one chain of literal elements ("новые инструкции для тебя"):
+        # its two halves at a whitespace run, so that a word the chain holds, repeated
+        # in every sentence of a text, is not a candidate unless the rest follows it
+        halves = _split(seq, first)
+    n = len(list(seq))
+    if second is None and halves is None:
         return (first[2],), 0, (_width(seq, 0, first[1]), _width(seq, first[0], n))
-    a, b = sorted((first, second))
+    if halves is not None:
+        a, b = halves
+    else:
+        assert second is not None
+        a, b = sorted((first, second))
     return (a[2], b[2]), _width(seq, a[0], b[1]), (_width(seq, 0, b[1]), _width(seq, b[0], n))
+
+
+def _utf8_near(literals: tuple[str, ...]) -> bool:
+    """Whether a set may be the nearest second set of a pair with other letters (UTF8_NEAR_MAX)."""
+    return rarity(literals) <= UTF8_NEAR_MAX and not any(
+        x.isascii() and x.isalpha() and len(x) <= 3 for x in literals)
+
+
+def _apart(s: tuple[int, int, tuple[str, ...]], t: tuple[int, int, tuple[str, ...]]) -> bool:
+    """Whether two element sets share no element (a pair is one set after the other)."""
+    return s[1] <= t[0] or t[1] <= s[0]
+
+
+def _split(seq: Any, chain: tuple[int, int, tuple[str, ...]]
+           ) -> tuple[tuple[int, int, tuple[str, ...]], tuple[int, int, tuple[str, ...]]] | None:
+    """A chain of literal elements ``seq[chain[0]:chain[1]]`` cut in two at one of its
+    whitespace runs: (left, right) element sets, every match holding a string of the
+    left one and right after it one of the right; the cut whose sets are least likely
+    to occur together by chance (at least one rare, neither commoner than
+    SECOND_MAX_RARITY; both rare when either holds other letters: those pairs are
+    matched literal by literal, a callback each), or None when the chain has no such cut."""
+    items = list(seq)
+    best: tuple[float, Any] | None = None
+    cuts: list[tuple[int, int, Any, Any]] = [
+        (k, k, _pure_seq(items[chain[0]:k]), _pure_seq(items[k:chain[1]]))
+        for k in range(chain[0] + 1, chain[1]) if _is_space_run(str(items[k][0]), items[k][1])]
+    whole = _pure_seq(items[chain[0]:chain[1]]) or set()
+    if whole and all(SPACE in x.strip(SPACE) for x in whole):
+        # every string of the chain cut at its first inner whitespace run, wherever the run
+        # sits in the tree ("системн(?:ый\s{1,3}промпт|ое\s{1,3}сообщение)"): each match
+        # holds one string, so a left part and, after it, a right part
+        parts = [x.strip(SPACE).split(SPACE, 1) for x in whole]
+        cuts.append((chain[1], chain[0], {p[0] for p in parts}, {p[1] for p in parts}))
+    for left_end, right_start, left_raw, right_raw in cuts:
+        left, right = _clean(left_raw), _clean(right_raw)
+        if not left or not right:
+            continue
+        ascii_only = all(x.isascii() for x in left + right)
+        if max(rarity(left), rarity(right)) > (SECOND_MAX_RARITY if ascii_only else MAX_RARITY) \
+                or min(rarity(left), rarity(right)) > MAX_RARITY:
+            continue
+        price = cost(left) * cost(right)
+        if best is None or price < best[0]:
+            best = (price, ((chain[0], left_end, left), (right_start, chain[1], right)))
+    return None if best is None else best[1]
 
 
 def _width(seq: Any, start: int, end: int) -> int:

@@ -11,8 +11,11 @@ Each fast path is compared with the path it replaces on texts built to tell them
   of the whole UTF-8 (caps included);
 - the base64 pass decoding each distinct run once against decoding every run;
 - the literal pairs of the hyperscan prefilter (a rare set and its nearest companion,
-  tcg.inbound.prefilter) against ``re`` over whole texts, on matches generated from
-  each rule's pattern.
+  or the two halves of one chain of literals, tcg.inbound.prefilter) against ``re``
+  over whole texts, on matches generated from each rule's pattern, and read directly
+  off those matches (both literals, in order, within the reach);
+- the utf8 literals shared by several rules' sets (one expression each) and the pair
+  matching walking the shorter list, against ``re`` and a brute-force reference.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from tcg.inbound import marks as marks_mod
 from tcg.inbound.engine import (
     InboundEngine,
     _Compiled,
+    _follows,
     ascii_proxy,
     byte_to_char,
     count_matches,
@@ -37,6 +41,7 @@ from tcg.inbound.engine import (
     plain,
 )
 from tcg.inbound.inspect import inspect
+from tcg.inbound.prefilter import SPACE, SPACE_RUN
 from tcg.inbound.rules import FLAGS, parse_rule
 from tcg.inbound.utf8 import chunked, utf8_of, whole
 from tests.detect.test_encoded import _reference_runs
@@ -397,3 +402,122 @@ def test_an_ascii_word_as_far_from_the_other_letters_as_the_rule_allows(words):
     for chunk in (1, 16384):
         text = "x = 1\n" * 3000 + phrase + "\n" + "y = 2\n" * 3000
         assert engine.scan_view(text, chunked(text, chunk)) == {"x-far": 1}
+
+
+# ---------------------------------------------------------------- pairs from one chain, shared literals
+
+def _literal_spans(literal: str, text: str) -> list[tuple[int, int]]:
+    """Where ``literal`` (prefilter.SPACE as a run of ASCII whitespace) occurs in
+    ``text``, caseless, at every place (overlapping): (start, end) pairs."""
+    body = rf"[\t-\r\x1c-\x20]{{1,{SPACE_RUN}}}"
+    pat = re.compile("(?=(" + body.join(map(re.escape, literal.split(SPACE))) + "))", FLAGS)
+    return [(m.start(), m.start() + len(m.group(1))) for m in pat.finditer(text)]
+
+
+def _holds_prefilter(rule, text: str) -> bool:
+    """Whether ``text`` holds one alternative's prefilter of ``rule`` as the ASCII
+    database reads it: a literal of its one set; or a literal of the first set, then
+    one of the second starting after it, the gap between them at most the
+    alternative's reach less the shortest literal of each set."""
+    for sets, reach in zip(rule.prefilter, rule.prefilter_reach, strict=True):
+        first = [sp for lit in sets[0] for sp in _literal_spans(lit, text)]
+        if len(sets) == 1:
+            if first:
+                return True
+            continue
+        gap = reach - sum(min(map(len, lits)) for lits in sets)
+        second = [sp for lit in sets[1] for sp in _literal_spans(lit, text)]
+        if any(0 <= s2 - e1 <= gap for _, e1 in first for s2, _ in second):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
+def test_every_generated_match_holds_a_prefilter_of_its_rule(rule):
+    """Strings generated from each rule's pattern hold the literal pair (or the lone set)
+    of one of its alternatives, the second literal within the reach of the first: the
+    pairs cut from one chain of literal elements ("новые инструкции" | "для тебя") are
+    in every match and in this order, whatever length each gap takes."""
+    pattern = re.compile(rule.regex, FLAGS)
+
+    @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(st.from_regex(pattern, fullmatch=True))
+    def check(match):
+        text = "".join(" " if c.isspace() and not c.isascii() else c for c in match)
+        if pattern.search(text):  # the mapped text still matches (its bounds hold)
+            assert _holds_prefilter(rule, text), text
+
+    check()
+
+
+def test_a_chain_of_literals_is_cut_into_a_pair():
+    """An alternative that is one chain of literal elements gets two sets, cut at a
+    whitespace run, and a word of the chain alone is no longer its prefilter."""
+    by_id = {r.id: r for r in RULES}
+    sets = by_id["ru-system-instruction"].prefilter[2]
+    assert len(sets) == 2 and "инструкц" in sets[0] and "для\0тебя" in sets[1], sets
+    assert [len(s) for s in by_id["en-persona-dan"].prefilter] == [2, 2, 1]
+    assert not _holds_prefilter(by_id["ru-system-instruction"], "Полный список инструкций. " * 3)
+    single = [r.id for r in RULES for s in r.prefilter if len(s) == 1]
+    assert len(single) <= 6, single
+    # the whitespace run inside a group: each string cut at it ("системный" | "промпт")
+    assert by_id["ru-system-instruction"].prefilter[1][1] == ("инструкц", "промпт", "сообщени")
+    # a set with other letters is never paired with a common one, matched a callback a place
+    # (":" after «Системный промпт», the Uzbek suffix "dan" after «ты теперь»)
+    utf8_pairs = [s for r in RULES for s in r.prefilter if len(s) == 2
+                  and not all(x.isascii() for lits in s for x in lits)]
+    assert not any(x in (":", "dan") for s in utf8_pairs for lits in s for x in lits)
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+@pytest.mark.parametrize("word", ["инструкций", "системный", "загрузите", "отправьте", "anything", "remember"])
+def test_a_rule_word_in_every_sentence_is_no_candidate(engines, word):
+    """Prose with a word one alternative's literals hold alone before this change
+    («инструкций», «системный», «загрузите», "anything") in every sentence: no rule has
+    a candidate, so no window is confirmed with re."""
+    text = f"Полный список {word} приведён в приложении. Смотрите раздел {word}.\n" * 400
+    assert engines["hyperscan"]._candidates(text) == {}
+
+
+RU_UZ_WORDS = ["инструкций", "инструкции", "правила", "системные", "системный промпт", "новые", "новая",
+               "для тебя", "указания", ":", "отправь", "ключ", "файл .env", "пользователь", "foydalanuvchi",
+               "ko'rsatma", "buyruq", "yangi", "bilmasligi", "kerak", "ты", "теперь", ". ", "\n"]
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                 HealthCheck.too_slow])
+@given(pieces=st.lists(st.one_of(st.sampled_from(RU_UZ_WORDS), st.sampled_from(NON_ASCII_EXAMPLES),
+                                  st.sampled_from(EXAMPLES)), min_size=1, max_size=14),
+       sep=st.sampled_from([" ", "  ", "\n", " x "]))
+def test_shared_literals_count_what_re_counts(engines, pieces, sep):
+    """The words the RU/UZ rules' literal sets share (one hyperscan expression each, its
+    places shared out to every set holding it), in any order and number beside whole
+    phrases: the hyperscan engine counts what re counts, view by view, and every re
+    match holds one of its candidates."""
+    text = sep.join(pieces)
+    fast, slow = engines["hyperscan"], engines["re"]
+    assert fast.scan_view(text) == slow.scan_view(text), text
+    ends = fast._candidates(text)
+    for c in fast._compiled:
+        for m in c.pat.finditer(text):
+            assert any(m.start() < e <= m.end() for e in ends.get(c.index, ())), (c.rule.id, text)
+
+
+def _follows_reference(first: list[int], second: list[int], reach: int) -> set[int]:
+    return {b for b in second if any(b - reach <= a < b for a in first)}
+
+
+@given(first=st.lists(st.integers(0, 400)), second=st.lists(st.integers(0, 400)), reach=st.integers(0, 60),
+       edges=st.lists(st.tuples(st.integers(0, 30), st.sampled_from([-1, 0, 1])), max_size=12))
+def test_follows_either_way_round(first, second, reach, edges):
+    """The ends of the second set with an end of the first at most ``reach`` before them,
+    whichever list is walked (the shorter one is); ends of the second placed on, just
+    inside and just past the edges (an end of the first, and ``reach`` after it)."""
+    for i, d in edges:
+        if first:
+            a = first[i % len(first)]
+            second = second + [a + d, a + reach + d]
+    for one, two in ((first, second), (second, first)):
+        one, two = sorted(one), sorted(two)
+        assert set(_follows(one, two, reach)) == _follows_reference(one, two, reach)
