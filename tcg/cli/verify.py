@@ -49,11 +49,11 @@ class Check:
 
 
 def _tcg_shell() -> list[str]:
-    return [sys.executable, "-c", "import sys; from tcg.shell_entry import main; sys.exit(main())"]
+    return [sys.executable, "-I", "-c", "import sys; from tcg.shell_entry import main; sys.exit(main())"]
 
 
 def _tcg() -> list[str]:
-    return [sys.executable, "-m", "tcg"]
+    return [sys.executable, "-I", "-m", "tcg"]
 
 
 def _values() -> list[str]:

@@ -108,13 +108,18 @@ class MaskerProcess:
 
     def after_start(self) -> None:
         """Once the shell runs: start the fork server if this session found none
-        (its start costs CPU the first prompt should not wait for)."""
-        from tcg.runner import maskserver
-
+        (its start costs CPU the first prompt should not wait for). Best effort: a
+        server that cannot start must not end a session that masks already (its
+        caller turns an exception into the start-up fallback)."""
         if self.launch_server:
             self.launch_server = False
-            self.launched = True
-            maskserver.launch(self.env)
+            try:
+                from tcg.runner import maskserver
+
+                maskserver.launch(self.env)
+                self.launched = True
+            except Exception:  # noqa: BLE001 - sessions keep starting fresh masking processes
+                pass
 
     def confirm_policy(self, fingerprint: str) -> None:
         """A served worker writes nothing until it hears the fingerprint of the
@@ -141,9 +146,9 @@ class MaskerProcess:
     def _start_fresh(self) -> None:
         # a one-line command: the masker's worker, held to the station's policy; a
         # terminal session: its own worker, which follows the policy's changes
-        argv = ([sys.executable, "-c", _entry("tcg.mask.filter", "worker_main"), "--mode", self.mode,
+        argv = ([sys.executable, "-I", "-c", _entry("tcg.mask.filter", "worker_main"), "--mode", self.mode,
                  "--policy-fingerprint", self.fingerprint] if self.fingerprint
-                else [sys.executable, "-c", _entry("tcg.runner.session_mask", "main"), "--mode",
+                else [sys.executable, "-I", "-c", _entry("tcg.runner.session_mask", "main"), "--mode",
                       self.mode, "--control-fd", "3"])
         r, w = os.pipe()
         actions = [(os.POSIX_SPAWN_DUP2, r, 0)]
@@ -268,8 +273,11 @@ class MaskerProcess:
 
 
 def _entry(module: str, function: str) -> str:
-    """``python -c`` text running ``module.function(argv)`` as a masking process:
+    """``python -I -c`` text running ``module.function(argv)`` as a masking process:
     ``-m`` would load runpy and importlib.util first (~7 ms CPU of every start).
+    ``-I``: without it ``sys.path[0]`` is the working directory, and a ``tcg/``
+    directory in a repository would be imported as the masker (code run outside
+    the agents' view, and the session's raw output in its hands).
     The trailing comment keeps ``MODULE --worker`` in its command line (ps, pgrep)."""
     return (f"import sys;from tcg.mask.filter import exit_after;from {module} import {function};"
             f"exit_after(lambda:{function}(sys.argv[1:]))#{module} --worker")

@@ -98,6 +98,30 @@ def code_stamp() -> tuple[tuple[str, int, int, int], ...]:
     return tuple(out)
 
 
+def peer_is_ours(sock: Any) -> bool:
+    """Whether the process at the other end of ``sock`` may be trusted with a
+    session's unmasked output (client side) or may ask for a worker (server side):
+    the same uid, the same mount, pid and user namespaces, and the same interpreter
+    binary. A process inside the agents' OS view (tcg.sandbox: namespaces of its
+    own) shares the uid and can write tcg's state dir, so the uid alone would let
+    it bind a socket of its own at the server's path and receive every later
+    session's raw output; the namespaces tell it apart. Any doubt is False."""
+    import _socket as socket
+    import struct
+
+    try:
+        pid, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                          struct.calcsize("3i")))
+        if uid != os.getuid() or pid <= 0:
+            return False
+        for ns in ("mnt", "pid", "user"):
+            if os.readlink(f"/proc/{pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}"):
+                return False
+        return os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath("/proc/self/exe")
+    except (OSError, struct.error, ValueError):
+        return False
+
+
 # ---------------------------------------------------------------- client side
 
 
@@ -205,9 +229,7 @@ def request(env: Mapping[str, str], mode: str, fds: list[int]) -> Served | str:
         except (FileNotFoundError, ConnectionRefusedError):
             s.close()
             return "absent"
-        _, uid, _ = struct.unpack("3i", s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
-                                                     struct.calcsize("3i")))
-        if uid != os.getuid():
+        if not peer_is_ours(s):
             s.close()
             return "failed"
         cwd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
@@ -234,7 +256,7 @@ def launch(env: Mapping[str, str]) -> None:
     masking processes as before): in a session of its own, through ``sh … &``,
     whose exit a millisecond later reap() collects, so the server is not the
     station's child (no zombie when it exits first)."""
-    argv = ["/bin/sh", "-c", '"$@" &', "sh", sys.executable, "-c",
+    argv = ["/bin/sh", "-c", '"$@" &', "sh", sys.executable, "-I", "-c",
             "import sys;from tcg.runner.maskserver import serve_main;"
             "sys.exit(serve_main())#tcg.runner.maskserver --server"]
     null = os.devnull
@@ -268,6 +290,8 @@ def serve_main() -> int:
     import fcntl
     import time
 
+    stamp = code_stamp()  # first: an edit from here on makes this server stale
+    os.closerange(3, 65536)  # nothing of the first station's (or its shell's) is kept for hours
     env = os.environ
     path = socket_path(env)
     if len(path.encode()) > SUN_PATH_MAX:
@@ -283,7 +307,6 @@ def serve_main() -> int:
     except OSError:
         return 0  # another server of this install is starting or running
     time.sleep(START_DELAY)  # the first session's own masking process and shell go first
-    stamp = code_stamp()
     _preload()
     listener = _listen(path)
     ino = os.stat(path).st_ino
@@ -355,7 +378,6 @@ def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock:
     the socket is no longer ours."""
     import signal
     import socket
-    import struct
     import time
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers report on their connection
@@ -378,9 +400,7 @@ def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock:
         with conn:
             fds: list[int] = []
             try:
-                _, uid, _ = struct.unpack("3i", conn.getsockopt(
-                    socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-                if uid != os.getuid():
+                if not peer_is_ours(conn):
                     continue  # closed without a word
                 conn.settimeout(1.0)
                 msg, fds, flags, _ = socket.recv_fds(conn, 1 << 20, MAX_FDS)

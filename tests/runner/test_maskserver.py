@@ -285,3 +285,83 @@ def test_a_server_that_does_not_answer_leaves_the_station_on_the_fresh_path(serv
         proc.discard()
     finally:
         os.kill(server, signal.SIGCONT)
+
+
+def test_a_peer_of_this_install_and_namespaces_is_trusted():
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        assert maskserver.peer_is_ours(a) and maskserver.peer_is_ours(b)
+    finally:
+        a.close()
+        b.close()
+
+
+FAKE_SERVER = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1])
+s.listen(4)
+open(sys.argv[2] + ".ready", "w").close()
+c, _ = s.accept()
+c.settimeout(60)
+try:
+    msg, fds, _, _ = socket.recv_fds(c, 1 << 20, 8)
+except OSError:
+    msg, fds = b"", []
+open(sys.argv[2], "w").write("%d %d" % (len(fds), len(msg)))
+"""
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="optional tool not installed: bwrap")
+def test_a_listener_in_another_mount_namespace_gets_no_session(tmp_path):
+    """What a command inside the agents' OS view (namespaces of its own, the same
+    uid, tcg's state dir writable) could do: bind its own socket at the server's
+    path. The station must not hand it the session's raw output or terminal."""
+    env = dict(os.environ)
+    path = maskserver.socket_path(env)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    report = tmp_path / "fake"
+    fake = subprocess.Popen(["bwrap", "--dev-bind", "/", "/", "--", sys.executable, "-I", "-c",
+                             FAKE_SERVER, path, str(report)])
+    try:
+        wait_for(lambda: Path(str(report) + ".ready").exists() or fake.poll() is not None, 60,
+                 "the fake server to listen")
+        assert fake.poll() is None, "bwrap could not start the fake server"
+        r, w = os.pipe()
+        try:
+            got = maskserver.request(env, "terminal", [r, 1, 2, r])
+        finally:
+            os.close(r)
+            os.close(w)
+        assert got == "failed"
+        assert fake.wait(timeout=60) == 0
+        assert report.read_text() == "0 0"  # closed before a byte or a descriptor was sent
+    finally:
+        if fake.poll() is None:
+            fake.kill()
+            fake.wait()
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+def test_masking_processes_never_import_tcg_from_the_working_directory(tmp_path, monkeypatch):
+    """A repository may hold a ``tcg/`` directory (an agent can write one): the
+    masking process and the fork server must load the installed tcg, not that."""
+    trap = tmp_path / "repo"
+    (trap / "tcg").mkdir(parents=True)
+    mark = tmp_path / "imported"
+    (trap / "tcg" / "__init__.py").write_text(f"open({str(mark)!r}, 'w').close()\n")
+    monkeypatch.chdir(trap)
+    proc = MaskerProcess("terminal", None, dict(os.environ), serve=True)
+    proc.start()
+    assert proc.served is None and proc.pid is not None  # no server yet: a fresh process
+    proc.after_start()  # and the server it starts, in the same directory
+    wait_for(lambda: listening(os.environ), 120, "the server to listen")
+    maskserver.reap()
+    proc.discard()
+    a = _ask()
+    assert a.got.confirm(_policy_fingerprint(), 60)
+    os.write(a.w, header(0) + DATA)
+    status, out = a.finish()
+    assert status == 0 and out.count(b"<SECRET:") == 2
+    assert not mark.exists()
