@@ -34,11 +34,12 @@ def watch_command(interval: float | None = None) -> list[str]:
     On Windows it is pythonw.exe (no console window at logon) when there is one.
     """
     exe = shutil.which("tcg")
-    argv = [os.path.abspath(exe)] if exe else [sys.executable, "-m", "tcg"]
+    # -I: never a tcg/ directory of the working directory in place of the installed package
+    argv = [os.path.abspath(exe)] if exe else [sys.executable, "-I", "-m", "tcg"]
     if sys.platform == "win32":  # pragma: no cover - Windows only
         pyw = os.path.join(os.path.dirname(sys.executable), "pythonw.exe")
         if os.path.exists(pyw):
-            argv = [pyw, "-m", "tcg"]
+            argv = [pyw, "-I", "-m", "tcg"]
     argv += ["clipboard", "watch"]
     if interval is not None:
         argv += ["--interval", repr(float(interval))]
