@@ -29,6 +29,8 @@ queues.py     queue 4-13                       _queue 0.2        runner.session_
 signals.py    signal 12 (enum)                 _signal 0.08      runner.signals (every command)
 libc.py       ctypes 2.0                       _ctypes 0.4       sandbox.linux (agent commands)
 reparse.py    no public regex parser           re._parser        detect.regex (rule analysis)
+sockets.py    socket 7.0-9.2 (enum, selectors) _socket 0.45-0.5  runner.maskserver (the station's
+                                                                 request at every session start)
 ============  ===============================  ================  =====================================
 
 Signed files (every start-up cache, among them the policy snapshot each hook

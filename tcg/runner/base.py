@@ -162,7 +162,7 @@ def read_burst(fd: int, cap: int) -> bytes | None:
     (~40 µs per feed; 70 MB/s in 4 KiB feeds, ~190 MB/s in 64 KiB ones), so
     bytes that are already waiting are collected into one chunk; nothing is
     waited for, so interactive latency is unchanged. (Pipe mode; the PTY loop
-    batches on its reader thread instead, see ``loop._MasterReader``.)
+    batches on its reader thread instead, see ``tcg.runner.master_reader``.)
 
     Returns None when nothing was ready, b"" at end of file (EIO on a PTY
     master whose slave is closed). An error after some data is left for the

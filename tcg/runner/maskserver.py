@@ -106,8 +106,9 @@ def peer_is_ours(sock: Any) -> bool:
     own) shares the uid and can write tcg's state dir, so the uid alone would let
     it bind a socket of its own at the server's path and receive every later
     session's raw output; the namespaces tell it apart. Any doubt is False."""
-    import _socket as socket
     import struct
+
+    from tcg._lean import sockets as socket
 
     try:
         pid, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
@@ -214,8 +215,9 @@ def request(env: Mapping[str, str], mode: str, fds: list[int]) -> Served | str:
     """Ask the server for a masking worker on ``fds`` (input, terminal, stderr,
     control). A Served (the request is sent; Served.confirm reads the answer),
     or why not: "absent" (no server: start one) or "failed"."""
-    import _socket as socket  # socket.py imports enum & co.: ~5 ms of the station's start
     import struct
+
+    from tcg._lean import sockets as socket
 
     path = socket_path(env)
     if len(path.encode()) > SUN_PATH_MAX:

@@ -262,7 +262,7 @@ class SessionOutput:
     def direct_fd(self) -> int | None:
         """The masking process's input pipe, once nothing but it needs to see the
         output (the first screen is decided and no longer collected): the copy
-        loop's reader then writes there itself (tcg.runner.loop._MasterReader's
+        loop's reader then writes there itself (tcg.runner.master_reader.MasterReader's
         direct mode). None while the station still looks at the output, or when
         the masking process cannot take it."""
         if not self.decided or self.failed is not None or self.proc.error is not None:

@@ -1,6 +1,6 @@
 """The session's direct output path: once the first screen is settled, the copy
 loop's PTY reader thread writes the shell's output straight into the masking
-process's pipe (tcg.runner.loop._MasterReader.attach). Real bash on a real PTY,
+process's pipe (tcg.runner.master_reader.MasterReader.attach). Real bash on a real PTY,
 the real masking process writing to fd 1 (captured); the reader's methods are
 only wrapped to see which path a burst took."""
 
@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tcg.runner import loop
+from tcg.runner import loop, master_reader
 from tcg.runner.posix import spawn_pty
 from tcg.runner.session import SessionOutput
 from tcg.runner.session_screen import FirstScreen
@@ -33,24 +33,24 @@ class Spy:
         self.sent: list[bytes] = []
         self.attached = threading.Event()
         self.attaches = 0
-        send, attach = loop._MasterReader._direct, loop._MasterReader.attach
+        send, attach = master_reader.MasterReader._direct, master_reader.MasterReader.attach
         spy = self
 
-        def _direct(reader: loop._MasterReader, data: bytes) -> bool:
+        def _direct(reader: master_reader.MasterReader, data: bytes) -> bool:
             ok = send(reader, data)
             if ok:
                 spy.sent.append(data)
             return ok
 
-        def _attach(reader: loop._MasterReader, fd_of, feed) -> bool:
+        def _attach(reader: master_reader.MasterReader, fd_of, feed) -> bool:
             ok = attach(reader, fd_of, feed)
             if ok:
                 spy.attaches += 1
                 spy.attached.set()
             return ok
 
-        monkeypatch.setattr(loop._MasterReader, "_direct", _direct)
-        monkeypatch.setattr(loop._MasterReader, "attach", _attach)
+        monkeypatch.setattr(master_reader.MasterReader, "_direct", _direct)
+        monkeypatch.setattr(master_reader.MasterReader, "attach", _attach)
 
     def direct(self) -> bytes:
         return b"".join(self.sent)
