@@ -36,7 +36,7 @@ from tcg.inbound.marks import EXPENSIVE, INVISIBLE, NFKC, PERCENT, TRIGGER, Mark
 from tcg.inbound.prefilter import SPACE, SPACE_RUN
 from tcg.inbound.rules import FLAGS, LOOKAROUND_MAX, InboundRule, builtin_rule_files
 from tcg.inbound.store import load_state, packaged_rules, store_state
-from tcg.inbound.utf8 import Utf8, ascii_proxy, encode, utf8_of  # noqa: F401 - re-exported
+from tcg.inbound.utf8 import Utf8, utf8_of
 
 #: a database in the cache, not read yet (InboundEngine._database)
 _STORED = object()
@@ -484,19 +484,6 @@ class InboundEngine:
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def byte_to_char(data: bytes, offsets: list[int], ascii_only: bool) -> dict[int, int]:
-    """Byte offsets (ascending, on character boundaries) -> character offsets."""
-    if ascii_only:
-        return {b: b for b in offsets}
-    out = {}
-    prev_b = prev_c = 0
-    for b in offsets:
-        prev_c += len(data[prev_b:b].decode("utf-8", "replace"))
-        prev_b = b
-        out[b] = prev_c
-    return out
 
 
 def _no_ascii_fold(prefilter: Any) -> bool:

@@ -55,7 +55,7 @@ class Utf8:
     def to_char(self, offsets: list[int]) -> dict[int, int]:
         """Byte offsets (ascending, on character boundaries) -> character offsets:
         outside the wide parts a subtraction, inside one a decode of its bytes from
-        the previous offset in it (linear, as tcg.inbound.engine.byte_to_char)."""
+        the previous offset in it (linear)."""
         if not self.wide:
             return {b: b for b in offsets}
         out = {}

@@ -34,16 +34,13 @@ from tcg.inbound.engine import (
     InboundEngine,
     _Compiled,
     _follows,
-    ascii_proxy,
-    byte_to_char,
     count_matches,
-    encode,
     plain,
 )
 from tcg.inbound.inspect import inspect
 from tcg.inbound.prefilter import SPACE, SPACE_RUN
 from tcg.inbound.rules import FLAGS, parse_rule
-from tcg.inbound.utf8 import chunked, utf8_of, whole
+from tcg.inbound.utf8 import ascii_proxy, chunked, encode, utf8_of, whole
 from tests.detect.test_encoded import _reference_runs
 from tests.inbound.conftest import RULES
 
@@ -230,7 +227,7 @@ def test_chunked_utf8_is_the_encoding(text, chunk):
     for c_lo, b_lo, c_hi, b_hi in u.wide:
         assert data[b_lo:b_hi] == encode(text[c_lo:c_hi])
     bounds = [i for i in range(len(data) + 1) if i == len(data) or data[i] & 0xC0 != 0x80]
-    assert u.to_char(bounds) == byte_to_char(data, bounds, False)
+    assert u.to_char(bounds) == _char_offsets(data, bounds)
 
 
 def test_a_text_mostly_of_other_letters_is_encoded_whole():
@@ -248,12 +245,17 @@ def test_a_text_mostly_of_other_letters_is_encoded_whole():
     assert utf8_of(lines) == whole(lines) and chunked(sparse) == utf8_of(sparse)
 
 
+def _char_offsets(data: bytes, offsets) -> dict[int, int]:
+    """Byte offsets -> character offsets, by decoding everything before each: the reference."""
+    return {b: len(data[:b].decode("utf-8", "replace")) for b in offsets}
+
+
 def _whole_scan_marks(engine, text):
     """The marks as one scan of the whole UTF-8 per kind finds them: the reference."""
     data = encode(text)
     raw, capped = marks_mod.scan_hyperscan(lambda kind: engine._database("marks", kind), data,
                                            marks_mod.kinds_of(text))
-    conv = byte_to_char(data, sorted({b for v in raw.values() for b in v}), text.isascii())
+    conv = _char_offsets(data, {b for v in raw.values() for b in v})
     return {kind: [conv[b] for b in hits] for kind, hits in raw.items()}, capped
 
 
