@@ -167,7 +167,7 @@ def _loop(
     # A filter that is a pipe into a masking process: the reader writes to it itself
     direct_fd: Callable[[], int | None] | None = getattr(out_filter, "direct_fd", None)
 
-    def feed(data: bytes) -> None:  # what the reader had queued when it attaches
+    def feed(data: bytes) -> None:  # a batch the reader queued (also at attach)
         out = out_filter.feed(data)
         if out:
             write_all(stdout_fd, out)
@@ -243,10 +243,8 @@ def _loop(
             data, eof = reader.take()
             if data is not None:
                 last_output = time.monotonic()
-                out = out_filter.feed(data)
+                feed(data)
                 deadline = out_filter.idle_deadline()
-                if out:
-                    write_all(stdout_fd, out)
                 if direct_fd is not None and not reader.attached and direct_fd() is not None:
                     reader.attach(direct_fd, feed)
                     deadline = out_filter.idle_deadline()

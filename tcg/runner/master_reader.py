@@ -151,13 +151,9 @@ class MasterReader:
             with self._lock:
                 if self._sink >= 0 or self._eof or self._error is not None or self._stopping:
                     return False
-                chunks, self._chunks = self._chunks, []
-                self._queued = 0
-                if self._full:
-                    self._full = False
-                    self._room.release()
-            if chunks:
-                feed(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+                queued = self._unqueue()
+            if queued:
+                feed(queued)
             fd = fd_of()
             if fd is None:
                 return False
@@ -238,15 +234,11 @@ class MasterReader:
         except BlockingIOError:
             pass
         with self._lock:
-            chunks, self._chunks = self._chunks, []
-            self._queued = 0
+            queued = self._unqueue()
             eof, error = self._eof, self._error
-            if not chunks:
+            if not queued:
                 self._error = None  # data read before the error goes out first
-            if self._full:
-                self._full = False
-                self._room.release()
-        if not chunks:
+        if not queued:
             if error is not None:
                 raise error
             return None, eof
@@ -256,7 +248,17 @@ class MasterReader:
                 os.write(self._wake_w, b"\0")
             except BlockingIOError:
                 pass
-        return (chunks[0] if len(chunks) == 1 else b"".join(chunks)), eof
+        return queued, eof
+
+    def _unqueue(self) -> bytes:
+        """What is queued, taken off the queue (``_lock`` held), and the thread
+        let go on if it waited for room."""
+        chunks, self._chunks = self._chunks, []
+        self._queued = 0
+        if self._full:
+            self._full = False
+            self._room.release()
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def idle(self) -> bool:
         """True when no output is in flight: none waiting on the master (checked
