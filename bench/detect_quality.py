@@ -303,13 +303,14 @@ def print_by_rule(samples: list[Sample], hits: Hits, keep: Callable[[Sample], bo
     print("\ntcg mask false positives by tcg rule (samples):")
     for rule, k in fp.most_common():
         print(f"  {k:4d}  {rule}")
-    same, near = label_conflicts(samples, hits, keep)
-    print(f"\nof the {sum(1 for s in samples if keep(s) and not s.label and hits.get(s.index))} "
-          f"flagged negatives, {same} hold a flagged value that a label-1 sample of the same source "
-          "holds verbatim (no judgement of the value alone can clear those without losing that "
-          f"positive) and {near} more one that differs from a label-1 sample's token in at most "
-          f"{NEAR_EDITS} characters, substituted or cut/added at its end (a near-miss test: the "
-          "label turns on a vendor's exact length or alphabet)")
+    classes = Counter(kind for kind, _ in label_conflicts(samples, hits, keep).values())
+    flagged = sum(1 for s in samples if keep(s) and not s.label and hits.get(s.index))
+    print(f"\nof the {flagged} flagged negatives, {classes['same']} hold a flagged value that a label-1 "
+          "sample of the same source holds verbatim (no judgement of the value alone can clear those "
+          f"without losing that positive) and {classes['near']} more one that differs from a label-1 "
+          f"sample's token in at most {NEAR_EDITS} substituted characters, or up to {NEAR_EDITS + 1} "
+          "cut or added at its end (a near-miss test: the label turns on a vendor's exact length or "
+          "alphabet); `--list fp` names the positive each one conflicts with")
     print(f"\ntcg mask misses by source rule ({sum(miss.values())} samples, top 60):")
     for rule, k in miss.most_common(60):
         print(f"  {k:4d}  {rule}")
@@ -336,38 +337,52 @@ def _near(value: str, token: str) -> bool:
     return len(long_) - len(short) <= NEAR_EDITS + 1 and long_.startswith(short)
 
 
-def label_conflicts(samples: list[Sample], hits: Hits, keep: Callable[[Sample], bool]) -> tuple[int, int]:
-    """(same, near): flagged negatives whose flagged value (12+ characters) a positive of the
-    same source holds verbatim, and the others whose value is within :data:`NEAR_EDITS` of a
-    positive's token. Same: the labels turn on context (a neighbouring keyword, a client id,
-    the peer's proximity window). Near: on the vendor's exact length or alphabet."""
-    positives: dict[str, list[str]] = defaultdict(list)
-    tokens: dict[tuple[str, str], list[str]] = defaultdict(list)  # (source, first 6) -> tokens
+Conflict = tuple[str, str]  # ("same" | "near" | "none", where of the positive or "")
+
+
+def label_conflicts(samples: list[Sample], hits: Hits, keep: Callable[[Sample], bool]) -> dict[int, Conflict]:
+    """For each kept flagged negative: ``same`` when a positive of the same source holds a
+    flagged value (12+ characters) verbatim, else ``near`` when a value is within
+    :data:`NEAR_EDITS` of a positive's token (substituted anywhere, also in its first
+    characters, or cut/added at its end), else ``none``; with the positive's place. Same:
+    the labels turn on context (a neighbouring keyword, a client id, the peer's proximity
+    window). Near: on the vendor's exact length or alphabet."""
+    positives: dict[str, list[Sample]] = defaultdict(list)
+    by_len: dict[tuple[str, int], list[tuple[str, Sample]]] = defaultdict(list)
+    by_head: dict[tuple[str, str], list[tuple[str, Sample]]] = defaultdict(list)
     for s in samples:
         if s.label:
-            positives[s.source].append(s.text)
+            positives[s.source].append(s)
             for t in _TOKEN.findall(s.text):
-                tokens[(s.source, t[:6])].append(t)
-    same = near = 0
+                by_len[(s.source, len(t))].append((t, s))
+                by_head[(s.source, t[:6])].append((t, s))
+    out: dict[int, Conflict] = {}
     for s in samples:
         if not keep(s) or s.label or not hits.get(s.index):
             continue
         values = [v for v in _flagged_values(s.text) if len(v) >= 12]
-        if any(v in text for v in values for text in positives[s.source]):
-            same += 1
-        elif any(_near(v, t) for v in values for t in tokens[(s.source, v[:6])]):
-            near += 1
-    return same, near
+        same = next((p for v in values for p in positives[s.source] if v in p.text), None)
+        if same is not None:
+            out[s.index] = ("same", same.where)
+            continue
+        near = next((p for v in values
+                     for t, p in by_len[(s.source, len(v))] + by_head[(s.source, v[:6])]
+                     if _near(v, t)), None)
+        out[s.index] = ("near", near.where) if near is not None else ("none", "")
+    return out
 
 
 def print_list(samples: list[Sample], hits: Hits, which: str, show: bool,
                keep: Callable[[Sample], bool]) -> None:
+    conflicts = label_conflicts(samples, hits, keep) if which == "fp" else {}
     for s in samples:
         got = hits.get(s.index) or []
         if not keep(s):
             continue
         if (which == "fp" and not s.label and got) or (which == "miss" and s.label and not got):
-            print(f"{s.where} [{s.rule}] {sorted(set(got))}")
+            kind, where = conflicts.get(s.index, ("", ""))
+            note = f" {kind} {where}".rstrip() if kind and kind != "none" else ""
+            print(f"{s.where} [{s.rule}] {sorted(set(got))}{note}")
             if show:
                 print("    " + s.text.strip().replace("\n", "\n    "))
 
