@@ -26,9 +26,11 @@ flag rate on label 0, for
 ``--by-rule`` breaks tcg's false positives down by the tcg rule that fired and its misses by
 the source's rule, and counts the flagged negatives whose flagged value a positive of the same
 source holds (paired tests whose label turns on context, not on the value) or nearly holds
-(near-miss tests whose label turns on a vendor's exact length or alphabet);
-``--list fp|miss`` names the samples (source:line) and ``--show`` adds their text — the
-peers' test strings, printed only when asked.
+(near-miss tests whose label turns on a vendor's exact length or alphabet), and says how many
+flagged negatives must go for the acceptance flag rates and how many positives recall can
+still lose; ``--list fp|miss`` names the samples (source:line; a flagged negative with its
+class and the positive it conflicts with) and ``--show`` adds their text — the peers' test
+strings, printed only when asked.
 
 Held-out figures: every sample falls in the ``tune`` or the ``holdout`` half by a hash of its
 text (columns of the table). Rule changes are studied on the tune half only (``--half tune``
@@ -40,6 +42,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -311,9 +314,28 @@ def print_by_rule(samples: list[Sample], hits: Hits, keep: Callable[[Sample], bo
           f"sample's token in at most {NEAR_EDITS} substituted characters, or up to {NEAR_EDITS + 1} "
           "cut or added at its end (a near-miss test: the label turns on a vendor's exact length or "
           "alphabet); `--list fp` names the positive each one conflicts with")
+    print_budget(samples, hits, keep)
     print(f"\ntcg mask misses by source rule ({sum(miss.values())} samples, top 60):")
     for rule, k in miss.most_common(60):
         print(f"  {k:4d}  {rule}")
+
+
+TARGET_FLAG_RATE = 0.03  # flag rate on negatives, overall
+TARGET_SOURCE_RATE = 0.06  # flag rate on negatives, every source
+TARGET_RECALL = 0.75
+
+
+def print_budget(samples: list[Sample], hits: Hits, keep: Callable[[Sample], bool]) -> None:
+    """How far the kept samples are from the acceptance figures, in samples: flagged negatives
+    that must go (overall and per source) and positives that may still be lost."""
+    sc = score([s for s in samples if keep(s)], hits)
+    def over(k: str, rate: float) -> int:
+        return max(0, sc[k].flagged - math.floor(rate * sc[k].negatives + 1e-9))
+    spare = sc["all"].found - math.ceil(TARGET_RECALL * sc["all"].positives - 1e-9)
+    parts = [f"{k} {over(k, TARGET_SOURCE_RATE)} of {sc[k].flagged}" for k in SOURCES if sc[k].negatives]
+    print(f"\nto a flag rate <= {TARGET_FLAG_RATE}: {over('all', TARGET_FLAG_RATE)} of the "
+          f"{sc['all'].flagged} flagged negatives must go; to <= {TARGET_SOURCE_RATE} per source: "
+          + ", ".join(parts) + f"; recall >= {TARGET_RECALL} has {spare} positives to spare")
 
 
 _TOKEN = re.compile(r"[A-Za-z0-9_+/=.~%:@-]{12,}")
