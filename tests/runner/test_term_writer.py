@@ -132,8 +132,19 @@ def test_a_terminal_that_went_away_is_reported(pty):
     master, slave = pty
     writer = TerminalWriter(slave)
     os.close(master)  # the emulator is gone: writes fail with EIO
-    with pytest.raises(OSError):
-        for _ in range(100):
-            writer.put(b"y" * (1 << 16))
-            time.sleep(0.01)
-        writer.close()
+    raised: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            for _ in range(100):
+                writer.put(b"y" * (1 << 16))
+                time.sleep(0.01)
+            writer.close()
+        except OSError as exc:
+            raised.append(exc)
+
+    putter = threading.Thread(target=write, daemon=True)
+    putter.start()
+    putter.join(60)
+    assert not putter.is_alive(), "put()/close() hang after the terminal went away"
+    assert raised, "the write error was not reported"
