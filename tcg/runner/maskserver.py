@@ -337,7 +337,7 @@ def _preload() -> None:
     disables other rules builds its own detector in its worker)."""
     from tcg.mask import masker_for
     from tcg.mask.filter import pump  # noqa: F401
-    from tcg.runner import session_mask, session_screen  # noqa: F401
+    from tcg.runner import session_mask, session_screen, term_writer  # noqa: F401
 
     try:
         masker = masker_for(session_mask._load(), "terminal")

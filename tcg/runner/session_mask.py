@@ -151,9 +151,9 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1,
                following: FollowingMasker | None = None) -> None:
     """The session's masking process (:func:`main`, or :func:`run_served` with the
     masker it loaded); ``control_fd``: the station's messages (tcg.runner.session_screen)."""
-    from tcg.mask.filter import pump
-    from tcg.runner.base import write_all
+    from tcg.mask.filter import READ_SIZE
     from tcg.runner.session_screen import ScreenConfirmer
+    from tcg.runner.term_writer import TerminalWriter, pump_to
 
     # The load comes first: the station starts this process before the shell and
     # writes the header only when the shell's first output is there. A load that
@@ -170,11 +170,16 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1,
     masker: Any = following
     if control_fd >= 0:
         masker = ScreenConfirmer(masker, control_fd, lambda: following.policy, mode)
-    if shown:
-        masker = SkipShown(masker, shown, lambda text: write_all(out_fd, text))
-    if rest:
-        write_all(out_fd, masker.feed(rest))
-    pump(in_fd, out_fd, masker, mode)
+    # every byte for the terminal goes through the writer: one order
+    writer = TerminalWriter(out_fd)
+    try:
+        if shown:
+            masker = SkipShown(masker, shown, writer.put)
+        if rest:
+            writer.put(masker.feed(rest))
+        pump_to(in_fd, writer, masker, READ_SIZE)
+    finally:
+        writer.close()
 
 
 def run_served(mode: str, conn: Any) -> int:

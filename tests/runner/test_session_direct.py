@@ -205,3 +205,77 @@ def test_output_waits_while_a_service_runs_then_goes_direct_again(tmp_path, capf
     assert spy.attaches >= 2  # and direct mode came back afterwards
     ticks = [int(x.split()[1]) for x in out.split("\n") if x.startswith("tick ")]
     assert ticks == list(range(1, 41))
+
+
+def _session_on_slow_terminal(tmp_path, env: dict[str, str], script: str,
+                              during=None) -> tuple[int, bytes]:
+    """``tcg_shell session`` running ``bash -c script`` on an outer PTY whose
+    emulator reads nothing for a while (the masking process's terminal writes
+    block and its writer queues), then drains until the end. ``during()`` runs
+    while it waits. (exit status, everything the terminal got)."""
+    import subprocess
+    import tty
+
+    from tests.runner.helpers import TCG_SHELL
+
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    proc = subprocess.Popen([TCG_SHELL, "session", "--shell", BASH, "--", "--norc", "--noprofile",
+                             "-c", script], stdin=slave, stdout=slave, stderr=slave, env=env,
+                            cwd=tmp_path, start_new_session=True)
+    os.close(slave)
+    try:
+        time.sleep(1.0)  # nothing read: the output path backs up to the shell
+        if during is not None:
+            during()
+        got = bytearray()
+        while True:
+            try:
+                data = os.read(master, 1 << 16)
+            except OSError:  # EIO: every holder of the slave is gone
+                break
+            if not data:
+                break
+            got += data
+        return proc.wait(60), bytes(got)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("path", ["fresh", "served"])
+def test_bulk_output_to_a_slow_terminal_is_masked_complete_and_in_order_at_exit(
+        tmp_path, path):
+    """The masking process's terminal writer (tcg.runner.term_writer) holds output
+    while the terminal is behind; all of it is masked and written, in order,
+    before the session exits with the shell's status; a fork server's worker
+    (its descriptors passed over the socket) behaves as a fresh process."""
+    from tests.helpers.mask_servers import listening, served_workers
+    from tests.helpers.waiting import wait_for
+
+    env = dict(os.environ, TERM="xterm")
+    (tmp_path / "tok").write_text(f"x {TOKEN} y\n")
+    script = "cat tok; seq 1 200000; cat tok; exit 3"
+    seen: list[int] = []
+    if path == "fresh":
+        env["TCG_MASK_SERVER"] = "0"
+        during = None
+    else:
+        _session_on_slow_terminal(tmp_path, env, "true")  # starts this TCG_HOME's server
+        wait_for(lambda: listening(env), 120, "the masking fork server to listen")
+
+        def during() -> None:
+            seen.extend(served_workers(env["TCG_HOME"]))
+    code, got = _session_on_slow_terminal(tmp_path, env, script, during)
+    out = got.decode("utf-8", "replace").replace("\r\n", "\n")
+    assert code == 3, out[-2000:]
+    assert TOKEN not in out and TOKEN[:HALF] not in out
+    lines = out.split("\n")
+    numbers = [int(x) for x in lines if x.isdigit()]
+    assert numbers == list(range(1, 200001))
+    masked = [i for i, x in enumerate(lines) if x.startswith("x " + PLACEHOLDER)]
+    assert len(masked) == 2 and masked[0] < lines.index("1") and masked[1] > lines.index("200000")
+    if path == "served":
+        assert seen, "the session's masking process did not come from the fork server"
