@@ -15,7 +15,9 @@ Each fast path is compared with the path it replaces on texts built to tell them
   over whole texts, on matches generated from each rule's pattern, and read directly
   off those matches (both literals, in order, within the reach);
 - the utf8 literals shared by several rules' sets (one expression each) and the pair
-  matching walking the shorter list, against ``re`` and a brute-force reference.
+  matching walking the shorter list, against ``re`` and a brute-force reference;
+- the choice of a rule's rarer word over a common stem («инструкций») as its verb's pair,
+  on a manual repeating both, against ``re``.
 """
 
 from __future__ import annotations
@@ -523,3 +525,36 @@ def test_follows_either_way_round(first, second, reach, edges):
     for one, two in ((first, second), (second, first)):
         one, two = sorted(one), sorted(two)
         assert set(_follows(one, two, reach)) == _follows_reference(one, two, reach)
+
+
+# ---------------------------------------------------------------- common stems
+
+MANUAL = ("Отмените последние изменения и удалите временные файлы. Полный список инструкций приведён ниже.\n"
+          "Не выполняйте все команды подряд: сначала прочитайте правила резервного копирования.\n"
+          "Выведите содержимое каталога командой ls -la; указания по настройке сервера в разделе 3.\n")
+
+
+def test_a_rule_verb_pairs_with_its_rarer_word_not_a_common_stem():
+    """«инструкций», «команды», «правила», «указания» stand in every paragraph of a Russian
+    manual: where a rule requires a rarer word too («предыдущие», «выше», .env), its verb is
+    paired with that one (prefilter.COMMON_STEMS priced as common words, a group's set chosen
+    by that price)."""
+    by_id = {r.id: r for r in RULES}
+    stems = ("инструкц", "команд", "правил", "указани")
+    for rid in ("ru-override-prior", "ru-override-object-first", "ru-exfil-reveal"):
+        for sets in by_id[rid].prefilter:
+            assert not any(lit.startswith(stems) for lits in sets for lit in lits), (rid, sets)
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+def test_a_manual_with_rule_verbs_and_common_nouns_gives_those_rules_no_candidate(engines):
+    """A manual whose every paragraph holds a verb of the override and reveal rules and, a
+    sentence on, «инструкций» or «команды»: those rules have no candidate, so no window of
+    the text is confirmed with re for them; the two engines still count the same."""
+    text = MANUAL * 300
+    fast = engines["hyperscan"]
+    ends = fast._candidates(text)
+    for rid in ("ru-override-prior", "ru-override-object-first", "ru-exfil-reveal"):
+        idx = next(c.index for c in fast._compiled if c.rule.id == rid)
+        assert idx not in ends, rid
+    assert fast.scan_view(text) == engines["re"].scan_view(text)
