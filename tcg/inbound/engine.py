@@ -41,8 +41,13 @@ from tcg.inbound.utf8 import Utf8, utf8_of
 #: a database in the cache, not read yet (InboundEngine._database)
 _STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
-CACHE_FORMAT = "tcg-inbound-3"
-PAIR = 2  # a slot of the ascii database: a pair of literal sets as one expression
+CACHE_FORMAT = "tcg-inbound-4"
+PAIR = 2  # a slot of a pair of literal sets as one expression (ascii database; utf8: a close pair)
+# A pair of sets with other letters whose literals lie at most this many characters apart is
+# one expression in the utf8 database (UTF-8 mode, ``(?s:.)`` a character: quick to compile at
+# this size, and hyperscan then reports «новые инструкции», not every «инструкций»); a wider
+# pair is matched up in Python from its literals' places (:meth:`InboundEngine._match_halves`)
+UTF8_PAIR_GAP = 40
 
 # A whitespace run inside a literal (prefilter.SPACE). ASCII only: the nfkc view turns
 # every other whitespace character into a space, so a phrase joined by NBSP in the
@@ -310,6 +315,16 @@ class InboundEngine:
                     slots.append((c.index, alt, PAIR))
                 if plain == [list(literals) for literals in sets]:
                     continue
+                apart = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in sets)
+                if len(sets) == 2 and apart <= UTF8_PAIR_GAP:
+                    # a close pair: one expression, reported only where both occur
+                    expr = (b"(?s:.){0,%d}" % apart if apart > 0 else b"").join(
+                        b"(?:" + b"|".join(_literal(s)[0] for s in literals) + b")" for literals in sets)
+                    utf8_slots.append([len(slots)])
+                    exprs["utf8"].append((expr, hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_UTF8,
+                                          len(utf8_slots) - 1))
+                    slots.append((c.index, alt, PAIR))
+                    continue
                 for k, literals in enumerate(sets):
                     for s in literals:
                         expr, flags = _literal(s)
@@ -414,11 +429,14 @@ class InboundEngine:
         """Add the candidate ends of the utf8 database's literal sets (byte ends in
         ``halves``) to ``found``, as character offsets."""
         by_alt: dict[tuple[int, int], list[list[int]]] = {}
+        byte_ends: dict[int, set[int]] = {}
         for lid, ends in halves.items():
             for sid in self._utf8_slots[lid]:
                 idx, alt, k = self._slots[sid]
-                by_alt.setdefault((idx, alt), [[], []])[k].extend(ends)
-        byte_ends: dict[int, set[int]] = {}
+                if k == PAIR:
+                    byte_ends.setdefault(idx, set()).update(ends)
+                else:
+                    by_alt.setdefault((idx, alt), [[], []])[k].extend(ends)
         for (idx, alt), (first, second) in by_alt.items():
             if len(self._compiled[idx].rule.prefilter[alt]) == 1:
                 byte_ends.setdefault(idx, set()).update(first)

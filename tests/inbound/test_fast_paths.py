@@ -33,6 +33,7 @@ from tcg.detect.encoded import decode_run, encoded_runs
 from tcg.detect.hsdb import hyperscan_available
 from tcg.inbound import marks as marks_mod
 from tcg.inbound.engine import (
+    UTF8_PAIR_GAP,
     InboundEngine,
     _Compiled,
     _follows,
@@ -558,3 +559,26 @@ def test_a_manual_with_rule_verbs_and_common_nouns_gives_those_rules_no_candidat
         idx = next(c.index for c in fast._compiled if c.rule.id == rid)
         assert idx not in ends, rid
     assert fast.scan_view(text) == engines["re"].scan_view(text)
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+def test_a_close_pair_with_other_letters_reports_at_its_full_reach(engines):
+    """A pair of sets with other letters at most UTF8_PAIR_GAP characters apart is one
+    UTF-8 expression of the utf8 database: each literal of the first set, the whole gap the
+    rule allows filled with Cyrillic letters (two bytes each: the gap counts characters),
+    then each literal of the second set, is a candidate of the rule at the second's end."""
+    fast = engines["hyperscan"]
+    seen = 0
+    for c in fast._compiled:
+        for alt, sets in enumerate(c.rule.prefilter):
+            if len(sets) != 2 or all(x.isascii() for lits in sets for x in lits):
+                continue
+            gap = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in sets)
+            if gap > UTF8_PAIR_GAP:
+                continue
+            seen += 1
+            for a in sets[0]:
+                for b in sets[1]:
+                    text = "x " + a.replace(SPACE, " ") + "ж" * gap + b.replace(SPACE, " ") + " x"
+                    assert len(text) - 2 in fast._candidates(text).get(c.index, []), (c.rule.id, text)
+    assert seen >= 10
