@@ -33,6 +33,8 @@ from tcg.detect.encoded import decode_run, encoded_runs
 from tcg.detect.hsdb import hyperscan_available
 from tcg.inbound import marks as marks_mod
 from tcg.inbound.engine import (
+    _WS_PROXY,
+    SPACES,
     UTF8_PAIR_GAP,
     InboundEngine,
     _Compiled,
@@ -171,21 +173,20 @@ def test_a_window_is_plain_only_with_what_a_lookbehind_reads_before_it(before):
 @pytest.mark.parametrize("rule", RULES, ids=[r.id for r in RULES])
 def test_generated_matches_are_found_by_the_prefilter(engines, rule):
     """Strings generated from each rule's own pattern (every gap and repeat at any
-    length it allows, not only the examples' lengths): the hyperscan engine, whose
-    literal pairs and windows must hold every match, finds what re finds."""
+    length it allows, not only the examples' lengths, any whitespace its \\s allows): the
+    hyperscan engine, whose literal pairs and windows must hold every match, finds what
+    re finds, in the same views."""
     pattern = re.compile(rule.regex, FLAGS)
 
     @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     @given(st.from_regex(pattern, fullmatch=True), st.sampled_from(["", "x ", "\n", "Ниже: "]))
     def check(match, prefix):
-        # other whitespace as a space, one character for one (the bounds hold): the
-        # literals see a phrase joined by NEL or NBSP in the nfkc view only, and that
-        # view misses it where NFKC also widens a word of the phrase ("Ĳ" -> "IJ")
-        # past its bound, a known miss of the hyperscan engine that is not the pairs'
-        text = prefix + "".join(" " if c.isspace() and not c.isascii() else c for c in match)
-        # the verdict; not the views: a phrase joined by other whitespace is seen in
-        # the nfkc view alone by the literals (docs/inbound.md), in raw too by re
-        assert inspect(engines["hyperscan"], text).rules == inspect(engines["re"], text).rules, text
+        # as generated: a phrase joined by NEL, NBSP or U+2028 (the rules' \s) is a
+        # candidate in the raw view too, so the verdict and the views agree even where
+        # NFKC widens a word of the phrase ("Ĳ" -> "IJ") past its bound in the nfkc view
+        text = prefix + match
+        fast, slow = inspect(engines["hyperscan"], text), inspect(engines["re"], text)
+        assert (fast.rules, fast.where) == (slow.rules, slow.where), text
 
     check()
 
@@ -526,6 +527,27 @@ def test_follows_either_way_round(first, second, reach, edges):
     for one, two in ((first, second), (second, first)):
         one, two = sorted(one), sorted(two)
         assert set(_follows(one, two, reach)) == _follows_reference(one, two, reach)
+
+
+def test_the_literals_whitespace_is_the_rules_whitespace():
+    """The whitespace a literal's run matches in the utf8 database is every character the
+    rules' ``\\s`` matches (``re`` asked over every code point), and the one-byte copy's
+    class holds the lead byte of each."""
+    every = "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
+    assert set(re.findall(r"\s", every, FLAGS)) == set(SPACES)
+    assert all(b"\\x%02x" % c.encode("utf-8")[0] in _WS_PROXY for c in SPACES)
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+@pytest.mark.parametrize("space", ["\x85", "\xa0", "\u2028", "\u3000"])
+def test_a_phrase_joined_by_other_whitespace_is_seen_in_the_raw_view(engines, space):
+    """"api<NEL>kalit" then a word NFKC widens past the rule's bound ("Ĳ" -> "IJ"), then
+    <NEL>"yubor": re counts it in the raw view; so does the hyperscan engine, whose
+    literals' whitespace runs match what the rules' \\s does."""
+    text = f"api{space}kalit" + "\u0132" * 8 + f"{space}yubor"
+    fast, slow = inspect(engines["hyperscan"], text), inspect(engines["re"], text)
+    assert slow.rules == {"uz-exfil-send": 1} and slow.where == {"uz-exfil-send": ("raw",)}
+    assert (fast.rules, fast.where) == (slow.rules, slow.where)
 
 
 # ---------------------------------------------------------------- common stems
