@@ -251,10 +251,17 @@ class InboundEngine:
     def _compile_all(self) -> set[int]:
         """Compile every database and store each in its signed file, the index last
         (best effort: a cache that cannot be written only costs compile time)."""
+        import hyperscan
+
         from tcg.detect import derived
         from tcg.signed import write_signed
 
-        accepted = self._compile_rules()
+        try:
+            accepted = self._compile_rules()
+        except hyperscan.error:
+            # a close pair hyperscan refuses ("Pattern is too large"): every pair of other
+            # letters matched up in Python, as wider pairs are
+            accepted = self._compile_rules(close_pairs=False)
         self._marks_db = marks.compile_databases()
         if self._cache is not None:
             key = self._cache[1]
@@ -288,7 +295,7 @@ class InboundEngine:
         db = table[name] = derived.load_hs(body.decode("ascii"))
         return db
 
-    def _compile_rules(self) -> set[int]:
+    def _compile_rules(self, close_pairs: bool = True) -> set[int]:
         """Compile the prefilter databases from the literal sets of every rule
         (tcg.inbound.prefilter). A rule without a prefilter, or whose examples the
         databases do not cover (every ``re`` match must hold a candidate end), is
@@ -326,7 +333,7 @@ class InboundEngine:
                 if plain == [list(literals) for literals in sets]:
                     continue
                 apart = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in sets)
-                if len(sets) == 2 and apart <= UTF8_PAIR_GAP:
+                if close_pairs and len(sets) == 2 and apart <= UTF8_PAIR_GAP:
                     # a close pair: one expression, reported only where both occur
                     expr = (b"(?s:.){0,%d}" % apart if apart > 0 else b"").join(
                         b"(?:" + b"|".join(_literal(s, utf8=True)[0] for s in literals) + b")" for literals in sets)
