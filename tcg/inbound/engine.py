@@ -41,24 +41,39 @@ from tcg.inbound.utf8 import Utf8, utf8_of
 #: a database in the cache, not read yet (InboundEngine._database)
 _STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
-CACHE_FORMAT = "tcg-inbound-3"
-PAIR = 2  # a slot of the ascii database: a pair of literal sets as one expression
+CACHE_FORMAT = "tcg-inbound-4"
+PAIR = 2  # a slot of a pair of literal sets as one expression (ascii database; utf8: a close pair)
+# A pair of sets with other letters whose literals lie at most this many characters apart is
+# one expression in the utf8 database (UTF-8 mode, ``(?s:.)`` a character: quick to compile at
+# this size, and hyperscan then reports «новые инструкции», not every «инструкций»); a wider
+# pair is matched up in Python from its literals' places (:meth:`InboundEngine._match_halves`)
+UTF8_PAIR_GAP = 40
 
-# A whitespace run inside a literal (prefilter.SPACE). ASCII only: the nfkc view turns
-# every other whitespace character into a space, so a phrase joined by NBSP in the
-# raw text is still seen there.
-_WS = b"[\\x09-\\x0d\\x1c-\\x20]{1,%d}" % SPACE_RUN
+#: every character the rules' ``\s`` matches (Unicode ``re``; a test asks ``re``)
+SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) \
+    + "\u2028\u2029\u202f\u205f\u3000"
+# A whitespace run inside a literal (prefilter.SPACE), as the rules' \s{1,n} matches it: in
+# UTF-8 mode each such character; in the one-byte copy of a text (a character other than
+# ASCII is its UTF-8 lead byte there) ASCII whitespace and the lead bytes of the others
+# (which stand for more than whitespace too: a candidate more, never one fewer), so a phrase
+# joined by NBSP or NEL is a candidate in the raw text as well as in the nfkc view, where
+# NFKC may also widen one of its words ("Ĳ" -> "IJ") past the rule's bound.
+_WS_UTF8 = b"[" + b"".join(b"\\x{%x}" % ord(c) for c in SPACES) + b"]{1,%d}" % SPACE_RUN
+_WS_PROXY = b"[" + b"".join(b"\\x%02x" % b for b in sorted({c.encode("utf-8")[0] for c in SPACES})) \
+    + b"]{1,%d}" % SPACE_RUN
 
 
-def _literal(s: str) -> tuple[bytes, int]:
+def _literal(s: str, utf8: bool = False) -> tuple[bytes, int]:
     """(hyperscan expression, flags) for one prefilter literal: caseless, in UTF-8
     mode when it holds non-ASCII letters (hyperscan folds their case there), in
-    byte mode otherwise (cheaper to compile)."""
+    byte mode otherwise (cheaper to compile). ``utf8``: for the utf8 database (UTF-8
+    mode whatever the literal), else for the one-byte copy (:data:`_WS_PROXY`)."""
     import hyperscan
 
-    body = _WS.join(b"".join(c.encode("utf-8") if c.isalnum() and not c.isascii()
-                             else b"\\x%02x" % ord(c) if c.isascii() else
-                             b"\\x{%x}" % ord(c) for c in piece) for piece in s.split(SPACE))
+    space = _WS_UTF8 if utf8 or not s.isascii() else _WS_PROXY
+    body = space.join(b"".join(c.encode("utf-8") if c.isalnum() and not c.isascii()
+                               else b"\\x%02x" % ord(c) if c.isascii() else
+                               b"\\x{%x}" % ord(c) for c in piece) for piece in s.split(SPACE))
     flags = hyperscan.HS_FLAG_CASELESS
     if not s.isascii():
         flags |= hyperscan.HS_FLAG_UTF8
@@ -236,10 +251,17 @@ class InboundEngine:
     def _compile_all(self) -> set[int]:
         """Compile every database and store each in its signed file, the index last
         (best effort: a cache that cannot be written only costs compile time)."""
+        import hyperscan
+
         from tcg.detect import derived
         from tcg.signed import write_signed
 
-        accepted = self._compile_rules()
+        try:
+            accepted = self._compile_rules()
+        except hyperscan.error:
+            # a close pair hyperscan refuses ("Pattern is too large"): every pair of other
+            # letters matched up in Python, as wider pairs are
+            accepted = self._compile_rules(close_pairs=False)
         self._marks_db = marks.compile_databases()
         if self._cache is not None:
             key = self._cache[1]
@@ -273,7 +295,7 @@ class InboundEngine:
         db = table[name] = derived.load_hs(body.decode("ascii"))
         return db
 
-    def _compile_rules(self) -> set[int]:
+    def _compile_rules(self, close_pairs: bool = True) -> set[int]:
         """Compile the prefilter databases from the literal sets of every rule
         (tcg.inbound.prefilter). A rule without a prefilter, or whose examples the
         databases do not cover (every ``re`` match must hold a candidate end), is
@@ -310,9 +332,19 @@ class InboundEngine:
                     slots.append((c.index, alt, PAIR))
                 if plain == [list(literals) for literals in sets]:
                     continue
+                apart = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in sets)
+                if close_pairs and len(sets) == 2 and apart <= UTF8_PAIR_GAP:
+                    # a close pair: one expression, reported only where both occur
+                    expr = (b"(?s:.){0,%d}" % apart if apart > 0 else b"").join(
+                        b"(?:" + b"|".join(_literal(s, utf8=True)[0] for s in literals) + b")" for literals in sets)
+                    utf8_slots.append([len(slots)])
+                    exprs["utf8"].append((expr, hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_UTF8,
+                                          len(utf8_slots) - 1))
+                    slots.append((c.index, alt, PAIR))
+                    continue
                 for k, literals in enumerate(sets):
                     for s in literals:
-                        expr, flags = _literal(s)
+                        expr, flags = _literal(s, utf8=True)
                         lid = utf8_ids.get((expr, flags))
                         if lid is None:
                             lid = utf8_ids[(expr, flags)] = len(utf8_slots)
@@ -414,11 +446,14 @@ class InboundEngine:
         """Add the candidate ends of the utf8 database's literal sets (byte ends in
         ``halves``) to ``found``, as character offsets."""
         by_alt: dict[tuple[int, int], list[list[int]]] = {}
+        byte_ends: dict[int, set[int]] = {}
         for lid, ends in halves.items():
             for sid in self._utf8_slots[lid]:
                 idx, alt, k = self._slots[sid]
-                by_alt.setdefault((idx, alt), [[], []])[k].extend(ends)
-        byte_ends: dict[int, set[int]] = {}
+                if k == PAIR:
+                    byte_ends.setdefault(idx, set()).update(ends)
+                else:
+                    by_alt.setdefault((idx, alt), [[], []])[k].extend(ends)
         for (idx, alt), (first, second) in by_alt.items():
             if len(self._compiled[idx].rule.prefilter[alt]) == 1:
                 byte_ends.setdefault(idx, set()).update(first)

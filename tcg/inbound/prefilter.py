@@ -69,6 +69,27 @@ include includes found find says written state status mode model models version 
 """.split())
 
 
+# Stems of the nouns and adjectives a manual, a README or a tool's output is full of, in
+# the rules' languages (a literal starting with one is as common as a COMMON word). Long
+# words of other letters look rare to :func:`rarity`, yet «инструкций» or "buyruq" may
+# stand in every sentence of a Russian or Uzbek manual: a pair of such a word and a rule's
+# verb then holds in every paragraph, and each place costs a callback and a window of re.
+# A rule's rarer sets (the verb with «предыдущие», "ignore" with "previous") are chosen
+# before them.
+COMMON_STEMS = tuple("""
+инструкц команд правил сообщени указани установк ограничен систем данн содержим файл ключ
+парол токен переменн истори настро пользова документ задач запрос сервер страниц ссылк сайт
+верси
+buyruq qoida rsatma fayl kalit parol token foydalan sozlam server versiya havola sahifa cheklov
+instruct command rule guideline setting config key password secret link site server step
+""".split())
+
+
+def _common(s: str) -> bool:
+    word = s.replace(SPACE, " ").strip().lower()
+    return word in COMMON or word.startswith(COMMON_STEMS)
+
+
 def rarity(strings: tuple[str, ...] | list[str]) -> float:
     """Expected frequency of a literal set by its letters alone (lower is rarer):
     what decides whether a set may be a prefilter at all."""
@@ -84,8 +105,7 @@ def rarity(strings: tuple[str, ...] | list[str]) -> float:
 def cost(strings: tuple[str, ...] | list[str]) -> float:
     """:func:`rarity` with the COMMON words priced as what they are: it decides which
     of a rule's sets make its prefilter."""
-    return sum(0.01 if s.replace(SPACE, " ").strip().lower() in COMMON else rarity((s,))
-               for s in strings)
+    return sum(0.01 if _common(s) else rarity((s,)) for s in strings)
 
 
 def _is_space_run(name: str, av: Any) -> bool:
@@ -165,9 +185,13 @@ def _minimal(strings: set[str]) -> tuple[str, ...]:
 
 
 def _best(seq: Any) -> tuple[str, ...] | None:
-    """The rarest literal set one of which every match of ``seq`` contains."""
-    sets = [s for _, _, s in _element_sets(seq)]
-    return min(sets, key=rarity) if sets else None
+    """The rarest literal set one of which every match of ``seq`` contains (by
+    :func:`cost`: «исходные» rather than «инструкции» after it)."""
+    sets = [s for _, _, s in _element_sets(seq) if rarity(s) <= MAX_RARITY]
+    if not sets:
+        sets = [s for _, _, s in _element_sets(seq)]
+        return min(sets, key=rarity) if sets else None
+    return min(sets, key=cost)
 
 
 def _element_sets(seq: Any) -> list[tuple[int, int, tuple[str, ...]]]:
