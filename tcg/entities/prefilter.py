@@ -24,6 +24,10 @@ INSERT_MIN_WORD = 5  # a separator may be inserted only in a Cyrillic word this 
 PIECE = 5  # letters of a long Cyrillic word's two prefilter pieces
 LEFT, RIGHT = 1, 2  # a piece that must start / end a word
 DENSE = 4096  # hits in one buffer after which all of it is matched on the view
+DENSE_RAW = 8 * DENSE  # the same before thinning (hits within 32 bytes of each other)
+#: first bytes of possibly rare characters in one buffer after which the smaller
+#: database's scan stops and the full one (rare characters spelled out) is run instead
+RARE_LEADS = 256
 ASCII_PIECE = 8  # letters of an ASCII word's prefilter piece (its prefix)
 
 
@@ -52,6 +56,12 @@ def is_cyrillic(c: str) -> bool:
 # to match — the pieces holding a Cyrillic letter and the Latin/Cyrillic and casing
 # triggers — which cannot fire there (the hits are the same, and each trigger left
 # out is an engine hyperscan does not run over every byte).
+# In that smaller database the rare characters (some 1,400 short literals that cost
+# as much to scan for as all the forms' pieces) are one byte class instead: the
+# first bytes any of them starts with. Each such byte is checked against the rare
+# characters in Python and reported exactly where the literal would end (the same
+# hits); text with more than RARE_LEADS of them (box drawing, accented prose, CJK)
+# is scanned again with the full database, which spells them out.
 # An ASCII word is spelled only by its first ASCII_PIECE letters (bounded on the
 # left, open on the right): every whole-word occurrence holds them, and one short
 # piece stands for all of a transliterated name's case forms (Abaliaev, -a, -u,
@@ -249,15 +259,20 @@ def prefilter_literals(texts: Iterable[str]) -> list[tuple[bytes, int]]:
 
 class Prefilter:
     """The hyperscan databases (None without hyperscan: the caller then matches
-    everything on the view): ``db`` holds every expression, ``plain`` the same
-    less the literals holding a Cyrillic lead byte, for text without one."""
+    everything on the view): ``db`` holds every expression, ``plain`` the same less
+    the expressions holding a Cyrillic lead byte, for text without one, and with
+    the rare characters as one byte class (id ``rare_id``; ``rare`` the characters'
+    bytes) checked in :meth:`scan`."""
 
-    def __init__(self, db: object, first_literal: int, whole: list[int], plain: object = None):
+    def __init__(self, db: object, first_literal: int, whole: list[int], plain: object = None,
+                 rare: frozenset[bytes] = frozenset(), rare_id: int = -1):
         self.db = db
         self.plain = plain
         self.first_literal = first_literal
         #: per literal: its length << 2 | its LEFT/RIGHT bounds, or 0 when unbounded
         self.whole = whole
+        self.rare = rare
+        self.rare_id = rare_id
 
     @classmethod
     def compile(cls, texts: Iterable[str]) -> Prefilter | None:
@@ -273,14 +288,23 @@ class Prefilter:
         ids = [i for i in range(len(exprs))
                if not _needs_cyrillic_lead(exprs[i], lits[i - len(trig)][0] if i >= len(trig)
                                            else _literal_bytes(exprs[i]))]
+        rare = {i: b for i in ids if i < len(trig) and (b := _literal_bytes(exprs[i])) is not None}
+        rare_id = len(exprs)  # the byte class standing for them (the smaller database only)
+        plain_exprs = [exprs[i] for i in ids if i not in rare]
+        plain_ids = [i for i in ids if i not in rare]
+        plain_flags = [flags[i] for i in ids if i not in rare]
+        if rare:
+            plain_exprs.append(_lead_class(rare.values()))
+            plain_ids.append(rare_id)
+            plain_flags.append(0)
         dbs = []
-        for pick in (range(len(exprs)), ids):
+        for ex, pick, fl in ((exprs, list(range(len(exprs))), flags),
+                             (plain_exprs, plain_ids, plain_flags)):
             db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            db.compile(expressions=[exprs[i] for i in pick], ids=list(pick),
-                       flags=[flags[i] for i in pick])
+            db.compile(expressions=ex, ids=pick, flags=fl)
             dbs.append(db)
         return cls(dbs[0], len(trig), [(len(b) << 2) | bound if bound else 0 for b, bound in lits],
-                   dbs[1])
+                   dbs[1], frozenset(rare.values()), rare_id if rare else -1)
 
     def to_bytes(self) -> bytes:
         """One JSON header line, then the serialized databases."""
@@ -290,7 +314,8 @@ class Prefilter:
 
         blobs = [bytes(hyperscan.dumpb(db)) for db in (self.db, self.plain) if db is not None]  # type: ignore[arg-type]
         head = json.dumps({"first_literal": self.first_literal, "whole": self.whole,
-                           "sizes": [len(b) for b in blobs]}).encode()
+                           "sizes": [len(b) for b in blobs], "rare_id": self.rare_id,
+                           "rare": sorted(b.hex() for b in self.rare)}).encode()
         return head + b"\n" + b"".join(blobs)
 
     @classmethod
@@ -311,40 +336,72 @@ class Prefilter:
             dbs.append(db)
             at += size
         return cls(dbs[0], int(st["first_literal"]), list(st["whole"]),
-                   dbs[1] if len(dbs) > 1 else None)
+                   dbs[1] if len(dbs) > 1 else None,
+                   frozenset(bytes.fromhex(h) for h in st.get("rare", ())), int(st.get("rare_id", -1)))
 
     def scan(self, data: bytes) -> list[int] | None:
         """End offsets of the hits, thinned and sorted; None when hits are dense
         (the caller matches the whole buffer on the view)."""
-        hits: list[int] = []
-        last = [-1000]
+        if self.plain is not None and not has_cyrillic_lead(data):
+            # no Cyrillic letter here: what the big database adds cannot hit
+            hits = self._scan(self.plain, data)
+            if hits is not _TOO_MANY_LEADS:
+                return hits
+        return self._scan(self.db, data)
+
+    def _scan(self, db: object, data: bytes) -> list[int] | None:
+        found: list[int] = []
         first_lit = self.first_literal
         whole = self.whole
+        rare, rare_id = self.rare, self.rare_id
+        leads = [0]
 
         def on_match(rid: int, _f: int, to: int, _fl: int, _c: object) -> bool | None:
             if rid >= first_lit:
-                code = whole[rid - first_lit]
-                if code:
-                    length, bound = code >> 2, code & 3
-                    if (bound & RIGHT and word_after(data, to)) or \
-                            (bound & LEFT and word_before(data, to - length)):
+                if rid == rare_id:  # a first byte of a rare character, maybe: which one?
+                    leads[0] += 1
+                    if leads[0] > RARE_LEADS:
+                        return True
+                    at = to - 1
+                    for n in (2, 3, 4):  # where the literal that starts here would end
+                        if data[at : at + n] in rare:
+                            to = at + n
+                            break
+                    else:
                         return None
-            if to - last[0] > 32:
-                last[0] = to
-                hits.append(to)
-                if len(hits) > DENSE:
-                    return True
-            return None
+                else:
+                    code = whole[rid - first_lit]
+                    if code:
+                        length, bound = code >> 2, code & 3
+                        if (bound & RIGHT and word_after(data, to)) or \
+                                (bound & LEFT and word_before(data, to - length)):
+                            return None
+            found.append(to)
+            return True if len(found) > DENSE_RAW else None
 
-        db = self.db
-        if self.plain is not None and not has_cyrillic_lead(data):
-            db = self.plain  # no Cyrillic letter here: what the big database adds cannot hit
         try:
             db.scan(data, match_event_handler=on_match)  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose (dense)
-            if len(hits) <= DENSE:
+        except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose
+            if leads[0] > RARE_LEADS:
+                return _TOO_MANY_LEADS
+            if len(found) <= DENSE_RAW:
                 raise
-        if len(hits) > DENSE:
             return None
-        hits.sort()
-        return hits
+        # thinned in offset order (whatever order the engines reported them in)
+        found.sort()
+        hits: list[int] = []
+        last = -1000
+        for to in found:
+            if to - last > 32:
+                last = to
+                hits.append(to)
+        return None if len(hits) > DENSE else hits
+
+
+#: what _scan() returns when the rare characters' first bytes were too many
+_TOO_MANY_LEADS: list[int] = []
+
+
+def _lead_class(rare: Iterable[bytes]) -> bytes:
+    """A byte class of the first bytes of ``rare`` (every rare literal starts with one)."""
+    return b"[" + b"".join(b"\\x%02x" % x for x in sorted({r[0] for r in rare})) + b"]"
