@@ -61,7 +61,10 @@ def is_cyrillic(c: str) -> bool:
 # first bytes any of them starts with. Each such byte is checked against the rare
 # characters in Python and reported exactly where the literal would end (the same
 # hits); text with more than RARE_LEADS of them (box drawing, accented prose, CJK)
-# is scanned again with the full database, which spells them out.
+# is scanned again with the full database, which spells them out. The smaller
+# database also fires on the Cyrillic lead bytes: its scan stops at the first one
+# and the full database is scanned instead, so which database a text needs is found
+# by the scan itself, not by four passes over the text before it.
 # An ASCII word is spelled only by its first ASCII_PIECE letters (bounded on the
 # left, open on the right): every whole-word occurrence holds them, and one short
 # piece stands for all of a transliterated name's case forms (Abaliaev, -a, -u,
@@ -260,9 +263,9 @@ def prefilter_literals(texts: Iterable[str]) -> list[tuple[bytes, int]]:
 class Prefilter:
     """The hyperscan databases (None without hyperscan: the caller then matches
     everything on the view): ``db`` holds every expression, ``plain`` the same less
-    the expressions holding a Cyrillic lead byte, for text without one, and with
-    the rare characters as one byte class (id ``rare_id``; ``rare`` the characters'
-    bytes) checked in :meth:`scan`."""
+    the expressions holding a Cyrillic lead byte, for text without one (its scan
+    stops at one: id ``rare_id + 1``), and with the rare characters as one byte
+    class (id ``rare_id``; ``rare`` the characters' bytes) checked in :meth:`scan`."""
 
     def __init__(self, db: object, first_literal: int, whole: list[int], plain: object = None,
                  rare: frozenset[bytes] = frozenset(), rare_id: int = -1):
@@ -289,14 +292,14 @@ class Prefilter:
                if not _needs_cyrillic_lead(exprs[i], lits[i - len(trig)][0] if i >= len(trig)
                                            else _literal_bytes(exprs[i]))]
         rare = {i: b for i in ids if i < len(trig) and (b := _literal_bytes(exprs[i])) is not None}
-        rare_id = len(exprs)  # the byte class standing for them (the smaller database only)
-        plain_exprs = [exprs[i] for i in ids if i not in rare]
+        # the byte class standing for them, and the Cyrillic lead bytes (the smaller
+        # database only: ids past the full one's)
+        rare_id = len(exprs)
         plain_ids = [i for i in ids if i not in rare]
-        plain_flags = [flags[i] for i in ids if i not in rare]
-        if rare:
-            plain_exprs.append(_lead_class(rare.values()))
-            plain_ids.append(rare_id)
-            plain_flags.append(0)
+        plain_exprs = [exprs[i] for i in plain_ids] + [_lead_class(rare.values()),
+                                                       _CYRILLIC_LEAD_CLASS]
+        plain_flags = [flags[i] for i in plain_ids] + [0, 0]
+        plain_ids += [rare_id, rare_id + 1]
         dbs = []
         for ex, pick, fl in ((exprs, list(range(len(exprs))), flags),
                              (plain_exprs, plain_ids, plain_flags)):
@@ -304,7 +307,7 @@ class Prefilter:
             db.compile(expressions=ex, ids=pick, flags=fl)
             dbs.append(db)
         return cls(dbs[0], len(trig), [(len(b) << 2) | bound if bound else 0 for b, bound in lits],
-                   dbs[1], frozenset(rare.values()), rare_id if rare else -1)
+                   dbs[1], frozenset(rare.values()), rare_id)
 
     def to_bytes(self) -> bytes:
         """One JSON header line, then the serialized databases."""
@@ -342,10 +345,11 @@ class Prefilter:
     def scan(self, data: bytes) -> list[int] | None:
         """End offsets of the hits, thinned and sorted; None when hits are dense
         (the caller matches the whole buffer on the view)."""
-        if self.plain is not None and not has_cyrillic_lead(data):
-            # no Cyrillic letter here: what the big database adds cannot hit
+        if self.plain is not None and (self.rare_id >= 0 or not has_cyrillic_lead(data)):
+            # the smaller database stops at the first Cyrillic lead byte (what the big
+            # one adds cannot hit without one) or at too many rare first bytes
             hits = self._scan(self.plain, data)
-            if hits is not _TOO_MANY_LEADS:
+            if hits is not _USE_FULL:
                 return hits
         return self._scan(self.db, data)
 
@@ -353,14 +357,16 @@ class Prefilter:
         found: list[int] = []
         first_lit = self.first_literal
         whole = self.whole
-        rare, rare_id = self.rare, self.rare_id
+        rare = self.rare
+        rare_id = self.rare_id if self.rare_id >= 0 else 1 << 62  # (-1: no class, no stop)
         leads = [0]
 
         def on_match(rid: int, _f: int, to: int, _fl: int, _c: object) -> bool | None:
             if rid >= first_lit:
-                if rid == rare_id:  # a first byte of a rare character, maybe: which one?
+                if rid >= rare_id:  # a first byte of a rare character, maybe: which one?
                     leads[0] += 1
-                    if leads[0] > RARE_LEADS:
+                    if leads[0] > RARE_LEADS or rid > rare_id:
+                        leads[0] = RARE_LEADS + 1  # (rid > rare_id: a Cyrillic lead byte)
                         return True
                     at = to - 1
                     for n in (2, 3, 4):  # where the literal that starts here would end
@@ -383,7 +389,7 @@ class Prefilter:
             db.scan(data, match_event_handler=on_match)  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose
             if leads[0] > RARE_LEADS:
-                return _TOO_MANY_LEADS
+                return _USE_FULL
             if len(found) <= DENSE_RAW:
                 raise
             return None
@@ -398,10 +404,15 @@ class Prefilter:
         return None if len(hits) > DENSE else hits
 
 
-#: what _scan() returns when the rare characters' first bytes were too many
-_TOO_MANY_LEADS: list[int] = []
+#: what _scan() returns when the smaller database's scan stopped for the full one
+_USE_FULL: list[int] = []
 
 
 def _lead_class(rare: Iterable[bytes]) -> bytes:
     """A byte class of the first bytes of ``rare`` (every rare literal starts with one)."""
     return b"[" + b"".join(b"\\x%02x" % x for x in sorted({r[0] for r in rare})) + b"]"
+
+
+#: the Cyrillic lead bytes, where the smaller database's scan stops (an expression of
+#: its own: in the rare characters' class they make hyperscan's scan a tenth slower)
+_CYRILLIC_LEAD_CLASS = b"[" + b"".join(_lit(b) for b in _CYRILLIC_LEADS) + b"]"
