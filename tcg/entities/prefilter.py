@@ -296,8 +296,8 @@ class Prefilter:
         # database only: ids past the full one's)
         rare_id = len(exprs)
         plain_ids = [i for i in ids if i not in rare]
-        plain_exprs = [exprs[i] for i in plain_ids] + [_lead_class(rare.values()),
-                                                       _CYRILLIC_LEAD_CLASS]
+        plain_exprs = [_word_end(exprs[i], *lits[i - len(trig)]) if i >= len(trig) else exprs[i]
+                       for i in plain_ids] + [_lead_class(rare.values()), _CYRILLIC_LEAD_CLASS]
         plain_flags = [flags[i] for i in plain_ids] + [0, 0]
         plain_ids += [rare_id, rare_id + 1]
         dbs = []
@@ -406,6 +406,14 @@ class Prefilter:
 
 #: what _scan() returns when the smaller database's scan stopped for the full one
 _USE_FULL: list[int] = []
+
+
+def _word_end(expr: bytes, literal: bytes, bound: int) -> bytes:
+    """A right-bounded literal ending in an ASCII letter or digit, with ``\\b`` after
+    it: hyperscan then drops the hits an ASCII letter, digit or ``_`` follows, which
+    word_after() would reject (the Python callback costs more than the scan's check;
+    a non-ASCII byte is no word byte for ``\\b``, and word_after() still decides)."""
+    return expr + rb"\b" if bound & RIGHT and literal[-1:].isalnum() else expr
 
 
 def _lead_class(rare: Iterable[bytes]) -> bytes:
