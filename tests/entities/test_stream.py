@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tcg.entities.stream import AliasStream, Chained, replace_bytes
@@ -70,3 +71,60 @@ def test_the_project_id_is_the_sha256_of_the_real_path(tmp_path):
     (tmp_path / "link").symlink_to(tmp_path / "real")
     expect = hashlib.sha256(str((tmp_path / "real").resolve()).encode()).hexdigest()[:16]
     assert project_id(str(tmp_path / "link")) == expect == project_id(str(tmp_path / "real"))
+
+
+# a chunk after held bytes is scanned apart from them (AliasStream._split): the same
+# output, chunk by chunk, as scanning them together
+NAMES = ["Petrov", "petrovka", "Suleymanova", "SULEIMANOV", "Romashka", "Петров", "Ромашкой",
+         "Петровка", "Ро\u200bмашка", "Sh\u200bevchenko", "\uff50etrov", "P\u03bftrov", "Bae"]
+FILL = ["\n", "\r", "\r\n", " ", "-", "x", "_", "7", "é", "\u2500", "\u2026", "\x1b[1m", "\x1b[0m",
+        "\x1b[", "m", "\xa0", "ok ", "done\n", "ab"]
+PIECES = NAMES + FILL * 30  # mostly text without a name: the shortcut's case
+STREAM_TEXT = st.lists(st.sampled_from(PIECES), max_size=160).map("".join)
+
+
+def _feed_all(matcher, data: bytes, cuts: list[int]) -> list[bytes]:
+    s = AliasStream(matcher)
+    outs, i = [], 0
+    for n in cuts:
+        outs.append(s.feed(data[i : i + n]))
+        i += n
+    outs.append(s.feed(data[i:]))
+    outs.append(s.flush())
+    return outs
+
+
+@settings(max_examples=300, deadline=None)
+@given(STREAM_TEXT, st.lists(st.integers(1, 80), max_size=30), st.sampled_from([1, 3, 8, 8192]))
+@example("ok ok\nabc\rdef", [2], 8192)  # the last break is a \r after the last \n
+@example("ok\rok Petr", [3, 5], 8192)  # a \r before the first \n, a name at the end
+def test_split_scan_releases_what_the_joined_scan_does(matcher, text, cuts, junction):
+    """Held bytes + a new chunk scanned apart (names, breaks, colour sequences and
+    rare characters at every chunk edge): each feed() releases exactly what it
+    releases when they are scanned together, and the whole is what the matcher
+    finds in the whole text."""
+    import tcg.entities.stream as stream
+
+    data = text.encode()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(stream, "SPLIT_MIN", 10**9)
+        joined = _feed_all(matcher, data, cuts)
+        mp.setattr(stream, "SPLIT_MIN", 1)
+        mp.setattr(stream, "SPLIT_JUNCTION", junction)
+        split = _feed_all(matcher, data, cuts)
+    assert split == joined
+    assert b"".join(split) == replace_bytes(data, matcher.find_bytes(data))
+
+
+@settings(max_examples=300, deadline=None)
+@given(STREAM_TEXT.map(lambda t: t.replace("\n", "").replace("\r", "")), STREAM_TEXT)
+def test_split_scan_has_no_hit_only_where_the_joined_one_has_none(matcher, tail, text):
+    """The shortcut's claim itself: when both of its scans are empty, so is the scan
+    of the held bytes and the chunk together."""
+    pre = matcher._prefilter()
+    if pre is None:
+        pytest.skip("hyperscan is not installed")
+    s = AliasStream(matcher)
+    t, d = tail.encode(), text.encode()
+    if t and s._split(t, d) not in (None, False):
+        assert pre.scan(t + d) == []
