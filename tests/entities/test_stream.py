@@ -128,3 +128,69 @@ def test_split_scan_has_no_hit_only_where_the_joined_one_has_none(matcher, tail,
     t, d = tail.encode(), text.encode()
     if t and s._split(t, d) not in (None, False):
         assert pre.scan(t + d) == []
+
+
+def _bytes_consumed(pattern: bytes) -> set[int]:
+    """Every byte some match of ``pattern`` may consume (re's parse of it)."""
+    try:
+        import re._constants as c
+        import re._parser as sre
+    except ImportError:  # Python 3.10
+        import sre_constants as c  # type: ignore[no-redef]
+        import sre_parse as sre  # type: ignore[no-redef]
+    ANY, AT, BRANCH, IN, LITERAL, NEGATE = c.ANY, c.AT, c.BRANCH, c.IN, c.LITERAL, c.NEGATE
+    MAX_REPEAT, MIN_REPEAT, NOT_LITERAL, RANGE, SUBPATTERN = (
+        c.MAX_REPEAT, c.MIN_REPEAT, c.NOT_LITERAL, c.RANGE, c.SUBPATTERN)
+
+    out: set[int] = set()
+
+    def walk(items) -> None:
+        for op, av in items:
+            if op is LITERAL:
+                out.add(av)
+            elif op in (NOT_LITERAL, ANY):
+                out.update(range(256))
+            elif op is IN:
+                if any(o is NEGATE for o, _ in av):
+                    out.update(range(256))
+                for o, a in av:
+                    if o is LITERAL:
+                        out.add(a)
+                    elif o is RANGE:
+                        out.update(range(a[0], a[1] + 1))
+                    elif o is not NEGATE:
+                        out.update(range(256))  # a category: assume anything
+            elif op in (MAX_REPEAT, MIN_REPEAT):
+                walk(av[2])
+            elif op is SUBPATTERN:
+                walk(av[-1])
+            elif op is BRANCH:
+                for sub in av[1]:
+                    walk(sub)
+            elif op is not AT:
+                out.update(range(256))
+
+    walk(sre.parse(pattern))
+    return out
+
+
+def test_no_prefilter_hit_spans_a_line_break(matcher):
+    """What the split scan rests on: no expression of either database consumes a
+    \\n or \\r (pieces, rare characters, triggers, the stop and lead classes)."""
+    from tcg.entities.prefilter import (
+        _CYRILLIC_LEAD_CLASS,
+        _lead_class,
+        _literal_bytes,
+        _trigger_expressions,
+        prefilter_literals,
+    )
+
+    trig = _trigger_expressions()
+    rare = [b for t in trig if (b := _literal_bytes(t)) is not None]
+    exprs = [*trig, _lead_class(rare), _CYRILLIC_LEAD_CLASS]
+    for expr in exprs:
+        assert not _bytes_consumed(expr) & {0x0A, 0x0D}, expr
+    assert _bytes_consumed(rb"a\nb") >= {0x0A}  # the walker sees a break where there is one
+    assert _bytes_consumed(rb"[^x]") >= {0x0A, 0x0D}
+    for piece, _bound in prefilter_literals(matcher._texts):
+        assert b"\n" not in piece and b"\r" not in piece
