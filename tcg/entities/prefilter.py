@@ -372,12 +372,11 @@ class Prefilter:
                         leads[0] = RARE_LEADS + 1  # (rid > rare_id: a Cyrillic lead byte)
                         return True
                     at = to - 1
-                    for n in (2, 3, 4):  # where the literal that starts here would end
-                        if data[at : at + n] in rare:
-                            to = at + n
-                            break
-                    else:
+                    lead = data[at]  # the length of the one literal that may start here
+                    end = at + (2 if lead < 0xE0 else 3 if lead < 0xF0 else 4)
+                    if data[at:end] not in rare:
                         return None
+                    to = end
                 else:
                     code = whole[rid - first_lit]
                     if code:

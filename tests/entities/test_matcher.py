@@ -283,6 +283,7 @@ def test_rare_characters_are_whole_characters_the_class_covers(matcher):
     cls = re.compile(_lead_class(spelled))
     for b in spelled:
         assert len(b.decode("utf-8")) == 1 and 2 <= len(b) <= 4
+        assert len(b) == (2 if b[0] < 0xE0 else 3 if b[0] < 0xF0 else 4)  # as scan() takes it
         assert cls.fullmatch(b[:1])
 
 
