@@ -39,7 +39,10 @@ sys.path.insert(0, str(TREE))
 sys.path.insert(0, str(BENCH))
 
 CHUNK = 1 << 18
-SPENT = [0.0, 0.0]  # the last split run: seconds in the masker, in the alias stream
+# the last split run: seconds in the masker, in the alias stream (wall), and the same in
+# CPU time of all the process's threads (the masker's helper thread too; what other
+# processes on a shared machine disturb least)
+SPENT = [0.0, 0.0, 0.0, 0.0]
 
 
 def names(n: int) -> list[str]:
@@ -126,16 +129,19 @@ def filters(args: argparse.Namespace):
         """Chained, timing its two stages apart (chunk by chunk, so both see the same load)."""
 
         def feed(self, data: bytes) -> bytes:
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             mid = self.first.feed(data)  # type: ignore[attr-defined]
-            t1 = time.perf_counter()
+            t1, c1 = time.perf_counter(), time.process_time()
             out = self.second.feed(mid)
+            c2, t2 = time.process_time(), time.perf_counter()
             SPENT[0] += t1 - t0
-            SPENT[1] += time.perf_counter() - t1
+            SPENT[1] += t2 - t1
+            SPENT[2] += c1 - c0
+            SPENT[3] += c2 - c1
             return out
 
     def split() -> Split:
-        SPENT[:] = [0.0, 0.0]
+        SPENT[:] = [0.0, 0.0, 0.0, 0.0]
         return Split(Masker(det, hasher, "strict"), AliasStream(ents.matcher))
 
     makers = {
@@ -153,7 +159,7 @@ def worker(args: argparse.Namespace) -> int:
     print("ready", flush=True)
     for line in sys.stdin:
         what = line.strip()
-        if what == "S":  # (masker stage, alias stage) seconds of one run, flush left out
+        if what == "S":  # (masker, alias stage) seconds of one run, wall then CPU, flush left out
             run_once(data, makers["S"])
             print(*SPENT, flush=True)
         else:
@@ -161,7 +167,7 @@ def worker(args: argparse.Namespace) -> int:
     return 0
 
 
-def report(mb: float, n: int, runs: int, what: str, t: dict[str, list[tuple[float, float]]]) -> None:
+def report(mb: float, n: int, runs: int, what: str, t: dict[str, list[tuple[float, ...]]]) -> None:
     """Medians of wall time (throughput) and of CPU time (what the shared machine's
     load disturbs least), and the added time of each back-to-back (A, B) pair."""
     def med(k: str, i: int) -> float:
@@ -177,10 +183,11 @@ def report(mb: float, n: int, runs: int, what: str, t: dict[str, list[tuple[floa
               f"per pair: median {statistics.median(pairs):+.1f}%  "
               f"({', '.join(f'{p:+.1f}' for p in pairs)})")
     if t.get("S"):
-        shares = [100 * al / ma for ma, al in t["S"]]
-        print(f"    (B) timed stage by stage, chunk by chunk: the alias stream's time = "
-              f"{statistics.median(shares):+.1f}% of the masker's (median; "
-              f"{', '.join(f'{x:.1f}' for x in shares)})")
+        for i, name in ((0, "wall"), (2, "CPU, all threads")):
+            shares = [100 * x[i + 1] / x[i] for x in t["S"]]
+            print(f"    (B) timed stage by stage, chunk by chunk ({name}): the alias stream's "
+                  f"time = {statistics.median(shares):+.1f}% of the masker's (median; "
+                  f"{', '.join(f'{x:.1f}' for x in shares)})")
     if t.get("C"):
         print(f"(C) alias stream alone:             {mb / med('C', 0):8.1f} MB/s")
 
@@ -201,7 +208,7 @@ def ab(args: argparse.Namespace) -> int:
     try:
         for p in procs.values():
             assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-        times: dict[str, dict[str, list[tuple[float, float]]]] = {
+        times: dict[str, dict[str, list[tuple[float, ...]]]] = {
             k: {"A": [], "B": [], "S": []} for k in procs}
         for r in range(args.runs):
             order = list(procs) if r % 2 == 0 else list(reversed(procs))
@@ -211,8 +218,7 @@ def ab(args: argparse.Namespace) -> int:
                     assert p.stdin is not None and p.stdout is not None
                     p.stdin.write(what + "\n")
                     p.stdin.flush()
-                    x, y = p.stdout.readline().split()
-                    times[k][what].append((float(x), float(y)))
+                    times[k][what].append(tuple(float(v) for v in p.stdout.readline().split()))
     finally:
         for p in procs.values():
             if p.stdin is not None:
@@ -243,12 +249,12 @@ def main() -> int:
         return ab(args)
 
     n, data, makers = filters(args)
-    t: dict[str, list[tuple[float, float]]] = {"A": [], "B": [], "C": [], "S": []}
+    t: dict[str, list[tuple[float, ...]]] = {"A": [], "B": [], "C": [], "S": []}
     for _ in range(args.runs):  # interleaved: load changes hit all alike
         for k in t:
             t[k].append(run_once(data, makers[k]))
             if k == "S":
-                t[k][-1] = (SPENT[0], SPENT[1])
+                t[k][-1] = tuple(SPENT)
     report(len(data) / 1e6, n, args.runs,
            "Russian prose" if args.russian else "masker corpus", t)
     return 0

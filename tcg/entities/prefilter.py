@@ -24,6 +24,13 @@ INSERT_MIN_WORD = 5  # a separator may be inserted only in a Cyrillic word this 
 PIECE = 5  # letters of a long Cyrillic word's two prefilter pieces
 LEFT, RIGHT = 1, 2  # a piece that must start / end a word
 DENSE = 4096  # hits in one buffer after which all of it is matched on the view
+DENSE_RAW = 8 * DENSE  # the same before thinning (hits within 32 bytes of each other)
+#: first bytes of possibly rare characters in one buffer after which the smaller
+#: database's scan stops and the full one (rare characters spelled out) is run instead:
+#: each costs a Python callback, and text full of them (box drawing, accented prose)
+#: pays those before the full scan (the alias stream alone there: 1.8 GB/s at 32,
+#: 1.6 at 64, 1.0 at 256, against 2.4 with the rare characters spelled out)
+RARE_LEADS = 32
 ASCII_PIECE = 8  # letters of an ASCII word's prefilter piece (its prefix)
 
 
@@ -52,6 +59,15 @@ def is_cyrillic(c: str) -> bool:
 # to match — the pieces holding a Cyrillic letter and the Latin/Cyrillic and casing
 # triggers — which cannot fire there (the hits are the same, and each trigger left
 # out is an engine hyperscan does not run over every byte).
+# In that smaller database the rare characters (some 1,400 short literals that cost
+# as much to scan for as all the forms' pieces) are one byte class instead: the
+# first bytes any of them starts with. Each such byte is checked against the rare
+# characters in Python and reported exactly where the literal would end (the same
+# hits); text with more than RARE_LEADS of them (box drawing, accented prose, CJK)
+# is scanned again with the full database, which spells them out. The smaller
+# database also fires on the Cyrillic lead bytes: its scan stops at the first one
+# and the full database is scanned instead, so which database a text needs is found
+# by the scan itself, not by four passes over the text before it.
 # An ASCII word is spelled only by its first ASCII_PIECE letters (bounded on the
 # left, open on the right): every whole-word occurrence holds them, and one short
 # piece stands for all of a transliterated name's case forms (Abaliaev, -a, -u,
@@ -249,15 +265,20 @@ def prefilter_literals(texts: Iterable[str]) -> list[tuple[bytes, int]]:
 
 class Prefilter:
     """The hyperscan databases (None without hyperscan: the caller then matches
-    everything on the view): ``db`` holds every expression, ``plain`` the same
-    less the literals holding a Cyrillic lead byte, for text without one."""
+    everything on the view): ``db`` holds every expression, ``plain`` the same less
+    the expressions holding a Cyrillic lead byte, for text without one (its scan
+    stops at one: id ``rare_id + 1``), and with the rare characters as one byte
+    class (id ``rare_id``; ``rare`` the characters' bytes) checked in :meth:`scan`."""
 
-    def __init__(self, db: object, first_literal: int, whole: list[int], plain: object = None):
+    def __init__(self, db: object, first_literal: int, whole: list[int], plain: object = None,
+                 rare: frozenset[bytes] = frozenset(), rare_id: int = -1):
         self.db = db
         self.plain = plain
         self.first_literal = first_literal
         #: per literal: its length << 2 | its LEFT/RIGHT bounds, or 0 when unbounded
         self.whole = whole
+        self.rare = rare
+        self.rare_id = rare_id
 
     @classmethod
     def compile(cls, texts: Iterable[str]) -> Prefilter | None:
@@ -273,14 +294,23 @@ class Prefilter:
         ids = [i for i in range(len(exprs))
                if not _needs_cyrillic_lead(exprs[i], lits[i - len(trig)][0] if i >= len(trig)
                                            else _literal_bytes(exprs[i]))]
+        rare = {i: b for i in ids if i < len(trig) and (b := _literal_bytes(exprs[i])) is not None}
+        # the byte class standing for them, and the Cyrillic lead bytes (the smaller
+        # database only: ids past the full one's)
+        rare_id = len(exprs)
+        plain_ids = [i for i in ids if i not in rare]
+        plain_exprs = [_word_end(exprs[i], *lits[i - len(trig)]) if i >= len(trig) else exprs[i]
+                       for i in plain_ids] + [_lead_class(rare.values()), _CYRILLIC_LEAD_CLASS]
+        plain_flags = [flags[i] for i in plain_ids] + [0, 0]
+        plain_ids += [rare_id, rare_id + 1]
         dbs = []
-        for pick in (range(len(exprs)), ids):
+        for ex, pick, fl in ((exprs, list(range(len(exprs))), flags),
+                             (plain_exprs, plain_ids, plain_flags)):
             db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            db.compile(expressions=[exprs[i] for i in pick], ids=list(pick),
-                       flags=[flags[i] for i in pick])
+            db.compile(expressions=ex, ids=pick, flags=fl)
             dbs.append(db)
         return cls(dbs[0], len(trig), [(len(b) << 2) | bound if bound else 0 for b, bound in lits],
-                   dbs[1])
+                   dbs[1], frozenset(rare.values()), rare_id)
 
     def to_bytes(self) -> bytes:
         """One JSON header line, then the serialized databases."""
@@ -290,7 +320,8 @@ class Prefilter:
 
         blobs = [bytes(hyperscan.dumpb(db)) for db in (self.db, self.plain) if db is not None]  # type: ignore[arg-type]
         head = json.dumps({"first_literal": self.first_literal, "whole": self.whole,
-                           "sizes": [len(b) for b in blobs]}).encode()
+                           "sizes": [len(b) for b in blobs], "rare_id": self.rare_id,
+                           "rare": sorted(b.hex() for b in self.rare)}).encode()
         return head + b"\n" + b"".join(blobs)
 
     @classmethod
@@ -311,40 +342,87 @@ class Prefilter:
             dbs.append(db)
             at += size
         return cls(dbs[0], int(st["first_literal"]), list(st["whole"]),
-                   dbs[1] if len(dbs) > 1 else None)
+                   dbs[1] if len(dbs) > 1 else None,
+                   frozenset(bytes.fromhex(h) for h in st.get("rare", ())), int(st.get("rare_id", -1)))
 
     def scan(self, data: bytes) -> list[int] | None:
         """End offsets of the hits, thinned and sorted; None when hits are dense
         (the caller matches the whole buffer on the view)."""
-        hits: list[int] = []
-        last = [-1000]
+        if self.plain is not None and (self.rare_id >= 0 or not has_cyrillic_lead(data)):
+            # the smaller database stops at the first Cyrillic lead byte (what the big
+            # one adds cannot hit without one) or at too many rare first bytes
+            hits = self._scan(self.plain, data)
+            if hits is not _USE_FULL:
+                return hits
+        return self._scan(self.db, data)
+
+    def _scan(self, db: object, data: bytes) -> list[int] | None:
+        found: list[int] = []
         first_lit = self.first_literal
         whole = self.whole
+        rare = self.rare
+        rare_id = self.rare_id if self.rare_id >= 0 else 1 << 62  # (-1: no class, no stop)
+        leads = [0]
 
         def on_match(rid: int, _f: int, to: int, _fl: int, _c: object) -> bool | None:
             if rid >= first_lit:
-                code = whole[rid - first_lit]
-                if code:
-                    length, bound = code >> 2, code & 3
-                    if (bound & RIGHT and word_after(data, to)) or \
-                            (bound & LEFT and word_before(data, to - length)):
+                if rid >= rare_id:  # a first byte of a rare character, maybe: which one?
+                    leads[0] += 1
+                    if leads[0] > RARE_LEADS or rid > rare_id:
+                        leads[0] = RARE_LEADS + 1  # (rid > rare_id: a Cyrillic lead byte)
+                        return True
+                    at = to - 1
+                    lead = data[at]  # the length of the one literal that may start here
+                    end = at + (2 if lead < 0xE0 else 3 if lead < 0xF0 else 4)
+                    if data[at:end] not in rare:
                         return None
-            if to - last[0] > 32:
-                last[0] = to
-                hits.append(to)
-                if len(hits) > DENSE:
-                    return True
-            return None
+                    to = end
+                else:
+                    code = whole[rid - first_lit]
+                    if code:
+                        length, bound = code >> 2, code & 3
+                        if (bound & RIGHT and word_after(data, to)) or \
+                                (bound & LEFT and word_before(data, to - length)):
+                            return None
+            found.append(to)
+            return True if len(found) > DENSE_RAW else None
 
-        db = self.db
-        if self.plain is not None and not has_cyrillic_lead(data):
-            db = self.plain  # no Cyrillic letter here: what the big database adds cannot hit
         try:
             db.scan(data, match_event_handler=on_match)  # type: ignore[attr-defined]
-        except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose (dense)
-            if len(hits) <= DENSE:
+        except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose
+            if leads[0] > RARE_LEADS:
+                return _USE_FULL
+            if len(found) <= DENSE_RAW:
                 raise
-        if len(hits) > DENSE:
             return None
-        hits.sort()
-        return hits
+        # thinned in offset order (whatever order the engines reported them in)
+        found.sort()
+        hits: list[int] = []
+        last = -1000
+        for to in found:
+            if to - last > 32:
+                last = to
+                hits.append(to)
+        return None if len(hits) > DENSE else hits
+
+
+#: what _scan() returns when the smaller database's scan stopped for the full one
+_USE_FULL: list[int] = []
+
+
+def _word_end(expr: bytes, literal: bytes, bound: int) -> bytes:
+    """A right-bounded literal ending in an ASCII letter or digit, with ``\\b`` after
+    it: hyperscan then drops the hits an ASCII letter, digit or ``_`` follows, which
+    word_after() would reject (the Python callback costs more than the scan's check;
+    a non-ASCII byte is no word byte for ``\\b``, and word_after() still decides)."""
+    return expr + rb"\b" if bound & RIGHT and literal[-1:].isalnum() else expr
+
+
+def _lead_class(rare: Iterable[bytes]) -> bytes:
+    """A byte class of the first bytes of ``rare`` (every rare literal starts with one)."""
+    return b"[" + b"".join(b"\\x%02x" % x for x in sorted({r[0] for r in rare})) + b"]"
+
+
+#: the Cyrillic lead bytes, where the smaller database's scan stops (an expression of
+#: its own: in the rare characters' class they make hyperscan's scan a tenth slower)
+_CYRILLIC_LEAD_CLASS = b"[" + b"".join(_lit(b) for b in _CYRILLIC_LEADS) + b"]"

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from tcg.entities.runtime import Entities
 
 _SGR = None
+#: new bytes from which a chunk that follows held bytes is scanned without first
+#: being copied after them (see AliasStream._split)
+SPLIT_MIN = 4096
+#: the longest first line of such a chunk scanned again with the held bytes
+SPLIT_JUNCTION = 8192
 
 
 def _sgr_codes(raw: bytes) -> bytes:
@@ -65,8 +70,51 @@ class AliasStream:
     def feed(self, data: bytes) -> bytes:
         if not data:
             return b""
-        self._buf += data
+        tail = self._buf
+        if tail and len(data) >= SPLIT_MIN:
+            out = self._split(tail, data)
+            if isinstance(out, bytes):
+                return out
+            self._buf = tail + data
+            return self._advance(final=False, candidates=out is False)
+        self._buf = tail + data
         return self._advance(final=False)
+
+    def _split(self, tail: bytes, data: bytes) -> bytes | bool | None:
+        """What _advance() releases for ``tail + data`` when its prefilter scan has no
+        hit, found without copying ``data`` after ``tail`` for the scan; False when a
+        scan below has a hit (the caller matches), None when the shortcut does not
+        apply.
+
+        No prefilter hit spans a line break (no piece, rare character or trigger
+        holds \\n or \\r), and ``tail`` holds none (it is what follows the last
+        one). So a hit of ``tail + data`` either lies in its prefix up to data's first
+        line break — scanned as such, the same bytes around it — or starts after that
+        break, where data alone shows the same bytes around it (what word_before()
+        looks back through stops at the break). Hits data alone shows before its
+        first break are extra, never missing: a hit in either scan only sends the
+        buffer to the matcher, which finds what it would have found anyway."""
+        pre = self.matcher._prefilter()
+        if pre is None:
+            return None
+        nl = data.find(b"\n")
+        cr = data.find(b"\r", 0, nl if nl >= 0 else len(data))
+        first = cr if cr >= 0 else nl
+        if first < 0 or first >= SPLIT_JUNCTION:
+            return None
+        if pre.scan(tail + data[: first + 1]) != [] or pre.scan(data) != []:
+            return False
+        from tcg.entities.normal import char_start
+
+        nl = data.rfind(b"\n")
+        last = max(nl, data.rfind(b"\r", nl + 1))
+        # the cut _advance() makes, in data's offsets: the break at ``last`` keeps it in data
+        cut = char_start(data, max(last + 1, len(data) - self._reach))
+        out = b"".join((tail, memoryview(data)[:cut]))
+        self._buf = data[cut:]
+        keep = self._keep
+        self._ctx = (self._ctx + out[-keep:])[-keep:]
+        return out
 
     def flush(self) -> bytes:
         return self._advance(final=True)
@@ -77,7 +125,7 @@ class AliasStream:
     def idle_deadline(self) -> float | None:
         return None
 
-    def _advance(self, final: bool) -> bytes:
+    def _advance(self, final: bool, candidates: bool = False) -> bytes:
         from tcg.entities.normal import char_start
 
         buf = self._buf
@@ -86,14 +134,15 @@ class AliasStream:
         if final:
             cut = len(buf)
         else:
-            nl = max(buf.rfind(b"\n"), buf.rfind(b"\r"))
+            nl = buf.rfind(b"\n")
+            nl = max(nl, buf.rfind(b"\r", nl + 1))
             cut = char_start(buf, max(nl + 1, len(buf) - self._reach))
             if cut <= 0:
                 return b""
         ctx = self._ctx
         keep = self._keep
         pre = self.matcher._prefilter()
-        if pre is not None and pre.scan(buf) == []:
+        if pre is not None and not candidates and pre.scan(buf) == []:
             # no candidate in the new bytes (every match holds a hit): no copy, no view
             out = buf[:cut] if cut < len(buf) else buf
             self._buf = buf[cut:]

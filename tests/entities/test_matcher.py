@@ -262,3 +262,75 @@ def test_prefilter_round_trip_keeps_both_databases(matcher):
     for text in ("Petrov и ПеТРОВ, Romashka\n", "plain Suleymanov \u2014 Sh\u200bevchenko", "пЕтров"):
         data = text.encode()
         assert back.scan(data) == pre.scan(data) != []
+
+
+# ---------------------------------------------------------------- rare characters as one byte class
+
+def test_rare_characters_are_whole_characters_the_class_covers(matcher):
+    """The smaller database finds a rare character by its first byte and checks the
+    bytes in Python: sound only when every rare literal is one whole UTF-8 character
+    (its first byte gives its length, so one literal at most starts at a byte) and
+    the class holds every first byte."""
+    import re
+
+    from tcg.entities.prefilter import _lead_class, _literal_bytes, _trigger_expressions
+
+    pre = matcher._prefilter()
+    if pre is None:
+        pytest.skip("hyperscan is not installed")
+    spelled = {b for t in _trigger_expressions() if (b := _literal_bytes(t)) is not None}
+    assert pre.rare == spelled and len(spelled) > 1000
+    cls = re.compile(_lead_class(spelled))
+    for b in spelled:
+        assert len(b.decode("utf-8")) == 1 and 2 <= len(b) <= 4
+        assert len(b) == (2 if b[0] < 0xE0 else 3 if b[0] < 0xF0 else 4)  # as scan() takes it
+        assert cls.fullmatch(b[:1])
+
+
+#: rare characters of each first byte's kind (Latin-1, Greek, zero-width, full-width,
+#: mathematical letters) and other non-ASCII characters that share their first bytes
+RARE_MIX = ["\u00c0", "\u01c5", "\u03bf", "\u200b", "\u2009", "\uff50", "\U0001d40f", "\U0001d52d",
+            "\u00e9", "\u00ab", "\u2014", "\u2026", "\u2500", "\u2501", "\U0001f600", "\ua7ff"]
+RARE_TEXT = st.lists(st.sampled_from(list("ab xy.,\n-_1\t") + ["\x1b[1m"] + RARE_MIX),
+                     max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(RARE_TEXT, latin_spelled()), max_size=4), RARE_TEXT,
+       st.binary(max_size=12).map(lambda b: bytes(x for x in b if not 0xD0 <= x <= 0xD3)))
+def test_rare_class_gives_the_literals_hits(matcher, parts, tail, junk):
+    """Rare characters, their neighbours by first byte, and broken UTF-8 around
+    Latin names: the byte class and the check give the hits the spelled-out
+    characters give (the full database), and the fast path finds what the view finds."""
+    from tcg.entities.prefilter import Prefilter, has_cyrillic_lead
+
+    text = "".join(a + b for a, b in parts) + tail
+    data = junk + text.encode("utf-8") + junk
+    assert not has_cyrillic_lead(data)
+    pre = matcher._prefilter()
+    if pre is None:
+        pytest.skip("hyperscan is not installed")
+    full_only = Prefilter(pre.db, pre.first_literal, pre.whole)
+    assert pre.scan(data) == full_only.scan(data)
+    fast, slow = fast_and_view(matcher, text)
+    assert fast == slow
+
+
+def test_many_first_bytes_fall_back_to_the_full_database(matcher, monkeypatch):
+    """Text with more first bytes of possibly rare characters than RARE_LEADS (box
+    drawing, accented prose) is scanned again with the full database: the same hits."""
+    import tcg.entities.prefilter as prefilter
+
+    pre = matcher._prefilter()
+    if pre is None:
+        pytest.skip("hyperscan is not installed")
+    full_only = prefilter.Prefilter(pre.db, pre.first_literal, pre.whole)
+    text = ("\u2500" * 40 + " Petrov \u00e9t\u00e9 Sh\u200bevchenko \uff50etrov\n") * 30 + "Romashka \u2009"
+    data = text.encode()
+    want = full_only.scan(data)
+    assert want and pre.scan(data) == want
+    for limit in (0, 1, 5, 100):
+        monkeypatch.setattr(prefilter, "RARE_LEADS", limit)
+        assert pre.scan(data) == want
+    fast, slow = fast_and_view(matcher, text)
+    assert fast == slow != []

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tcg.entities.stream import AliasStream, Chained, replace_bytes
@@ -70,3 +71,126 @@ def test_the_project_id_is_the_sha256_of_the_real_path(tmp_path):
     (tmp_path / "link").symlink_to(tmp_path / "real")
     expect = hashlib.sha256(str((tmp_path / "real").resolve()).encode()).hexdigest()[:16]
     assert project_id(str(tmp_path / "link")) == expect == project_id(str(tmp_path / "real"))
+
+
+# a chunk after held bytes is scanned apart from them (AliasStream._split): the same
+# output, chunk by chunk, as scanning them together
+NAMES = ["Petrov", "petrovka", "Suleymanova", "SULEIMANOV", "Romashka", "Петров", "Ромашкой",
+         "Петровка", "Ро\u200bмашка", "Sh\u200bevchenko", "\uff50etrov", "P\u03bftrov", "Bae"]
+FILL = ["\n", "\r", "\r\n", " ", "-", "x", "_", "7", "é", "\u2500", "\u2026", "\x1b[1m", "\x1b[0m",
+        "\x1b[", "m", "\xa0", "ok ", "done\n", "ab"]
+PIECES = NAMES + FILL * 30  # mostly text without a name: the shortcut's case
+STREAM_TEXT = st.lists(st.sampled_from(PIECES), max_size=160).map("".join)
+
+
+def _feed_all(matcher, data: bytes, cuts: list[int]) -> list[bytes]:
+    s = AliasStream(matcher)
+    outs, i = [], 0
+    for n in cuts:
+        outs.append(s.feed(data[i : i + n]))
+        i += n
+    outs.append(s.feed(data[i:]))
+    outs.append(s.flush())
+    return outs
+
+
+@settings(max_examples=300, deadline=None)
+@given(STREAM_TEXT, st.lists(st.integers(1, 80), max_size=30), st.sampled_from([1, 3, 8, 8192]))
+@example("ok ok\nabc\rdef", [2], 8192)  # the last break is a \r after the last \n
+@example("ok\rok Petr", [3, 5], 8192)  # a \r before the first \n, a name at the end
+def test_split_scan_releases_what_the_joined_scan_does(matcher, text, cuts, junction):
+    """Held bytes + a new chunk scanned apart (names, breaks, colour sequences and
+    rare characters at every chunk edge): each feed() releases exactly what it
+    releases when they are scanned together, and the whole is what the matcher
+    finds in the whole text."""
+    import tcg.entities.stream as stream
+
+    data = text.encode()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(stream, "SPLIT_MIN", 10**9)
+        joined = _feed_all(matcher, data, cuts)
+        mp.setattr(stream, "SPLIT_MIN", 1)
+        mp.setattr(stream, "SPLIT_JUNCTION", junction)
+        split = _feed_all(matcher, data, cuts)
+    assert split == joined
+    assert b"".join(split) == replace_bytes(data, matcher.find_bytes(data))
+
+
+@settings(max_examples=300, deadline=None)
+@given(STREAM_TEXT.map(lambda t: t.replace("\n", "").replace("\r", "")), STREAM_TEXT)
+def test_split_scan_has_no_hit_only_where_the_joined_one_has_none(matcher, tail, text):
+    """The shortcut's claim itself: when both of its scans are empty, so is the scan
+    of the held bytes and the chunk together."""
+    pre = matcher._prefilter()
+    if pre is None:
+        pytest.skip("hyperscan is not installed")
+    s = AliasStream(matcher)
+    t, d = tail.encode(), text.encode()
+    if t and s._split(t, d) not in (None, False):
+        assert pre.scan(t + d) == []
+
+
+def _bytes_consumed(pattern: bytes) -> set[int]:
+    """Every byte some match of ``pattern`` may consume (re's parse of it)."""
+    try:
+        import re._constants as c
+        import re._parser as sre
+    except ImportError:  # Python 3.10
+        import sre_constants as c  # type: ignore[no-redef]
+        import sre_parse as sre  # type: ignore[no-redef]
+    ANY, AT, BRANCH, IN, LITERAL, NEGATE = c.ANY, c.AT, c.BRANCH, c.IN, c.LITERAL, c.NEGATE
+    MAX_REPEAT, MIN_REPEAT, NOT_LITERAL, RANGE, SUBPATTERN = (
+        c.MAX_REPEAT, c.MIN_REPEAT, c.NOT_LITERAL, c.RANGE, c.SUBPATTERN)
+
+    out: set[int] = set()
+
+    def walk(items) -> None:
+        for op, av in items:
+            if op is LITERAL:
+                out.add(av)
+            elif op in (NOT_LITERAL, ANY):
+                out.update(range(256))
+            elif op is IN:
+                if any(o is NEGATE for o, _ in av):
+                    out.update(range(256))
+                for o, a in av:
+                    if o is LITERAL:
+                        out.add(a)
+                    elif o is RANGE:
+                        out.update(range(a[0], a[1] + 1))
+                    elif o is not NEGATE:
+                        out.update(range(256))  # a category: assume anything
+            elif op in (MAX_REPEAT, MIN_REPEAT):
+                walk(av[2])
+            elif op is SUBPATTERN:
+                walk(av[-1])
+            elif op is BRANCH:
+                for sub in av[1]:
+                    walk(sub)
+            elif op is not AT:
+                out.update(range(256))
+
+    walk(sre.parse(pattern))
+    return out
+
+
+def test_no_prefilter_hit_spans_a_line_break(matcher):
+    """What the split scan rests on: no expression of either database consumes a
+    \\n or \\r (pieces, rare characters, triggers, the stop and lead classes)."""
+    from tcg.entities.prefilter import (
+        _CYRILLIC_LEAD_CLASS,
+        _lead_class,
+        _literal_bytes,
+        _trigger_expressions,
+        prefilter_literals,
+    )
+
+    trig = _trigger_expressions()
+    rare = [b for t in trig if (b := _literal_bytes(t)) is not None]
+    exprs = [*trig, _lead_class(rare), _CYRILLIC_LEAD_CLASS]
+    for expr in exprs:
+        assert not _bytes_consumed(expr) & {0x0A, 0x0D}, expr
+    assert _bytes_consumed(rb"a\nb") >= {0x0A}  # the walker sees a break where there is one
+    assert _bytes_consumed(rb"[^x]") >= {0x0A, 0x0D}
+    for piece, _bound in prefilter_literals(matcher._texts):
+        assert b"\n" not in piece and b"\r" not in piece
