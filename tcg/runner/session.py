@@ -302,6 +302,10 @@ class SessionOutput:
         if self.first is not None:
             self.first.finish()
         self.proc.flush()
+        if self.failed is None and self.proc.error is not None:
+            # the terminal did not take the rest in time (or the process failed at
+            # the end): what was left is withheld, and the user is told so
+            self._notice(f"tcg: the end of the output was withheld ({self.proc.error})")
         return b""
 
     def release_idle(self) -> bytes:

@@ -22,7 +22,7 @@ import os
 from tcg._lean.threads import allocate_lock, start_new_thread
 from tcg.osutil import write_all
 
-CAP = 1 << 20  # bytes queued before put() waits
+CAP = 1 << 18  # bytes queued before put() waits: one read's worth keeps the overlap
 SMALL = 1 << 12  # written by the caller when the writer is idle: no thread hop
 
 

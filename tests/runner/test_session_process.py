@@ -173,3 +173,41 @@ def test_a_masking_process_that_keeps_failing_ends_the_session(monkeypatch, capf
     assert ended == [True]
     assert text.count("restarting it") == 3 and "keeps failing" in text
     assert "secret-free output" not in text  # withheld, never shown unmasked
+
+
+def test_output_the_terminal_does_not_take_by_the_exit_is_withheld_with_a_notice(monkeypatch):
+    """At the end the station waits a bounded time for the masking process to write
+    what it holds; a terminal that takes nothing meanwhile gets the rest withheld,
+    never unmasked, and a notice that says so (not a silent cut)."""
+    import threading
+
+    from tcg.runner import maskproc
+
+    monkeypatch.setattr(maskproc, "WAIT_LIMIT", 1.0)
+    r, w = os.pipe()
+    env = dict(os.environ, TCG_MASK_SERVER="0")
+    out = SessionOutput(env, w)
+    line = b"x" * 99 + b"\n"
+    out.feed(b"first " + TOKEN.encode() + b"\n" + line * 4000)  # ~400 KB: more than the pipe holds
+    got = bytearray()
+    flushed = threading.Event()
+
+    def drain() -> None:  # the terminal wakes up only after the station gave up
+        flushed.wait(120)
+        while True:
+            chunk = os.read(r, 1 << 16)
+            if not chunk:
+                return
+            got.extend(chunk)
+
+    t = threading.Thread(target=drain)
+    t.start()
+    timer = threading.Timer(3.0, flushed.set)  # flush() blocks on the notice until drained
+    timer.start()
+    out.flush()
+    os.close(w)
+    t.join(120)
+    text = got.decode("utf-8", "replace")
+    assert TOKEN not in text
+    assert "tcg: the end of the output was withheld (masking process did not finish; killed)" in text
+    assert text.count("x" * 99) < 4000

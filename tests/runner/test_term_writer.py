@@ -113,7 +113,7 @@ def test_close_returns_only_once_everything_is_written(pty):
     master, slave = pty
     go = threading.Event()
     emulator = Emulator(master, go)
-    writer = TerminalWriter(slave)
+    writer = TerminalWriter(slave, cap=1 << 21)  # room for all of it: put() returns at once
     data = b"".join(b"%d\n" % i for i in range(150_000))  # ~1 MB: queued, not yet written
     writer.put(data)
     closer = threading.Thread(target=writer.close, daemon=True)
