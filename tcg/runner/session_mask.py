@@ -24,9 +24,10 @@ from tcg.mask import masker_for
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, NoReturn
 
 RECHECK = 1.0  # seconds between two looks at the policy files
+MAX_FD = 65536  # descriptors above 3 a forked masking process closes
 
 
 def _load() -> Any:
@@ -207,6 +208,32 @@ def run_served(mode: str, conn: Any) -> int:
     except BrokenPipeError:
         pass  # the terminal went away
     return 0
+
+
+def forked_main(mode: str, in_fd: int, control_fd: int) -> NoReturn:
+    """The masking process as a fork of the station (tcg.runner.maskproc's
+    ``_start_forked``): its descriptors put where a fresh process finds them (0
+    input, 3 control; 1 and 2 are the station's, as a fresh process inherits them),
+    every other one of the station's closed, the garbage collector back on and
+    site-packages added when the station started without them; then the same
+    :func:`main` as ``python -I -c …session_mask…`` (tcg.runner.maskproc._entry)."""
+    import fcntl
+    import gc
+    import os
+    import sys
+
+    from tcg.mask.filter import exit_after
+
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (in_fd, control_fd)]
+    os.dup2(high[0], 0)
+    os.dup2(high[1], 3)
+    os.closerange(4, MAX_FD)  # the station's own (its terminal copies, its pipes) are not ours
+    gc.enable()
+    if sys.flags.no_site:  # the hook starts the station without site-packages; hyperscan is there
+        import site
+
+        site.main()
+    exit_after(lambda: main(["--mode", mode, "--control-fd", "3"]))
 
 
 def main(argv: list[str]) -> int:
