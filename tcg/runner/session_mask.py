@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 RECHECK = 1.0  # seconds between two looks at the policy files
 MAX_FD = 65536  # descriptors above 3 a forked masking process closes
+FORKED_NAME = "tcg-masker"  # a forked masking process's name (/proc/PID/comm)
 
 
 def _load() -> Any:
@@ -224,6 +225,11 @@ def forked_main(mode: str, in_fd: int, control_fd: int) -> NoReturn:
 
     from tcg.mask.filter import exit_after
 
+    try:  # its command line stays the station's: ps -o comm, top and pgrep -x name it apart
+        with open("/proc/self/comm", "w") as fh:
+            fh.write(FORKED_NAME)
+    except OSError:
+        pass
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (in_fd, control_fd)]
     os.dup2(high[0], 0)
     os.dup2(high[1], 3)

@@ -5,7 +5,8 @@ every time a terminal opens, and the masking process needs a few hundred
 milliseconds to load the detector. So each session remembers what it printed
 before its first pause (up to 64 KiB) once its masking process has confirmed it
 holds nothing to mask (terminal mode: output equal to input, nothing held
-back), as an HMAC under the install key and a length — never the bytes
+back), as a MAC under the install key (keyed BLAKE2b, as tcg.signed; HMAC-SHA256
+loaded OpenSSL, ~3 ms of the station's start) and a length — never the bytes
 themselves. The station measures the first screen and tells the masking
 process its length over a control pipe; the masking process, which has the
 detector loaded anyway, confirms and records it (ScreenConfirmer). A later
@@ -48,26 +49,26 @@ class ScreenCache:
     """Known-clean first screens for one (policy, detector) pair."""
 
     def __init__(self, directory: str, key: bytes, fingerprint: str, detector_sig: str):
-        from tcg.digest import hmac_sha256
+        from tcg.digest import keyed_blake2b
 
         self.key = key
         self.fingerprint = fingerprint
-        self.name = hmac_sha256(key, f"{fingerprint}\0{detector_sig}".encode())[:16]
+        self.name = keyed_blake2b(key, f"{fingerprint}\0{detector_sig}".encode(), b"tcg screen name")[:16]
         self.path = os.path.join(directory, "session-screens", self.name)
 
     def _tag(self) -> str:
         return "session-screen/" + self.name
 
     def mac(self, data: bytes) -> str:
-        from tcg.digest import hmac_sha256
+        from tcg.digest import keyed_blake2b
 
-        return hmac_sha256(self.key, b"screen\0" + data)
+        return keyed_blake2b(self.key, data, b"tcg screen")
 
     def head_mac(self, data: bytes) -> str:
         """The MAC of a screen's first HEAD bytes (all of a shorter one)."""
-        from tcg.digest import hmac_sha256
+        from tcg.digest import keyed_blake2b
 
-        return hmac_sha256(self.key, b"screen-head\0" + data[:HEAD])
+        return keyed_blake2b(self.key, data[:HEAD], b"tcg screen head")
 
     def entries(self) -> list[tuple[int, str, str]]:
         """(length, MAC, head MAC) per remembered screen; the head MAC is "" in

@@ -37,30 +37,36 @@ m = MaskerProcess("terminal", None, dict(os.environ), fork=fork)
 m.start()
 with open(f"/proc/{m.pid}/cmdline", "rb") as fh:
     cmdline = fh.read().decode(errors="replace")
+comm, end = "", time.monotonic() + 30
+while fork and comm != "tcg-masker" and time.monotonic() < end:  # it names itself first thing
+    with open(f"/proc/{m.pid}/comm") as fh:
+        comm = fh.read().strip()
+    time.sleep(0.01)
 data = sys.stdin.buffer.read()
 for i in range(0, len(data), 11):  # in pieces: secrets across their edges
     m.feed(data[i:i + 11])
 m.flush()
-sys.stderr.write("\nRESULT " + json.dumps([m.error is None, str(m.error), cmdline]) + "\n")
+sys.stderr.write("\nRESULT " + json.dumps([m.error is None, str(m.error), cmdline, comm]) + "\n")
 # fork-harness
 """
 
 
-def _run(how: str, thread: str = "-") -> tuple[bytes, bool, str, str]:
-    """(what the masking process wrote, no error, the error, its command line)."""
+def _run(how: str, thread: str = "-") -> tuple[bytes, bool, str, str, str]:
+    """(what the masking process wrote, no error, the error, its command line, its name)."""
     res = subprocess.run([sys.executable, "-I", "-S", "-c", HARNESS, ROOT, how, thread],
                          input=header(0) + DATA, capture_output=True, timeout=180)
     lines = [x for x in res.stderr.splitlines() if x.startswith(b"RESULT ")]
     assert lines, res.stderr.decode(errors="replace")
-    ok, why, cmdline = json.loads(lines[-1][7:])
-    return res.stdout, ok, why, cmdline
+    ok, why, cmdline, comm = json.loads(lines[-1][7:])
+    return res.stdout, ok, why, cmdline, comm
 
 
 def test_a_forked_masking_process_writes_what_a_fresh_one_writes(tcg_home):
-    forked, ok, why, cmdline = _run("fork")
+    forked, ok, why, cmdline, comm = _run("fork")
     assert ok, why
     assert "# fork-harness" in cmdline  # the station's own process image: no second interpreter
-    fresh, ok, why, fresh_cmdline = _run("fresh")
+    assert comm == "tcg-masker"
+    fresh, ok, why, fresh_cmdline, _ = _run("fresh")
     assert ok, why
     assert "# fork-harness" not in fresh_cmdline  # a process of its own
     assert forked == fresh  # byte for byte
@@ -93,7 +99,7 @@ def test_a_forked_masking_process_loads_hyperscan_from_site_packages(tcg_home, t
 
 
 def test_a_station_with_a_second_thread_starts_a_fresh_process(tcg_home):
-    out, ok, why, cmdline = _run("fork", "thread")
+    out, ok, why, cmdline, _ = _run("fork", "thread")
     assert ok, why
     assert "# fork-harness" not in cmdline
     assert TOKEN.encode() not in out and out.count(b"<SECRET:") == 3
@@ -108,6 +114,6 @@ def test_a_forked_masking_process_under_an_unusable_policy_writes_nothing(tcg_ho
     res = subprocess.run([sys.executable, "-I", "-S", "-c", HARNESS, ROOT, "fork", "-"],
                          input=header(0) + DATA, capture_output=True, timeout=180, env=env)
     lines = [x for x in res.stderr.splitlines() if x.startswith(b"RESULT ")]
-    ok, why, _ = json.loads(lines[-1][7:])
+    ok, why, _, _ = json.loads(lines[-1][7:])
     assert not ok and "exited with" in why
     assert res.stdout == b""
