@@ -153,10 +153,17 @@ class MaskerProcess:
         the same descriptors, without a second interpreter start (~10 ms of CPU,
         and the station's imports before it could begin to load). False (start it
         fresh) when the station already runs a second thread: a fork copies only
-        the calling thread, and a lock another one held would stay held."""
+        the calling thread, and a lock another one held would stay held; and
+        elsewhere than Linux (untested there: macOS frameworks do not survive a fork
+        without an exec)."""
+        if not sys.platform.startswith("linux"):
+            return False
         threading = sys.modules.get("threading")
         if threading is not None and threading.active_count() > 1:
             return False
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered may be written twice
+            if stream is not None:
+                stream.flush()
         r, w = os.pipe()
         cr, cw = os.pipe()
         try:
