@@ -168,6 +168,7 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1,
         except Exception:
             read_header(in_fd)
             raise
+    _collector_on()
     shown, rest = read_header(in_fd)
     masker: Any = following
     if control_fd >= 0:
@@ -177,6 +178,16 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1,
     if rest:
         write_all(out_fd, masker.feed(rest))
     pump(in_fd, out_fd, masker, mode)
+
+
+def _collector_on() -> None:
+    """The garbage collector on for the hours of masking (a process forked from the
+    station loaded with it off); what the load built is frozen out of its passes."""
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def run_served(mode: str, conn: Any) -> int:
@@ -215,11 +226,11 @@ def forked_main(mode: str, in_fd: int, control_fd: int) -> NoReturn:
     """The masking process as a fork of the station (tcg.runner.maskproc's
     ``_start_forked``): its descriptors put where a fresh process finds them (0
     input, 3 control; 1 and 2 are the station's, as a fresh process inherits them),
-    every other one of the station's closed, the garbage collector back on and
-    site-packages added when the station started without them; then the same
+    every other one of the station's closed and site-packages added when the
+    station started without them (the garbage collector comes back on once the
+    masker is loaded, :func:`run_worker`); then the same
     :func:`main` as ``python -I -c …session_mask…`` (tcg.runner.maskproc._entry)."""
     import fcntl
-    import gc
     import os
     import sys
 
@@ -234,7 +245,8 @@ def forked_main(mode: str, in_fd: int, control_fd: int) -> NoReturn:
     os.dup2(high[0], 0)
     os.dup2(high[1], 3)
     os.closerange(4, MAX_FD)  # the station's own (its terminal copies, its pipes) are not ours
-    gc.enable()
+    # The garbage collector stays off, as in the station, until the masker is loaded
+    # (run_worker): the load allocates much and frees little (~2-3 ms of collections).
     if sys.flags.no_site:  # the hook starts the station without site-packages; hyperscan is there
         import site
 
