@@ -108,6 +108,7 @@ class MaskerProcess:
         return True
 
     launch_server = False  # set when this session found no usable server
+    launched = False  # after_start() launched one (flush() hurries it if still waiting)
 
     def after_start(self, delay: float | None = None) -> None:
         """Once the shell runs: start the fork server if this session found none,
@@ -121,6 +122,7 @@ class MaskerProcess:
                 from tcg.runner import maskserver
 
                 maskserver.launch(self.env, maskserver.LAUNCH_DELAY if delay is None else delay)
+                self.launched = True
             except Exception:  # noqa: BLE001 - sessions keep starting fresh masking processes
                 pass
 
@@ -252,6 +254,11 @@ class MaskerProcess:
         return b""
 
     def flush(self) -> bytes:
+        if self.launched:  # the session ends: a launch still waiting goes now
+            self.launched = False
+            from tcg.runner import maskserver
+
+            maskserver.hurry()
         if self._control is not None:
             os.close(self._control)
             self._control = None

@@ -271,14 +271,14 @@ def request(env: Mapping[str, str], mode: str, fds: list[int]) -> Served | str:
     return Served(s)
 
 
-_launchers: list[Any] = []  # the threads of launch()
+_launchers: list[tuple[Any, Any]] = []  # (thread, its "go now" event) of each launch()
 
 
 def launch(env: Mapping[str, str], delay: float = 0.0) -> None:
     """Start the server, detached (best effort: without one, sessions start fresh
     masking processes as before), ``delay`` seconds from now: a session launches
-    it after its first prompt, whose masking process and shell need the CPU first.
-    In a session of its own, through ``sh … &``, so the server is not the station's
+    it after its first prompt, whose masking process and shell need the CPU first;
+    one that ends sooner launches it as it ends (hurry). In a session of its own, through ``sh … &``, so the server is not the station's
     child (no zombie when it exits first); a thread waits for the ``sh``, which
     exits at once, so it is not left a zombie either, whatever the session does."""
     import threading
@@ -291,12 +291,10 @@ def launch(env: Mapping[str, str], delay: float = 0.0) -> None:
                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)]
     env = dict(env)
+    go = threading.Event()
 
     def run() -> None:
-        if delay > 0:
-            import time
-
-            time.sleep(delay)
+        go.wait(delay)
         try:
             pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
         except OSError:
@@ -308,16 +306,25 @@ def launch(env: Mapping[str, str], delay: float = 0.0) -> None:
 
     thread = threading.Thread(target=run, name="tcg-maskserver-launch", daemon=True)
     thread.start()
-    _launchers.append(thread)
+    _launchers.append((thread, go))
+
+
+def hurry(wait: float = 2.0) -> None:
+    """Launch now what launch() is still waiting to launch (a session that ends
+    within its delay must still leave a server for the next one), and collect
+    the launchers, waiting up to ``wait`` seconds."""
+    for _, go in _launchers:
+        go.set()
+    reap(wait)
 
 
 def reap(wait: float = 0.0) -> bool:
     """Forget the launches whose ``sh`` has exited and been collected, waiting up
     to ``wait`` seconds for them; True while one has not."""
-    for thread in list(_launchers):
-        thread.join(wait)
-        if not thread.is_alive():
-            _launchers.remove(thread)
+    for entry in list(_launchers):
+        entry[0].join(wait)
+        if not entry[0].is_alive():
+            _launchers.remove(entry)
     return bool(_launchers)
 
 

@@ -434,3 +434,15 @@ def test_an_answer_without_the_workers_pidfd_is_a_refusal():
         assert not served._answer(5)
         assert served.pid is None and served.pidfd == -1
         served.close()
+
+
+def test_a_session_that_ends_before_its_launch_delay_still_starts_a_server():
+    """The launch waits for the first prompt to be out; a session closed sooner
+    (a script, a terminal opened by mistake) must still leave a server behind."""
+    proc = MaskerProcess("terminal", None, dict(os.environ), serve=True)
+    proc.start()
+    proc.after_start(delay=600)
+    os.write(proc.input_fd, header(0))
+    proc.flush()  # the session ends
+    wait_for(lambda: mask_servers(os.environ["TCG_HOME"]), 60, "a server to start")
+    assert not maskserver.reap()
