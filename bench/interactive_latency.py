@@ -203,11 +203,13 @@ BASELINE = "baseline"  # the --baseline-tree's session
 # Start-up only: the session without the masking fork server (TCG_MASK_SERVER=0),
 # which is what the first session after login costs: a fresh masking process.
 NO_SERVER = "no server"
+BASE_NO_SERVER = "baseline no server"  # the same for the --baseline-tree
 HOOKS = {"tcg session": TCG_SHELL, NO_SERVER: TCG_SHELL}
 
 
 def arm_home(work: Path, shell: str, arm: str, stable: bool = False) -> Path:
-    tag = {"script": "-script", BASELINE: "-baseline", NO_SERVER: "-noserver"}.get(arm, "")
+    tag = {"script": "-script", BASELINE: "-baseline", NO_SERVER: "-noserver",
+           BASE_NO_SERVER: "-baseline-noserver"}.get(arm, "")
     return make_home(work, shell, HOOKS.get(arm), stable, tag)
 
 
@@ -222,13 +224,13 @@ def arm_argv(shell: str, arm: str, home: Path) -> list[str]:
 def tcg_home(env: dict[str, str], arm: str) -> str:
     """The baseline tree has a TCG_HOME of its own: two installs sharing one would
     overwrite each other's start-up caches (each recompiles on every other start)."""
-    return env["TCG_HOME"] + ("-baseline" if arm in (BASELINE, "baseline session") else "")
+    return env["TCG_HOME"] + ("-baseline" if arm in (BASELINE, "baseline session", BASE_NO_SERVER) else "")
 
 
 def pane_env(home: Path, base: dict[str, str], arm: str = "") -> dict[str, str]:
     env = {"HOME": str(home), "ZDOTDIR": str(home), "TCG_HOME": tcg_home(base, arm),
            "PATH": base["PATH"], "TERM": "xterm-256color", "LC_ALL": "C.UTF-8"}
-    if arm == NO_SERVER:
+    if arm in (NO_SERVER, BASE_NO_SERVER):
         env["TCG_MASK_SERVER"] = "0"
     return env
 
@@ -363,7 +365,7 @@ def startup_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs
     report = [f"{shell}: new pane -> first prompt on screen, median of {runs}, ms:"]
     for stable, pattern, label in ((False, PROMPT_RE, "prompt with a timestamp (never the same)"),
                                    (True, STABLE_RE, "the same prompt every time")):
-        arms = (*ARMS, NO_SERVER)
+        arms = (*ARMS, NO_SERVER, *((BASE_NO_SERVER,) if BASE_NO_SERVER in HOOKS else ()))
         times: dict[str, list[float]] = {arm: [] for arm in arms}
         homes = {arm: arm_home(work, shell, arm, stable) for arm in arms}
         for _ in range(runs):
@@ -372,7 +374,8 @@ def startup_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs
                                       pane_env(homes[arm], env, arm), 1, pattern)
         starts = {arm: ms(v) for arm, v in times.items()}
         report.append(f"  {label:41s} " + ", ".join(f"{arm} {v:.1f}" for arm, v in starts.items())
-                      + ", " + added(starts) + f", {NO_SERVER} {starts[NO_SERVER] - starts['plain']:+.1f}")
+                      + ", " + added(starts) + "".join(f", {arm} {starts[arm] - starts['plain']:+.1f}"
+                                                       for arm in (NO_SERVER, BASE_NO_SERVER) if arm in starts))
     return report
 
 
@@ -400,7 +403,7 @@ def main() -> int:
     trees = [Path(__file__).resolve().parent.parent]
     if a.baseline_tree is not None:
         base_bin = a.baseline_tree.resolve() / ".venv" / "bin"
-        HOOKS[BASELINE] = str(base_bin / "tcg_shell")
+        HOOKS[BASELINE] = HOOKS[BASE_NO_SERVER] = str(base_bin / "tcg_shell")
         ARMS = (*ARMS, BASELINE)
         trees.append(a.baseline_tree.resolve())
     for tree, arm in zip(trees, ("tcg session", BASELINE), strict=False):

@@ -42,6 +42,16 @@ def write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[n:]
 
 
+def machine() -> str:
+    """``platform.machine()`` without importing platform (and the modules behind it,
+    ~1-2 ms of every masking process's start): the same value, from uname, on POSIX."""
+    if hasattr(os, "uname"):
+        return os.uname().machine
+    import platform
+
+    return platform.machine()
+
+
 PIPE_SIZE = 1 << 20
 F_SETPIPE_SZ = 1031  # Linux fcntl (older Pythons' fcntl module does not name it)
 

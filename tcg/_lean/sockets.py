@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from _socket import (
     AF_UNIX,
+    CMSG_SPACE,
+    MSG_CTRUNC,
     SCM_RIGHTS,
     SO_PEERCRED,
     SOCK_CLOEXEC,
@@ -14,5 +16,5 @@ from _socket import (
     socket,
 )
 
-__all__ = ["AF_UNIX", "SCM_RIGHTS", "SOCK_CLOEXEC", "SOCK_SEQPACKET", "SOL_SOCKET", "SO_PEERCRED",
+__all__ = ["AF_UNIX", "CMSG_SPACE", "MSG_CTRUNC", "SCM_RIGHTS", "SOCK_CLOEXEC", "SOCK_SEQPACKET", "SOL_SOCKET", "SO_PEERCRED",
            "socket"]

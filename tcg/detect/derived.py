@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import base64
 import json
-import platform
+import os
 import sys
-from pathlib import Path
 
 from tcg.digest import sha256
+from tcg.osutil import machine
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
@@ -40,20 +40,20 @@ def fingerprint(rules: Any, kind: str, params: str) -> str:
     except ImportError:  # pragma: no cover - the re engine
         hs_version = "-"
     h = sha256(b"tcg-derived\0%d\0" % FORMAT)
-    h.update(f"{kind}\0{params}\0{sys.version_info[:2]}\0{hs_version}\0{platform.machine()}\0".encode())
+    h.update(f"{kind}\0{params}\0{sys.version_info[:2]}\0{hs_version}\0{machine()}\0".encode())
     for r in rules:
         h.update(json.dumps([r.id, r.category, r.regex, list(r.keywords), int(r.max_len),
                              bool(getattr(r, "fold", False))]).encode("utf-8", "surrogatepass"))
     return h.hexdigest()[:32]
 
 
-def _where(detector: Any) -> tuple[Path, bytes] | None:
+def _where(detector: Any) -> tuple[str, bytes] | None:
     cache_dir = getattr(detector, "cache_dir", None)
     memo = getattr(detector, "_memo", None)
     key = getattr(memo, "key", None)
     if cache_dir is None or not key:
         return None
-    return Path(cache_dir), key
+    return os.fspath(cache_dir), key
 
 
 def load(detector: Any, kind: str, fp: str | None) -> dict[str, Any] | None:
@@ -63,7 +63,7 @@ def load(detector: Any, kind: str, fp: str | None) -> dict[str, Any] | None:
         return None
     from tcg.cachestore import read_cache
 
-    body = read_cache(where[0] / f"{kind}-{fp}.json", where[1], f"{kind}:{FORMAT}")
+    body = read_cache(os.path.join(where[0], f"{kind}-{fp}.json"), where[1], f"{kind}:{FORMAT}")
     if body is None:
         return None
     try:
@@ -83,7 +83,7 @@ def store(detector: Any, kind: str, fp: str | None, state: dict[str, Any]) -> No
         body = json.dumps(state, separators=(",", ":")).encode("utf-8")
     except (TypeError, ValueError):  # pragma: no cover - a state that is not JSON
         return
-    write_cache(where[0] / f"{kind}-{fp}.json", where[1], f"{kind}:{FORMAT}", body)
+    write_cache(os.path.join(where[0], f"{kind}-{fp}.json"), where[1], f"{kind}:{FORMAT}", body)
 
 
 def b2s(b: bytes) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from tcg._lean.reparse import parser as _p
 
@@ -116,45 +115,48 @@ def _starts_with_boundary(tree: object) -> bool:
     return False
 
 
-@dataclass(frozen=True)
 class AnchorSet:
-    """Literal anchors of a rule set; ``hold_from`` is the terminal-mode test."""
+    """Literal anchors of a rule set; ``hold_from`` is the terminal-mode test.
 
-    exact: dict[bytes, bool]  # anchor -> needs a word boundary before it
-    folded: dict[bytes, bool]  # lower-cased anchors of (?i) rules / keywords
-    unanchored: tuple[str, ...]  # rule ids terminal mode never holds for
-    by_keyword: tuple[str, ...] = ()  # held from a keyword that may sit inside the match
-    multiline: frozenset[bytes] = frozenset()  # anchors of rules whose match spans lines
-    #: the anchor database as restored from the start-up cache (tcg.detect.derived)
-    compiled: Any = field(default=None, compare=False, repr=False)
+    Built once per masker and never changed. (A plain class: the dataclasses
+    import cost ~7 ms of every masking process's start before its first byte.)"""
 
-    def __post_init__(self) -> None:
+    def __init__(self, exact: dict[bytes, bool], folded: dict[bytes, bool],
+                 unanchored: tuple[str, ...], by_keyword: tuple[str, ...] = (),
+                 multiline: frozenset[bytes] = frozenset(), compiled: Any = None) -> None:
+        self.exact = exact  # anchor -> needs a word boundary before it
+        self.folded = folded  # lower-cased anchors of (?i) rules / keywords
+        self.unanchored = unanchored  # rule ids terminal mode never holds for
+        self.by_keyword = by_keyword  # held from a keyword that may sit inside the match
+        self.multiline = multiline  # anchors of rules whose match spans lines
+        #: the anchor database as restored from the start-up cache (tcg.detect.derived)
+        self.compiled = compiled
+
         def alt(words: Iterable[bytes], flags: int) -> re.Pattern[bytes] | None:
             ws = sorted(set(words), key=len, reverse=True)
             return re.compile(b"|".join(re.escape(w) for w in ws), flags) if ws else None
 
         hs = _hs_db(self.exact, self.folded, self.compiled)
-        object.__setattr__(self, "_hs", hs)
+        self._hs = hs
         # without hyperscan: the anchors as regex alternations (with it, not needed)
-        object.__setattr__(self, "_re_exact", alt(self.exact, 0) if hs is None else None)
+        self._re_exact = alt(self.exact, 0) if hs is None else None
         # searched in a lower-cased copy: sre skips ahead on a plain literal set, not under (?i)
-        object.__setattr__(self, "_re_folded", alt(self.folded, 0) if hs is None else None)
+        self._re_folded = alt(self.folded, 0) if hs is None else None
         parts: set[bytes] = set()
         for a in self.exact:
             parts.update(a[:k] for k in range(MIN_PARTIAL, len(a)))
         fparts: set[bytes] = set()
         for a in self.folded:
             fparts.update(a[:k] for k in range(MIN_PARTIAL, len(a)))
-        object.__setattr__(self, "_partial", frozenset(parts))
-        object.__setattr__(self, "_fpartial", frozenset(fparts))
-        longest = max((len(a) for a in (*self.exact, *self.folded)), default=0)
-        object.__setattr__(self, "_longest", longest)
-        object.__setattr__(self, "_hs_lock", threading.Lock())
+        self._partial = frozenset(parts)
+        self._fpartial = frozenset(fparts)
+        self._longest = max((len(a) for a in (*self.exact, *self.folded)), default=0)
+        self._hs_lock = threading.Lock()
 
     def _occurrences(self, view: bytes | bytearray, base: int) -> list[tuple[int, int, bytes, bool]]:
         """Every anchor occurrence in view[base:] (overlaps included), ascending start:
         (start, end, anchor, folded). One hyperscan scan, or the two regex passes."""
-        hs = self._hs  # type: ignore[attr-defined]
+        hs = self._hs
         out: list[tuple[int, int, bytes, bool]] = []
         if hs is not None:
             db, items = hs
@@ -163,13 +165,13 @@ class AnchorSet:
                 a, fold = items[rid]
                 out.append((base + to - len(a), base + to, a, fold))
 
-            with self._hs_lock:  # type: ignore[attr-defined]
+            with self._hs_lock:
                 db.scan(bytes(view[base:]), match_event_handler=on_match)
             out.sort()
             return out
         low = bytes(view[base:]).lower()
-        for rx, hay, off, fold in ((self._re_exact, view, 0, False),  # type: ignore[attr-defined]
-                                   (self._re_folded, low, base, True)):  # type: ignore[attr-defined]
+        for rx, hay, off, fold in ((self._re_exact, view, 0, False),
+                                   (self._re_folded, low, base, True)):
             if rx is not None:
                 out += [(m.start() + off, m.end() + off, m.group(), fold)
                         for m in rx.finditer(hay, base - off)]
@@ -184,7 +186,7 @@ class AnchorSet:
         then holding ``-proj-…`` leaks two harmless bytes, not the key.
         """
         n = len(view)
-        longest: int = self._longest  # type: ignore[attr-defined]
+        longest: int = self._longest
         first = max(lo - longest + 1, 0)
         line = max(_last_line_start(view, first), first)
         best: int | None = None
@@ -206,7 +208,7 @@ class AnchorSet:
             if best is not None and max(s, lo) >= best:
                 continue
             tail = bytes(view[s:])
-            if tail in self._partial or tail.lower() in self._fpartial:  # type: ignore[attr-defined]
+            if tail in self._partial or tail.lower() in self._fpartial:
                 if _boundary_ok(view, s, self._needs_boundary(tail)):
                     best = max(s, lo)
         return best if best is None or best < n else None
@@ -287,7 +289,7 @@ def build_anchors(rules: Iterable[object]) -> AnchorSet:
 
 
 def _hs_db(exact: dict[bytes, bool], folded: dict[bytes, bool], compiled: Any = None
-           ) -> tuple[object, list[tuple[bytes, bool]]] | None:
+           ) -> tuple[Any, list[tuple[bytes, bool]]] | None:
     """One hyperscan database of every anchor (folded ones caseless): a scan of the
     tail reports every occurrence, where a regex alternation of ~360 literals tried
     every branch at every byte. None without hyperscan (then the regexes are used).
@@ -330,7 +332,7 @@ def anchors_for_detector(detector: Any) -> AnchorSet:
         except Exception:  # noqa: BLE001 - unreadable (e.g. another hyperscan): rebuild
             pass
     a = build_anchors(rules)
-    hs = a._hs  # type: ignore[attr-defined]
+    hs = a._hs
     if hs is not None:
         derived.store(detector, "anchors", fp, {
             "exact": [[derived.b2s(k), v] for k, v in a.exact.items()],

@@ -21,11 +21,9 @@ grow (timing only: the released content is the same).
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import time
 from collections import deque
-from dataclasses import dataclass, field
 
 from tcg._lean.reparse import parser as _p
 from tcg.mask.anchors import AnchorSet, anchors_for_detector
@@ -82,18 +80,23 @@ def _block_rule_ids(detector: Detector) -> frozenset[str]:
     return frozenset(getattr(detector, "block_rules", {}) or {})
 
 
-@dataclass
 class _Block:
-    """State while inside a key block whose END line has not been seen."""
+    """State while inside a key block whose END line has not been seen. (A plain
+    class: the dataclasses import, with inspect, ast and dis behind it, cost ~7 ms
+    of every masking process's start before its first byte.)"""
 
-    rule_id: str
-    category: str
-    end_re: re.Pattern[bytes]
-    start: int  # view offset of the block start
-    hashed: int  # view offset up to which ``digest`` has been fed
-    search_from: int  # view offset where the END search resumes
-    digest: Any
-    sgr: _Colours = field(default_factory=lambda: _Colours())
+    __slots__ = ("rule_id", "category", "end_re", "start", "hashed", "search_from", "digest", "sgr")
+
+    def __init__(self, rule_id: str, category: str, end_re: re.Pattern[bytes], start: int,
+                 hashed: int, search_from: int, digest: Any) -> None:
+        self.rule_id = rule_id
+        self.category = category
+        self.end_re = end_re
+        self.start = start  # view offset of the block start
+        self.hashed = hashed  # view offset up to which ``digest`` has been fed
+        self.search_from = search_from  # view offset where the END search resumes
+        self.digest = digest
+        self.sgr = _Colours()
 
 
 class _Colours:
@@ -353,6 +356,8 @@ class Masker:
             out.append(v.raw_bytes(self._emitted, rs))
             value = v.view_bytes(f.start, f.end)
             if f.rule_id in self._block_ids:  # same hash as a streamed block
+                import hashlib  # OpenSSL's: loaded with the first key block, not at start
+
                 value = hashlib.sha256(value).digest()
             out.append(placeholder(f.category, f.rule_id, self.hasher.h8(value)))
             if f.rule_id in self._block_ids:  # as a streamed block would (_Colours)
@@ -396,6 +401,8 @@ class Masker:
         return res
 
     def _open_block(self, f: Finding) -> None:
+        import hashlib
+
         s = max(f.start, self._cut)
         self._block = _Block(f.rule_id, f.category, self._block_ends[f.rule_id], s, s, s,
                              hashlib.sha256())

@@ -48,14 +48,18 @@ class MaskerProcess:
     """
 
     def __init__(self, mode: str, policy_fingerprint: str | None, env: Mapping[str, str],
-                 serve: bool = False):
+                 serve: bool = False, fork: bool = False):
         """``policy_fingerprint`` None: mask with the effective policy and follow
         its changes (a terminal session lasts longer than one policy). ``serve``
         (follow mode): ask the masking fork server (tcg.runner.maskserver) for the
-        process; it then writes nothing before :meth:`confirm_policy`."""
+        process; it then writes nothing before :meth:`confirm_policy`. ``fork``
+        (follow mode): where no server serves it, the first process is a fork of
+        this one instead of a fresh interpreter (:meth:`_start_forked`); only for
+        a caller that has started no thread and loaded nothing else yet."""
         self.mode = mode
         self.fingerprint = policy_fingerprint
         self.env = dict(env)
+        self.fork = fork and policy_fingerprint is None
         self.pid: int | None = None
         self._w: int | None = None
         self._control: int | None = None  # follow mode: short messages on the process's fd 3
@@ -104,19 +108,20 @@ class MaskerProcess:
         return True
 
     launch_server = False  # set when this session found no usable server
-    launched = False  # this session started one: its launcher's exit is collected at a write
+    launched = False  # after_start() launched one (flush() hurries it if still waiting)
 
-    def after_start(self) -> None:
-        """Once the shell runs: start the fork server if this session found none
-        (its start costs CPU the first prompt should not wait for). Best effort: a
-        server that cannot start must not end a session that masks already (its
-        caller turns an exception into the start-up fallback)."""
+    def after_start(self, delay: float | None = None) -> None:
+        """Once the shell runs: start the fork server if this session found none,
+        ``delay`` seconds later (default maskserver.LAUNCH_DELAY: its start costs
+        CPU the first prompt should not wait for). Best effort: a server that
+        cannot start must not end a session that masks already (its caller turns
+        an exception into the start-up fallback)."""
         if self.launch_server:
             self.launch_server = False
             try:
                 from tcg.runner import maskserver
 
-                maskserver.launch(self.env)
+                maskserver.launch(self.env, maskserver.LAUNCH_DELAY if delay is None else delay)
                 self.launched = True
             except Exception:  # noqa: BLE001 - sessions keep starting fresh masking processes
                 pass
@@ -143,7 +148,53 @@ class MaskerProcess:
                 os.close(fd)
         self._w = self._control = None
 
+    def _start_forked(self) -> bool:
+        """The session's masking process as a fork of the station, which has loaded
+        only its start-up code so far: the child runs what a fresh ``python -I``
+        masking process runs (tcg.runner.session_mask.forked_main, then main), on
+        the same descriptors, without a second interpreter start (~10 ms of CPU,
+        and the station's imports before it could begin to load). False (start it
+        fresh) when the station already runs a second thread: a fork copies only
+        the calling thread, and a lock another one held would stay held; and
+        elsewhere than Linux (untested there: macOS frameworks do not survive a fork
+        without an exec)."""
+        if not sys.platform.startswith("linux"):
+            return False
+        threading = sys.modules.get("threading")
+        if threading is not None and threading.active_count() > 1:
+            return False
+        for stream in (sys.stdout, sys.stderr):  # nothing buffered may be written twice
+            if stream is not None:
+                stream.flush()
+        r, w = os.pipe()
+        cr, cw = os.pipe()
+        try:
+            grow_pipe(w)
+            pid = os.fork()
+        except OSError:
+            for fd in (r, w, cr, cw):
+                os.close(fd)
+            return False
+        if pid == 0:  # pragma: no cover - the child; it never returns
+            try:
+                os.close(w)
+                os.close(cw)
+                from tcg.runner.session_mask import forked_main
+
+                forked_main(self.mode, r, cr)
+            finally:
+                os._exit(70)
+        os.close(r)
+        os.close(cr)
+        os.set_blocking(cw, False)
+        self.pid, self._w, self._control = pid, w, cw
+        return True
+
     def _start_fresh(self) -> None:
+        if self.fork:
+            self.fork = False
+            if self._start_forked():
+                return
         # a one-line command: the masker's worker, held to the station's policy; a
         # terminal session: its own worker, which follows the policy's changes
         argv = ([sys.executable, "-I", "-c", _entry("tcg.mask.filter", "worker_main"), "--mode", self.mode,
@@ -191,10 +242,6 @@ class MaskerProcess:
     def feed(self, data: bytes) -> bytes:
         if self.error is not None or not data:
             return b""
-        if self.launched:  # until the launcher's exit is collected
-            from tcg.runner import maskserver
-
-            self.launched = maskserver.reap()
         try:
             if self._w is None:
                 self._start()
@@ -207,10 +254,11 @@ class MaskerProcess:
         return b""
 
     def flush(self) -> bytes:
-        if self.launched:
+        if self.launched:  # the session ends: a launch still waiting goes now
+            self.launched = False
             from tcg.runner import maskserver
 
-            maskserver.reap()
+            maskserver.hurry()
         if self._control is not None:
             os.close(self._control)
             self._control = None

@@ -23,6 +23,10 @@ Safety:
   source files changed on disk since it loaded them, refuses and exits;
 - the worker writes nothing until the station confirmed the policy fingerprint it
   decided with (``policy FP`` -> ``ok``); on a mismatch it refuses and exits;
+- the station stops a worker only through a pidfd the server (its parent, which
+  has not reaped it yet, so its pid cannot have been reused) opened and sent with
+  its answer, never by the pid number; a server on a system without pidfds does
+  not serve;
 - every failure (no server, refused, no answer within REPLY_WAIT, a dead worker)
   leaves the station with today's fresh masking process; nothing is ever shown
   unmasked.
@@ -49,7 +53,8 @@ ANSWER_WAIT = 0.1  # seconds the server may still take to answer when the statio
 MAGIC = b"tcgmask1"
 MAX_FDS = 5  # input, terminal, stderr, control, working directory
 SUN_PATH_MAX = 107
-START_DELAY = 1.0  # seconds a new server waits before it loads (see serve_main)
+START_DELAY = 0.5  # seconds a new server waits before it loads (see serve_main)
+LAUNCH_DELAY = 1.0  # seconds after a session's start that it launches a server (launch)
 
 
 def enabled(env: Mapping[str, str]) -> bool:
@@ -129,8 +134,8 @@ def peer_is_ours(sock: Any) -> bool:
 class Served:
     """A masking worker asked of the server for this station: ``conn`` is the
     connection the worker keeps until it exits (its last message is ``exit N``).
-    The server's answer (``ok PID``) is read only when the station confirms the
-    policy, so its fork never holds up the shell's start."""
+    The server's answer (``ok PID`` and the worker's pidfd) is read only when the
+    station confirms the policy, so its fork never holds up the shell's start."""
 
     def __init__(self, conn: Any):
         self.conn = conn
@@ -145,18 +150,15 @@ class Served:
             return True
         try:
             self.conn.settimeout(wait)
-            reply = self.conn.recv(64)
+            reply, pidfd = _recv_pidfd(self.conn)
         except OSError:
             return False
-        if not (reply.startswith(b"ok ") and reply[3:].isdigit()):
+        if not (reply.startswith(b"ok ") and reply[3:].isdigit() and pidfd >= 0):
+            if pidfd >= 0:
+                os.close(pidfd)
             self.refused = reply.startswith(b"no")
             return False
-        self.pid = int(reply[3:])
-        if hasattr(os, "pidfd_open"):
-            try:
-                self.pidfd = os.pidfd_open(self.pid)
-            except OSError:
-                self.pidfd = -1
+        self.pid, self.pidfd = int(reply[3:]), pidfd
         return True
 
     def confirm(self, fingerprint: str, wait: float) -> bool:
@@ -191,17 +193,16 @@ class Served:
         return 128 + 9
 
     def kill(self) -> None:
-        """Stop the worker: SIGKILL once its pid is known; before that, the closed
-        connection ends it before it could write anything."""
+        """Stop the worker: SIGKILL through the pidfd its server sent (never by pid:
+        the number may belong to another process by now); before the answer, the
+        closed connection ends it before it could write anything."""
         import signal
 
         try:
             if self.pidfd >= 0:
                 signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
-            elif self.pid is not None:
-                os.kill(self.pid, signal.SIGKILL)
         except OSError:
-            pass
+            pass  # it has exited (and been reaped): nothing to stop
         self.close()
 
     def close(self) -> None:
@@ -209,6 +210,26 @@ class Served:
             os.close(self.pidfd)
             self.pidfd = -1
         self.conn.close()
+
+
+def _recv_pidfd(conn: Any) -> tuple[bytes, int]:
+    """The server's answer and the one descriptor sent with it (-1: none)."""
+    import array
+
+    from tcg._lean import sockets as socket
+
+    ints = array.array("i")
+    msg, ancillary, flags, _ = conn.recvmsg(64, socket.CMSG_SPACE(ints.itemsize))
+    fds: list[int] = []
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            ints.frombytes(data[: len(data) - len(data) % ints.itemsize])
+            fds += list(ints)
+    if flags & socket.MSG_CTRUNC or len(fds) != 1:
+        for fd in fds:
+            os.close(fd)
+        return msg, -1
+    return msg, fds[0]
 
 
 def request(env: Mapping[str, str], mode: str, fds: list[int]) -> Served | str:
@@ -250,14 +271,18 @@ def request(env: Mapping[str, str], mode: str, fds: list[int]) -> Served | str:
     return Served(s)
 
 
-_launched: list[int] = []
+_launchers: list[tuple[Any, Any]] = []  # (thread, its "go now" event) of each launch()
 
 
-def launch(env: Mapping[str, str]) -> None:
+def launch(env: Mapping[str, str], delay: float = 0.0) -> None:
     """Start the server, detached (best effort: without one, sessions start fresh
-    masking processes as before): in a session of its own, through ``sh … &``,
-    whose exit a millisecond later reap() collects, so the server is not the
-    station's child (no zombie when it exits first)."""
+    masking processes as before), ``delay`` seconds from now: a session launches
+    it after its first prompt, whose masking process and shell need the CPU first;
+    one that ends sooner launches it as it ends (hurry). In a session of its own, through ``sh … &``, so the server is not the station's
+    child (no zombie when it exits first); a thread waits for the ``sh``, which
+    exits at once, so it is not left a zombie either, whatever the session does."""
+    import threading
+
     argv = ["/bin/sh", "-c", '"$@" &', "sh", sys.executable, "-I", "-c",
             "import sys;from tcg.runner.maskserver import serve_main;"
             "sys.exit(serve_main())#tcg.runner.maskserver --server"]
@@ -265,23 +290,42 @@ def launch(env: Mapping[str, str]) -> None:
     actions = [(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
                (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)]
-    try:
-        _launched.append(os.posix_spawn(argv[0], argv, dict(env), file_actions=actions,
-                                         setsid=True))
-    except OSError:
-        pass
+    env = dict(env)
+    go = threading.Event()
 
-
-def reap() -> bool:
-    """Collect the launcher's exit; True while one has not exited yet."""
-    for pid in list(_launched):
+    def run() -> None:
+        go.wait(delay)
         try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
+            pid = os.posix_spawn(argv[0], argv, env, file_actions=actions, setsid=True)
+        except OSError:
+            return
+        try:
+            os.waitpid(pid, 0)
         except ChildProcessError:
-            done = pid
-        if done:
-            _launched.remove(pid)
-    return bool(_launched)
+            pass
+
+    thread = threading.Thread(target=run, name="tcg-maskserver-launch", daemon=True)
+    thread.start()
+    _launchers.append((thread, go))
+
+
+def hurry(wait: float = 2.0) -> None:
+    """Launch now what launch() is still waiting to launch (a session that ends
+    within its delay must still leave a server for the next one), and collect
+    the launchers, waiting up to ``wait`` seconds."""
+    for _, go in _launchers:
+        go.set()
+    reap(wait)
+
+
+def reap(wait: float = 0.0) -> bool:
+    """Forget the launches whose ``sh`` has exited and been collected, waiting up
+    to ``wait`` seconds for them; True while one has not."""
+    for entry in list(_launchers):
+        entry[0].join(wait)
+        if not entry[0].is_alive():
+            _launchers.remove(entry)
+    return bool(_launchers)
 
 
 # ---------------------------------------------------------------- server side
@@ -294,6 +338,8 @@ def serve_main() -> int:
 
     stamp = code_stamp()  # first: an edit from here on makes this server stale
     os.closerange(3, 65536)  # nothing of the first station's (or its shell's) is kept for hours
+    if not _pidfds_work():
+        return 0  # a station could stop a worker only by its pid: serve nothing
     env = os.environ
     path = socket_path(env)
     if len(path.encode()) > SUN_PATH_MAX:
@@ -322,6 +368,28 @@ def serve_main() -> int:
     finally:
         _unlink_if_ours(path, ino, listener)
     return 0
+
+
+def _pidfds_work() -> bool:
+    """Whether this system gives pidfds (Linux 5.3+, Python 3.9+)."""
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except (AttributeError, OSError):
+        return False
+    return True
+
+
+def _reap_workers() -> None:
+    """Collect the exits of workers that ended: they stay zombies until then, so
+    a pidfd the server opens for one always names that worker, never a process
+    that reused its pid."""
+    while True:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _idle(env: Mapping[str, str]) -> float:
@@ -380,9 +448,14 @@ def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock:
     the socket is no longer ours."""
     import signal
     import socket
+    import struct
     import time
 
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # workers report on their connection
+    # Workers report on their connection. Their exits are collected here, after
+    # each request and every 10 s (_reap_workers), never by the kernel or a signal
+    # handler at any moment: SIG_IGN would reap a worker at once, and its pid could
+    # be reused before the pidfd for it is opened.
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     last = time.monotonic()
     while True:
         left = last + idle - time.monotonic()
@@ -392,6 +465,7 @@ def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock:
         try:
             conn, _ = listener.accept()
         except TimeoutError:
+            _reap_workers()
             try:
                 if os.stat(path).st_ino != ino:
                     return  # the socket was replaced or removed: not ours to serve
@@ -417,16 +491,21 @@ def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock:
                 pid = os.fork()  # first: the worker loads while the code is checked
                 if pid == 0:
                     _worker(conn, listener, lock, fds, fields)
+                # our child, not reaped yet: the pid is still the worker's
+                pidfd = os.pidfd_open(pid)
+                fds.append(pidfd)
                 if code_stamp() != stamp:  # stale: the worker goes before it wrote a byte
-                    os.kill(pid, signal.SIGKILL)
+                    signal.pidfd_send_signal(pidfd, signal.SIGKILL)
                     conn.send(b"no code")
                     return
-                conn.send(b"ok %d" % pid)
+                conn.sendmsg([b"ok %d" % pid], [(socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                                                  struct.pack("i", pidfd))])
             except OSError:
                 continue
             finally:
                 for fd in fds:
                     os.close(fd)
+                _reap_workers()
 
 
 def _worker(conn: socket_mod.socket, listener: socket_mod.socket, lock: int, fds: list[int],

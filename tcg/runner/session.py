@@ -328,13 +328,14 @@ class SessionOutput:
         return min(times) if times else None
 
 
-def start_masker(env: Mapping[str, str], serve: bool = False) -> Any:
+def start_masker(env: Mapping[str, str], serve: bool = False, fork: bool = False) -> Any:
     """A session's masking process (tcg.runner.session_mask), started: it loads
     the policy and the detector on its own while the station goes on. ``serve``:
-    forked by the masking fork server where one runs (then confirm_policy())."""
+    forked by the masking fork server where one runs (then confirm_policy()).
+    ``fork``: otherwise a fork of this process (the station's first step only)."""
     from tcg.runner.maskproc import MaskerProcess
 
-    proc = MaskerProcess("terminal", None, env, serve=serve)
+    proc = MaskerProcess("terminal", None, env, serve=serve, fork=fork)
     proc.start()
     return proc
 
@@ -396,7 +397,7 @@ class Session:
         from tcg.runner.base import SpawnError
 
         try:  # first: its load (~4/5 of the time to the first prompt) overlaps everything below
-            self.masker = start_masker(self.env, serve=True)
+            self.masker = start_masker(self.env, serve=True, fork=True)
         except Exception:  # noqa: BLE001 - tried again, and reported, once the shell runs
             self.masker = None
         try:

@@ -24,9 +24,11 @@ from tcg.mask import masker_for
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, NoReturn
 
 RECHECK = 1.0  # seconds between two looks at the policy files
+MAX_FD = 65536  # descriptors above 3 a forked masking process closes
+FORKED_NAME = "tcg-masker"  # a forked masking process's name (/proc/PID/comm)
 
 
 def _load() -> Any:
@@ -166,6 +168,7 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1,
         except Exception:
             read_header(in_fd)
             raise
+    _collector_on()
     shown, rest = read_header(in_fd)
     masker: Any = following
     if control_fd >= 0:
@@ -180,6 +183,16 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1,
         pump_to(in_fd, writer, masker, READ_SIZE)
     finally:
         writer.close()
+
+
+def _collector_on() -> None:
+    """The garbage collector on for the hours of masking (a process forked from the
+    station loaded with it off); what the load built is frozen out of its passes."""
+    import gc
+
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def run_served(mode: str, conn: Any) -> int:
@@ -212,6 +225,38 @@ def run_served(mode: str, conn: Any) -> int:
     except BrokenPipeError:
         pass  # the terminal went away
     return 0
+
+
+def forked_main(mode: str, in_fd: int, control_fd: int) -> NoReturn:
+    """The masking process as a fork of the station (tcg.runner.maskproc's
+    ``_start_forked``): its descriptors put where a fresh process finds them (0
+    input, 3 control; 1 and 2 are the station's, as a fresh process inherits them),
+    every other one of the station's closed and site-packages added when the
+    station started without them (the garbage collector comes back on once the
+    masker is loaded, :func:`run_worker`); then the same
+    :func:`main` as ``python -I -c …session_mask…`` (tcg.runner.maskproc._entry)."""
+    import fcntl
+    import os
+    import sys
+
+    from tcg.mask.filter import exit_after
+
+    try:  # its command line stays the station's: ps -o comm, top and pgrep -x name it apart
+        with open("/proc/self/comm", "w") as fh:
+            fh.write(FORKED_NAME)
+    except OSError:
+        pass
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (in_fd, control_fd)]
+    os.dup2(high[0], 0)
+    os.dup2(high[1], 3)
+    os.closerange(4, MAX_FD)  # the station's own (its terminal copies, its pipes) are not ours
+    # The garbage collector stays off, as in the station, until the masker is loaded
+    # (run_worker): the load allocates much and frees little (~2-3 ms of collections).
+    if sys.flags.no_site:  # the hook starts the station without site-packages; hyperscan is there
+        import site
+
+        site.main()
+    exit_after(lambda: main(["--mode", mode, "--control-fd", "3"]))
 
 
 def main(argv: list[str]) -> int:

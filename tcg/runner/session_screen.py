@@ -5,7 +5,8 @@ every time a terminal opens, and the masking process needs a few hundred
 milliseconds to load the detector. So each session remembers what it printed
 before its first pause (up to 64 KiB) once its masking process has confirmed it
 holds nothing to mask (terminal mode: output equal to input, nothing held
-back), as an HMAC under the install key and a length — never the bytes
+back), as a MAC under the install key (keyed BLAKE2b, as tcg.signed; HMAC-SHA256
+loaded OpenSSL, ~3 ms of the station's start) and a length — never the bytes
 themselves. The station measures the first screen and tells the masking
 process its length over a control pipe; the masking process, which has the
 detector loaded anyway, confirms and records it (ScreenConfirmer). A later
@@ -48,26 +49,40 @@ class ScreenCache:
     """Known-clean first screens for one (policy, detector) pair."""
 
     def __init__(self, directory: str, key: bytes, fingerprint: str, detector_sig: str):
-        from tcg.digest import hmac_sha256
+        from tcg.digest import keyed_blake2b
 
         self.key = key
         self.fingerprint = fingerprint
-        self.name = hmac_sha256(key, f"{fingerprint}\0{detector_sig}".encode())[:16]
+        self.name = keyed_blake2b(key, f"{fingerprint}\0{detector_sig}".encode(), b"tcg screen name")[:16]
         self.path = os.path.join(directory, "session-screens", self.name)
 
     def _tag(self) -> str:
         return "session-screen/" + self.name
 
     def mac(self, data: bytes) -> str:
-        from tcg.digest import hmac_sha256
+        from tcg.digest import keyed_blake2b
 
-        return hmac_sha256(self.key, b"screen\0" + data)
+        return keyed_blake2b(self.key, data, b"tcg screen")
 
     def head_mac(self, data: bytes) -> str:
         """The MAC of a screen's first HEAD bytes (all of a shorter one)."""
-        from tcg.digest import hmac_sha256
+        from tcg.digest import keyed_blake2b
 
-        return hmac_sha256(self.key, b"screen-head\0" + data[:HEAD])
+        return keyed_blake2b(self.key, data[:HEAD], b"tcg screen head")
+
+    def prefix_macs(self, data: bytes) -> str:
+        """Short MACs of the screen's first prefix_lengths() bytes, comma-separated:
+        output that differs from a longer known screen only after the head (zsh's
+        prompt comes after 18 bytes of attribute resets), or is shorter than the
+        head, can then be told apart from it too. Only ever used to stop waiting
+        (the output goes to the masker): a collision of these 64-bit values just
+        waits."""
+        return ",".join(self.prefix_mac(data[:k]) for k in prefix_lengths(len(data)))
+
+    def prefix_mac(self, data: bytes) -> str:
+        from tcg.digest import keyed_blake2b
+
+        return keyed_blake2b(self.key, data, b"tcg screen pre")[:16]
 
     def entries(self) -> list[tuple[int, str, str]]:
         """(length, MAC, head MAC) per remembered screen; the head MAC is "" in
@@ -76,10 +91,13 @@ class ScreenCache:
 
         body = read_signed(self.path, self.key, self._tag())
         out: list[tuple[int, str, str]] = []
+        self.prefixes: dict[tuple[int, str], list[str]] = {}
         for line in (body or b"").decode("ascii", "replace").splitlines():
-            length, mac, head = (line.split(" ") + ["", ""])[:3]
+            length, mac, head, pre = (line.split(" ") + ["", "", ""])[:4]
             if length.isdigit() and 0 < int(length) <= MAX_PREFIX and len(mac) == 64:
                 out.append((int(length), mac, head if len(head) == 64 else ""))
+                if pre:
+                    self.prefixes[(int(length), mac)] = pre.split(",")
         return out
 
     def add(self, data: bytes) -> bool:
@@ -87,8 +105,21 @@ class ScreenCache:
 
         entry = (len(data), self.mac(data), self.head_mac(data))
         kept = [e for e in self.entries() if e[:2] != entry[:2]][: MAX_ENTRIES - 1]
-        body = "".join(f"{n} {m} {h}\n" for n, m, h in [entry, *kept]).encode("ascii")
+        pre = {**self.prefixes, entry[:2]: self.prefix_macs(data).split(",")}
+        body = "".join(f"{n} {m} {h} {','.join(pre.get((n, m), []))}".rstrip() + "\n"
+                       for n, m, h in [entry, *kept]).encode("ascii")
         return write_signed(self.path, self.key, self._tag(), body)
+
+
+def prefix_lengths(n: int) -> list[int]:
+    """The prefix lengths of a screen of ``n`` bytes whose MACs are kept: every
+    length below HEAD, then 32, 64, … below ``n``."""
+    out = list(range(1, min(n, HEAD)))
+    k = 2 * HEAD
+    while k < n:
+        out.append(k)
+        k *= 2
+    return out
 
 
 def open_cache(env: dict[str, str], policy: Any = None) -> tuple[ScreenCache, Any] | None:
@@ -137,8 +168,10 @@ class FirstScreen:
         entries = cache.entries() if cache is not None else []
         self.candidates = sorted({n for n, _, _ in entries})
         self._macs = {m for _, m, _ in entries}
-        self._heads = sorted((n, h) for n, _, h in entries)
+        prefixes = getattr(cache, "prefixes", {})
+        self._heads = sorted((n, h, prefixes.get((n, m), [])) for n, m, h in entries)
         self._head_of: str | None = None  # the head MAC of the pending bytes' first HEAD
+        self._prefix_of: dict[int, str] = {}  # the prefix MAC of the pending bytes, by length
         self.confirm_later = confirm_later
         self.pending = bytearray()
         self.first_at: float | None = None
@@ -153,17 +186,40 @@ class FirstScreen:
         early — the masker might find something across the two. A longer known
         screen whose head differs from the pending bytes' is none they can become:
         output that changes every time (a clock in the prompt) goes to the masker
-        at once instead of waiting FIRST_WAIT for more."""
+        at once instead of waiting FIRST_WAIT for more; so does output shorter than
+        the head whose prefix differs from every longer known screen's."""
         cache = self.cache
         size = len(self.pending)
         if cache is None:
             return 0
         if size in self.candidates and cache.mac(bytes(self.pending)) in self._macs:
             return size
-        for n, head in self._heads:
-            if n > size and not (head and size >= min(n, HEAD) and self._head(n) != head):
-                return None
+        for n, head, pre in self._heads:
+            if n <= size:
+                continue
+            if head and size >= min(n, HEAD) and self._head(n) != head:
+                continue  # its head differs: it cannot become this screen
+            if self._prefix_differs(n, pre, size):
+                continue  # differs in the longest prefix of it kept that has arrived
+            return None
         return 0
+
+    def _prefix_differs(self, n: int, pre: list[str], size: int) -> bool:
+        lengths = prefix_lengths(n)
+        if len(pre) != len(lengths):
+            return False  # a line from before prefixes were kept: no early answer
+        last = -1
+        for i, k in enumerate(lengths):
+            if k > size:
+                break
+            last = i
+        return last >= 0 and self._prefix(lengths[last]) != pre[last]
+
+    def _prefix(self, size: int) -> str:
+        assert self.cache is not None
+        if size not in self._prefix_of:
+            self._prefix_of[size] = self.cache.prefix_mac(bytes(self.pending[:size]))
+        return self._prefix_of[size]
 
     def _head(self, n: int) -> str:
         """The head MAC of the pending bytes as a screen of length ``n`` has it."""

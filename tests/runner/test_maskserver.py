@@ -365,3 +365,84 @@ def test_masking_processes_never_import_tcg_from_the_working_directory(tmp_path,
     status, out = a.finish()
     assert status == 0 and out.count(b"<SECRET:") == 2
     assert not mark.exists()
+
+
+def _zombie_children() -> list[int]:
+    """Our children that have exited and not been collected."""
+    me = str(os.getpid())
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if len(stat) > 1 and stat[1] == me and stat[0] == "Z":
+                out.append(int(entry))
+    return out
+
+
+def test_the_launcher_of_a_server_is_collected_without_any_output():
+    """The ``sh`` that starts a server exits at once; it must not stay a zombie of
+    the station until the session's next output (or its end)."""
+    proc = MaskerProcess("terminal", None, dict(os.environ), serve=True)
+    proc.start()
+    assert proc.launch_server
+    proc.after_start(delay=0)  # no feed, no flush from here on
+    wait_for(lambda: mask_servers(os.environ["TCG_HOME"]), 120, "a server to start")
+    wait_for(lambda: not _zombie_children(), 30, "the launcher to be collected")
+    assert not maskserver.reap(30)
+    proc.discard()
+
+
+def test_the_station_stops_a_worker_through_its_pidfd_never_by_pid(server):
+    """The pid in the answer may name another process by the time the station
+    kills the worker: it must be the worker that dies, whatever that number is."""
+    a = _ask()
+    assert a.got.confirm(_policy_fingerprint(), 60)
+    worker = a.got.pid
+    fdinfo = Path(f"/proc/self/fdinfo/{a.got.pidfd}").read_text()
+    assert f"Pid:\t{worker}\n" in fdinfo  # the server's pidfd names its worker
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        a.got.pid = bystander.pid  # as if the worker's pid had been reused
+        pidfd = os.pidfd_open(worker)
+        a.got.kill()
+        wait_for(lambda: _exited(pidfd), 30, "the worker to die")
+        os.close(pidfd)
+        assert bystander.poll() is None  # never signalled
+    finally:
+        bystander.kill()
+        bystander.wait()
+        for fd in (a.w, a.cw, a.out, a.err):
+            os.close(fd)
+
+
+def _exited(pidfd: int) -> bool:
+    import select
+
+    return bool(select.select([pidfd], [], [], 0)[0])
+
+
+def test_an_answer_without_the_workers_pidfd_is_a_refusal():
+    """A server that cannot name its worker by pidfd is not used: the station
+    could then stop that worker only by its pid."""
+    station, server_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with server_end:
+        served = maskserver.Served(station)
+        server_end.send(b"ok 12345")
+        assert not served._answer(5)
+        assert served.pid is None and served.pidfd == -1
+        served.close()
+
+
+def test_a_session_that_ends_before_its_launch_delay_still_starts_a_server():
+    """The launch waits for the first prompt to be out; a session closed sooner
+    (a script, a terminal opened by mistake) must still leave a server behind."""
+    proc = MaskerProcess("terminal", None, dict(os.environ), serve=True)
+    proc.start()
+    proc.after_start(delay=600)
+    os.write(proc.input_fd, header(0))
+    proc.flush()  # the session ends
+    wait_for(lambda: mask_servers(os.environ["TCG_HOME"]), 60, "a server to start")
+    assert not maskserver.reap()

@@ -197,3 +197,33 @@ def test_a_second_session_shows_its_first_screen_once(tmp_path, tcg_home):
         assert "same-prompt> " not in seen  # no second copy of the prompt after the first
         assert TOKEN not in seen and "<SECRET:github-pat-classic:" in seen
     assert cache()[0].entries()
+
+
+def test_short_output_that_cannot_become_a_known_screen_is_not_held(tmp_path):
+    """A short prompt that changes (zsh's ``T054.123456> ``: shorter than a head)
+    goes to the masker at once when its first bytes differ from every longer
+    known screen's, instead of waiting FIRST_WAIT for more."""
+    c = ss.ScreenCache(str(tmp_path), b"k" * 32, "fp", "sig")
+    assert c.add(b"T054.123456> ") and c.add(b"T054.987654> ")
+    for other, held in ((b"T055.1", 0), (b"T054.1234", None), (b"X", 0), (b"T054.", None)):
+        f = ss.FirstScreen(ss.ScreenCache(str(tmp_path), b"k" * 32, "fp", "sig"), None)
+        f.pending += other
+        assert f.match() == held, other
+    f = ss.FirstScreen(ss.ScreenCache(str(tmp_path), b"k" * 32, "fp", "sig"), None)
+    f.pending += b"T054.987654> "
+    assert f.match() == len(b"T054.987654> ")  # a known one is still shown early
+
+
+def test_output_that_differs_after_the_head_is_not_held(tmp_path):
+    """zsh starts its first screen with 18 bytes of attribute resets, the same
+    every time (the head): a changing prompt after them goes to the masker as soon
+    as a kept prefix (32, 64, … bytes) of it differs."""
+    reset = b"\r\x1b[0m\x1b[27m\x1b[24m\x1b[J"
+    c = ss.ScreenCache(str(tmp_path), b"k" * 32, "fp", "sig")
+    assert c.add(reset + b"T685.509868145> \x1b[K\x1b[?1h\x1b=\x1b[?2004h")
+    f = ss.FirstScreen(ss.ScreenCache(str(tmp_path), b"k" * 32, "fp", "sig"), None)
+    f.pending += reset + b"T686.12345678> \x1b[K"  # shorter than the known one, same head
+    assert f.match() == 0
+    g = ss.FirstScreen(ss.ScreenCache(str(tmp_path), b"k" * 32, "fp", "sig"), None)
+    g.pending += reset + b"T685.509868145> "  # may still become it
+    assert g.match() is None

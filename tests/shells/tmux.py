@@ -232,8 +232,12 @@ def pane_processes(pane: Pane, *columns: str) -> list[list[str]]:
 
 
 def stations(pane: Pane) -> list[str]:
-    """Command lines of every station process under this pane."""
-    return [row[-1] for row in pane_processes(pane) if "tcg.shell_entry session" in row[-1]]
+    """Command lines of every station process under this pane (a station's first
+    masking process is a fork of it, with its command line: told apart by name)."""
+    from tcg.runner.session_mask import FORKED_NAME
+
+    return [row[-1] for row in pane_processes(pane, "comm")
+            if "tcg.shell_entry session" in row[-1] and row[2] != FORKED_NAME]
 
 
 def both(panes, shell: str, **kw) -> tuple[Pane, Pane]:

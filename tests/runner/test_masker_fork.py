@@ -1,0 +1,119 @@
+"""A session's first masking process as a fork of its station (tcg.runner.maskproc's
+``_start_forked``): started the way the hook starts the station (``python -I -S``,
+tcg on an appended path), it writes byte for byte what a fresh ``python -I``
+masking process writes, loads hyperscan from site-packages, and is not used once
+the station runs a second thread. Real processes, real masker."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tcg
+from tcg.runner.session_screen import header
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux fork path")
+
+TOKEN = "ghp_" + "Rk3Wm8Qz1Xv6Lb9Nt2Hc5Pd7Jf0Gs4Ya8Ue2"
+AWS = "AKIA" + "M2XQ7RT4KZ9PL3WH"
+DATA = (f"{TOKEN} P1> plain line\r\nexport GITHUB_TOKEN={TOKEN}\r\n"
+        f"\x1b[1mbold\x1b[0m key {AWS} end\r\nP2> ").encode()
+ROOT = str(Path(tcg.__file__).resolve().parent.parent)
+
+# As the hook starts the station: no site-packages, tcg from an appended path.
+HARNESS = r"""
+import json, os, sys, threading, time
+sys.path.append(sys.argv.pop(1))
+fork, thread = sys.argv[1] == "fork", sys.argv[2] == "thread"
+if thread:  # a station that runs a second thread must not fork
+    threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+from tcg.runner.maskproc import MaskerProcess
+m = MaskerProcess("terminal", None, dict(os.environ), fork=fork)
+m.start()
+with open(f"/proc/{m.pid}/cmdline", "rb") as fh:
+    cmdline = fh.read().decode(errors="replace")
+comm, end = "", time.monotonic() + 30
+while fork and comm != "tcg-masker" and time.monotonic() < end:  # it names itself first thing
+    with open(f"/proc/{m.pid}/comm") as fh:
+        comm = fh.read().strip()
+    time.sleep(0.01)
+data = sys.stdin.buffer.read()
+for i in range(0, len(data), 11):  # in pieces: secrets across their edges
+    m.feed(data[i:i + 11])
+m.flush()
+sys.stderr.write("\nRESULT " + json.dumps([m.error is None, str(m.error), cmdline, comm]) + "\n")
+# fork-harness
+"""
+
+
+def _run(how: str, thread: str = "-") -> tuple[bytes, bool, str, str, str]:
+    """(what the masking process wrote, no error, the error, its command line, its name)."""
+    res = subprocess.run([sys.executable, "-I", "-S", "-c", HARNESS, ROOT, how, thread],
+                         input=header(0) + DATA, capture_output=True, timeout=180)
+    lines = [x for x in res.stderr.splitlines() if x.startswith(b"RESULT ")]
+    assert lines, res.stderr.decode(errors="replace")
+    ok, why, cmdline, comm = json.loads(lines[-1][7:])
+    return res.stdout, ok, why, cmdline, comm
+
+
+def test_a_forked_masking_process_writes_what_a_fresh_one_writes(tcg_home):
+    forked, ok, why, cmdline, comm = _run("fork")
+    assert ok, why
+    assert "# fork-harness" in cmdline  # the station's own process image: no second interpreter
+    assert comm == "tcg-masker"
+    fresh, ok, why, fresh_cmdline, _ = _run("fresh")
+    assert ok, why
+    assert "# fork-harness" not in fresh_cmdline  # a process of its own
+    assert forked == fresh  # byte for byte
+    assert TOKEN.encode() not in forked and AWS.encode() not in forked
+    assert forked.count(b"<SECRET:") == 3 and b"plain line" in forked
+
+
+def test_a_forked_masking_process_loads_hyperscan_from_site_packages(tcg_home, tmp_path):
+    """The station starts without site-packages; its fork adds them as a fresh
+    ``python -I`` has them (else the detector would fall back to its re engine)."""
+    probe = tmp_path / "engine"
+    code = (r"import os, sys; sys.path.append(sys.argv.pop(1));"
+            r"from tcg.runner import session_mask;"
+            r"r, w = os.pipe(); cr, cw = os.pipe(); pid = os.fork()" "\n"
+            r"if pid == 0:" "\n"
+            r"    import tcg.detect.engine as e; orig = e.Detector.__init__" "\n"
+            r"    def spy(self, *a, **k):" "\n"
+            r"        orig(self, *a, **k); open(sys.argv[1], 'w').write(self.engine)" "\n"
+            r"    e.Detector.__init__ = spy" "\n"
+            r"    session_mask.forked_main('terminal', r, cr)" "\n"
+            r"os.close(r); os.close(cr); os.write(w, b'TCGSHOWN 0\nP1> '); os.close(w)" "\n"
+            r"os.waitpid(pid, 0)")
+    subprocess.run([sys.executable, "-I", "-S", "-c", code, ROOT, str(probe)], timeout=180,
+                   capture_output=True, check=True)
+    try:
+        import hyperscan  # noqa: F401
+    except ImportError:  # pragma: no cover - the re engine everywhere
+        pytest.skip("hyperscan is not installed")
+    assert probe.read_text() == "hyperscan"
+
+
+def test_a_station_with_a_second_thread_starts_a_fresh_process(tcg_home):
+    out, ok, why, cmdline, _ = _run("fork", "thread")
+    assert ok, why
+    assert "# fork-harness" not in cmdline
+    assert TOKEN.encode() not in out and out.count(b"<SECRET:") == 3
+
+
+def test_a_forked_masking_process_under_an_unusable_policy_writes_nothing(tcg_home, tmp_path):
+    """Fail closed as the fresh process does: the policy does not load, nothing
+    reaches the terminal, and the station hears it failed."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[detect\n")
+    env = dict(os.environ, TCG_POLICY=str(bad))
+    res = subprocess.run([sys.executable, "-I", "-S", "-c", HARNESS, ROOT, "fork", "-"],
+                         input=header(0) + DATA, capture_output=True, timeout=180, env=env)
+    lines = [x for x in res.stderr.splitlines() if x.startswith(b"RESULT ")]
+    ok, why, _, _ = json.loads(lines[-1][7:])
+    assert not ok and "exited with" in why
+    assert res.stdout == b""
