@@ -14,7 +14,14 @@ from __future__ import annotations
 import functools
 import re
 
-from tcg.entities.normal import CSI_BYTES, CSI_MAX, WILDCARD, compact_skeleton, rare_chars
+from tcg.entities.normal import (
+    CSI_BYTES,
+    CSI_MAX,
+    WILDCARD,
+    char_start,
+    compact_skeleton,
+    rare_chars,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -196,8 +203,20 @@ CONFIRM_BYTES = 3
 #: control characters the view treats apart (colour sequences, deleted/unit markers):
 #: a window holding one is not confirmed in Python, the hit stands
 _UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
-#: what the view drops from the skeleton string (separators, deleted characters, units)
-_DROP = {ord(" "): None, 0: None, 3: None, 4: None}
+
+
+@functools.lru_cache(maxsize=1)
+def _letters_table() -> dict[int, str | None]:
+    """normal.translate_table() with what the view drops from its letters (separators,
+    deleted characters, units) deleted: one str.translate gives the view's letters."""
+    from tcg.entities.normal import translate_table
+
+    drop = (" ", "\x00", "\x03", "\x04")
+    table: dict[int, str | None] = {cp: None if sk in drop else sk
+                                    for cp, sk in translate_table().items()}
+    for c in drop:
+        table[ord(c)] = None
+    return table
 
 
 def confirm_table(texts: Iterable[str]) -> dict[tuple[bytes, int], tuple[tuple[str, str], ...]]:
@@ -210,10 +229,15 @@ def confirm_table(texts: Iterable[str]) -> dict[tuple[bytes, int], tuple[tuple[s
     view letters right around that occurrence spell the rest of the word: a hit
     whose neighbours spell none of the piece's words cannot be that spelling
     (confirmed())."""
+    return _confirm_table(form_pieces(t) for t in texts)
+
+
+def _confirm_table(pieces: Iterable[set[tuple[bytes, int, tuple[str, str] | None]]]
+                   ) -> dict[tuple[bytes, int], tuple[tuple[str, str], ...]]:
     ctx: dict[tuple[bytes, int], set[tuple[str, str]]] = {}
     free: set[tuple[bytes, int]] = set()
-    for t in texts:
-        for b, bound, c in form_pieces(t):
+    for p in pieces:
+        for b, bound, c in p:
             if c is None:
                 free.add((b, bound))
             else:
@@ -221,7 +245,8 @@ def confirm_table(texts: Iterable[str]) -> dict[tuple[bytes, int], tuple[tuple[s
     return {k: tuple(sorted(v)) for k, v in ctx.items() if k not in free}
 
 
-def confirmed(data: bytes, start: int, end: int, contexts: tuple[tuple[str, str], ...]) -> bool:
+def confirmed(data: bytes, start: int, end: int, nb: int, na: int,
+              contexts: tuple[tuple[str, str], ...]) -> bool:
     """Whether the piece at ``data[start:end]`` may lie in one of its words: the
     view letters right before it end with a context's first part and those right
     after it start with its second. The letters are computed as the view computes
@@ -229,11 +254,8 @@ def confirmed(data: bytes, start: int, end: int, contexts: tuple[tuple[str, str]
     a window holding a control character the view treats apart, or cut short of
     a context's letters and CONFIRM_SLACK more, confirms the hit. A window that
     reaches the start or end of ``data`` is not cut: a match in ``data`` has all its
-    letters there."""
-    from tcg.entities.normal import char_start, translate_table
-
-    nb = max(len(b) for b, _ in contexts)
-    na = max(len(a) for _, a in contexts)
+    letters there. ``nb``/``na``: the longest first/second part of the contexts."""
+    table = _letters_table()
     before = after = ""
     cut_lo = cut_hi = False
     if nb:
@@ -242,7 +264,7 @@ def confirmed(data: bytes, start: int, end: int, contexts: tuple[tuple[str, str]
         raw = data[lo:start].decode("utf-8", "surrogateescape")
         if _UNSAFE.search(raw):
             return True
-        before = raw.translate(translate_table()).translate(_DROP)
+        before = raw.translate(table)
     if na:
         hi = min(len(data), end + CONFIRM_BYTES * (na + CONFIRM_SLACK))
         cut_hi = hi < len(data)
@@ -250,7 +272,7 @@ def confirmed(data: bytes, start: int, end: int, contexts: tuple[tuple[str, str]
             "utf-8", "surrogateescape")
         if _UNSAFE.search(raw):
             return True
-        after = raw.translate(translate_table()).translate(_DROP)
+        after = raw.translate(table)
     for b, a in contexts:
         if (cut_lo and len(before) < len(b) + CONFIRM_SLACK) or \
                 (cut_hi and len(after) < len(a) + CONFIRM_SLACK):
@@ -355,10 +377,10 @@ class Prefilter:
 
     def __init__(self, db: object, first_literal: int, whole: list[int], plain: object = None,
                  rare: frozenset[bytes] = frozenset(), rare_id: int = -1,
-                 confirm: dict[int, tuple[int, tuple[tuple[str, str], ...]]] | None = None,
+                 confirm: dict[int, tuple[int, int, int, tuple[tuple[str, str], ...]]] | None = None,
                  confirm_json: bytes = b""):
         self.db = db
-        #: per literal index: (its length, its contexts) for the pieces confirmed()
+        #: per literal index: (its length, nb, na, its contexts) for the pieces confirmed()
         #: checks; parsed from ``confirm_json`` when the full database first needs it
         self._confirm = confirm
         self._confirm_json = confirm_json
@@ -376,10 +398,10 @@ class Prefilter:
         except ImportError:
             return None
         trig = _trigger_expressions()
-        texts = list(texts)
-        lits = prefilter_literals(texts)
-        table = confirm_table(texts)
-        confirm = {i: (len(b), table[(b, bound)]) for i, (b, bound) in enumerate(lits)
+        pieces = [form_pieces(t) for t in texts]
+        lits = sorted({(b, bound) for p in pieces for b, bound, _ in p})
+        table = _confirm_table(pieces)
+        confirm = {i: _confirm_entry(len(b), table[(b, bound)]) for i, (b, bound) in enumerate(lits)
                    if (b, bound) in table}
         exprs = [*trig, *(_lit(b) for b, _ in lits)]
         flags = [0] * len(trig) + [hyperscan.HS_FLAG_CASELESS] * len(lits)
@@ -412,7 +434,7 @@ class Prefilter:
         import hyperscan
 
         blobs = [bytes(hyperscan.dumpb(db)) for db in (self.db, self.plain) if db is not None]  # type: ignore[arg-type]
-        conf = json.dumps([[i, n, c] for i, (n, c) in sorted(self.confirm_contexts().items())],
+        conf = json.dumps([[i, n, c] for i, (n, _, _, c) in sorted(self.confirm_contexts().items())],
                           ensure_ascii=False).encode("utf-8")
         head = json.dumps({"first_literal": self.first_literal, "whole": self.whole,
                            "sizes": [len(b) for b in blobs], "rare_id": self.rare_id,
@@ -443,14 +465,14 @@ class Prefilter:
                    frozenset(bytes.fromhex(h) for h in st.get("rare", ())), int(st.get("rare_id", -1)),
                    None, bytes(conf))
 
-    def confirm_contexts(self) -> dict[int, tuple[int, tuple[tuple[str, str], ...]]]:
+    def confirm_contexts(self) -> dict[int, tuple[int, int, int, tuple[tuple[str, str], ...]]]:
         """The pieces confirmed() checks (read from the stored file on first use: only
         text with Cyrillic letters needs them)."""
         if self._confirm is None:
             import json
 
             raw = json.loads(self._confirm_json) if self._confirm_json else []
-            self._confirm = {int(i): (int(n), tuple((str(b), str(a)) for b, a in c))
+            self._confirm = {int(i): _confirm_entry(int(n), tuple((str(b), str(a)) for b, a in c))
                              for i, n, c in raw}
         return self._confirm
 
@@ -496,7 +518,7 @@ class Prefilter:
                                 (bound & LEFT and word_before(data, to - length)):
                             return None
                     ctx = confirm.get(rid - first_lit)
-                    if ctx is not None and not confirmed(data, to - ctx[0], to, ctx[1]):
+                    if ctx is not None and not confirmed(data, to - ctx[0], to, *ctx[1:]):
                         return None
             found.append(to)
             return True if len(found) > DENSE_RAW else None
@@ -518,6 +540,11 @@ class Prefilter:
                 last = to
                 hits.append(to)
         return None if len(hits) > DENSE else hits
+
+
+def _confirm_entry(length: int, contexts: tuple[tuple[str, str], ...]
+                   ) -> tuple[int, int, int, tuple[tuple[str, str], ...]]:
+    return (length, max(len(b) for b, _ in contexts), max(len(a) for _, a in contexts), contexts)
 
 
 #: what _scan() returns when the smaller database's scan stopped for the full one
