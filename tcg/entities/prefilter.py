@@ -434,8 +434,12 @@ class Prefilter:
         import hyperscan
 
         blobs = [bytes(hyperscan.dumpb(db)) for db in (self.db, self.plain) if db is not None]  # type: ignore[arg-type]
-        conf = json.dumps([[i, n, c] for i, (n, _, _, c) in sorted(self.confirm_contexts().items())],
-                          ensure_ascii=False).encode("utf-8")
+        # the casings and ё spellings of a piece share its contexts: each set stored once
+        sets: dict[tuple[tuple[str, str], ...], int] = {}
+        rows = [[i, n, sets.setdefault(c, len(sets))]
+                for i, (n, _, _, c) in sorted(self.confirm_contexts().items())]
+        conf = json.dumps({"contexts": list(sets), "pieces": rows},
+                          ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         head = json.dumps({"first_literal": self.first_literal, "whole": self.whole,
                            "sizes": [len(b) for b in blobs], "rare_id": self.rare_id,
                            "rare": sorted(b.hex() for b in self.rare),
@@ -471,9 +475,10 @@ class Prefilter:
         if self._confirm is None:
             import json
 
-            raw = json.loads(self._confirm_json) if self._confirm_json else []
-            self._confirm = {int(i): _confirm_entry(int(n), tuple((str(b), str(a)) for b, a in c))
-                             for i, n, c in raw}
+            raw = json.loads(self._confirm_json) if self._confirm_json else {}
+            sets = [tuple((str(b), str(a)) for b, a in c) for c in raw.get("contexts", ())]
+            entries = [_confirm_entry(0, c) for c in sets]
+            self._confirm = {int(i): (int(n), *entries[k][1:]) for i, n, k in raw.get("pieces", ())}
         return self._confirm
 
     def scan(self, data: bytes) -> list[int] | None:
