@@ -14,7 +14,14 @@ from __future__ import annotations
 import functools
 import re
 
-from tcg.entities.normal import CSI_BYTES, CSI_MAX, WILDCARD, compact_skeleton, rare_chars
+from tcg.entities.normal import (
+    CSI_BYTES,
+    CSI_MAX,
+    WILDCARD,
+    char_start,
+    compact_skeleton,
+    rare_chars,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -140,31 +147,42 @@ def form_literals(text: str) -> set[tuple[bytes, int]]:
     ``text`` that fires no trigger (ASCII letters compared without case). A
     whole-word piece counts only where no ASCII letter, digit or ``_`` touches it
     (a Cyrillic neighbour of a Latin word fires a trigger anyway)."""
+    return {(b, bound) for b, bound, _ in form_pieces(text)}
+
+
+def form_pieces(text: str) -> set[tuple[bytes, int, tuple[str, str] | None]]:
+    """form_literals() with, for a piece of a long Cyrillic word, the compact
+    skeletons of the word's letters before and after the piece (see confirm_table)."""
     words = [w for w in _words(text) if WILDCARD not in w]
     if not words:
         return set()
     w = max(words, key=len)
-    out: set[tuple[bytes, int]] = set()
+    out: set[tuple[bytes, int, tuple[str, str] | None]] = set()
     if all(is_cyrillic(c) for c in w if c.isalpha()) and len(w) >= INSERT_MIN_WORD:
         # one separator may be inserted at any g: the part before it holds the
         # first piece (g >= h) or the part after it holds the second (g < h)
         # (the first piece starts the word, the second may end it: a word of a
         # form is never glued to other letters)
         h = (len(w) + 1) // 2
+        first = w[: min(h, PIECE)]
         second = w[h - 1 : h - 1 + PIECE]
-        out |= {(v.encode(), LEFT) for v in _variants(w[: min(h, PIECE)], limit=1 << 10)}
+        basic = _basic_cyrillic(w)  # only then is every letter its own view letter
+        ctx1 = (compact_skeleton(""), compact_skeleton(w[len(first) :])) if basic else None
+        ctx2 = (compact_skeleton(w[: h - 1]), compact_skeleton(w[h - 1 + len(second) :])) \
+            if basic else None
+        out |= {(v.encode(), LEFT, ctx1) for v in _variants(first, limit=1 << 10)}
         right = RIGHT if h - 1 + PIECE >= len(w) else 0
-        out |= {(v.encode(), right) for v in _variants(second, limit=1 << 10)}
+        out |= {(v.encode(), right, ctx2) for v in _variants(second, limit=1 << 10)}
     else:
         vs = _variants(w)
         if len(vs) > 64:  # a long mixed word: its three-letter pieces instead
             for i in range(len(w) - 2):
-                out |= {(v.encode(), 0) for v in _variants(w[i : i + 3])}
+                out |= {(v.encode(), 0, None) for v in _variants(w[i : i + 3])}
         else:
-            out |= {_ascii_piece(v.encode("utf-8", "surrogateescape")) for v in vs}
+            out |= {(*_ascii_piece(v.encode("utf-8", "surrogateescape")), None) for v in vs}
     sk = compact_skeleton(w)
     if sk.isascii() and not w.isascii():
-        out.add(_ascii_piece(sk.encode()))
+        out.add((*_ascii_piece(sk.encode()), None))
     return out
 
 
@@ -175,6 +193,93 @@ def _ascii_piece(word: bytes) -> tuple[bytes, int]:
     if len(word) > ASCII_PIECE and word.isascii():
         return word[:ASCII_PIECE].lower(), LEFT
     return word, LEFT | RIGHT
+
+
+#: view characters a confirm window must show beyond a piece's context, else the hit
+#: stands (a window cut inside a character decodes to at most 3 odd characters)
+CONFIRM_SLACK = 4
+#: raw bytes a confirm window spans per view character it needs (a Cyrillic letter is 2)
+CONFIRM_BYTES = 3
+#: control characters the view treats apart (colour sequences, deleted/unit markers):
+#: a window holding one is not confirmed in Python, the hit stands
+_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
+
+
+@functools.lru_cache(maxsize=1)
+def _letters_table() -> dict[int, str | None]:
+    """normal.translate_table() with what the view drops from its letters (separators,
+    deleted characters, units) deleted: one str.translate gives the view's letters."""
+    from tcg.entities.normal import translate_table
+
+    drop = (" ", "\x00", "\x03", "\x04")
+    table: dict[int, str | None] = {cp: None if sk in drop else sk
+                                    for cp, sk in translate_table().items()}
+    for c in drop:
+        table[ord(c)] = None
+    return table
+
+
+def confirm_table(texts: Iterable[str]) -> dict[tuple[bytes, int], tuple[tuple[str, str], ...]]:
+    """Per piece of a long Cyrillic word: the compact skeletons of its word's letters
+    before and after it, over every form the piece is taken from; a piece some form
+    also yields without them (another kind of word) is left out (always a hit).
+
+    Why: a short piece («ров», «ани») occurs in ordinary Russian words all the time.
+    A spelling of a form that fires no trigger holds the piece in its word, so the
+    view letters right around that occurrence spell the rest of the word: a hit
+    whose neighbours spell none of the piece's words cannot be that spelling
+    (confirmed())."""
+    return _confirm_table(form_pieces(t) for t in texts)
+
+
+def _confirm_table(pieces: Iterable[set[tuple[bytes, int, tuple[str, str] | None]]]
+                   ) -> dict[tuple[bytes, int], tuple[tuple[str, str], ...]]:
+    ctx: dict[tuple[bytes, int], set[tuple[str, str]]] = {}
+    free: set[tuple[bytes, int]] = set()
+    for p in pieces:
+        for b, bound, c in p:
+            if c is None:
+                free.add((b, bound))
+            else:
+                ctx.setdefault((b, bound), set()).add(c)
+    return {k: tuple(sorted(v)) for k, v in ctx.items() if k not in free}
+
+
+def confirmed(data: bytes, start: int, end: int, nb: int, na: int,
+              contexts: tuple[tuple[str, str], ...]) -> bool:
+    """Whether the piece at ``data[start:end]`` may lie in one of its words: the
+    view letters right before it end with a context's first part and those right
+    after it start with its second. The letters are computed as the view computes
+    them (the same translation table, separators and deleted characters dropped);
+    a window holding a control character the view treats apart, or cut short of
+    a context's letters and CONFIRM_SLACK more, confirms the hit. A window that
+    reaches the start or end of ``data`` is not cut: a match in ``data`` has all its
+    letters there. ``nb``/``na``: the longest first/second part of the contexts."""
+    table = _letters_table()
+    before = after = ""
+    cut_lo = cut_hi = False
+    if nb:
+        lo = char_start(data, max(0, start - CONFIRM_BYTES * (nb + CONFIRM_SLACK)))
+        cut_lo = lo > 0
+        raw = data[lo:start].decode("utf-8", "surrogateescape")
+        if _UNSAFE.search(raw):
+            return True
+        before = raw.translate(table)
+    if na:
+        hi = min(len(data), end + CONFIRM_BYTES * (na + CONFIRM_SLACK))
+        cut_hi = hi < len(data)
+        raw = data[end : char_start(data, hi) if hi < len(data) else hi].decode(
+            "utf-8", "surrogateescape")
+        if _UNSAFE.search(raw):
+            return True
+        after = raw.translate(table)
+    for b, a in contexts:
+        if (cut_lo and len(before) < len(b) + CONFIRM_SLACK) or \
+                (cut_hi and len(after) < len(a) + CONFIRM_SLACK):
+            return True
+        if before.endswith(b) and after.startswith(a):
+            return True
+    return False
 
 
 def word_before(data: bytes, start: int) -> bool:
@@ -271,8 +376,14 @@ class Prefilter:
     class (id ``rare_id``; ``rare`` the characters' bytes) checked in :meth:`scan`."""
 
     def __init__(self, db: object, first_literal: int, whole: list[int], plain: object = None,
-                 rare: frozenset[bytes] = frozenset(), rare_id: int = -1):
+                 rare: frozenset[bytes] = frozenset(), rare_id: int = -1,
+                 confirm: dict[int, tuple[int, int, int, tuple[tuple[str, str], ...]]] | None = None,
+                 confirm_json: bytes = b""):
         self.db = db
+        #: per literal index: (its length, nb, na, its contexts) for the pieces confirmed()
+        #: checks; parsed from ``confirm_json`` when the full database first needs it
+        self._confirm = confirm
+        self._confirm_json = confirm_json
         self.plain = plain
         self.first_literal = first_literal
         #: per literal: its length << 2 | its LEFT/RIGHT bounds, or 0 when unbounded
@@ -287,7 +398,11 @@ class Prefilter:
         except ImportError:
             return None
         trig = _trigger_expressions()
-        lits = prefilter_literals(texts)
+        pieces = [form_pieces(t) for t in texts]
+        lits = sorted({(b, bound) for p in pieces for b, bound, _ in p})
+        table = _confirm_table(pieces)
+        confirm = {i: _confirm_entry(len(b), table[(b, bound)]) for i, (b, bound) in enumerate(lits)
+                   if (b, bound) in table}
         exprs = [*trig, *(_lit(b) for b, _ in lits)]
         flags = [0] * len(trig) + [hyperscan.HS_FLAG_CASELESS] * len(lits)
         # the same ids in both, so a hit means the same in either
@@ -310,7 +425,7 @@ class Prefilter:
             db.compile(expressions=ex, ids=pick, flags=fl)
             dbs.append(db)
         return cls(dbs[0], len(trig), [(len(b) << 2) | bound if bound else 0 for b, bound in lits],
-                   dbs[1], frozenset(rare.values()), rare_id)
+                   dbs[1], frozenset(rare.values()), rare_id, confirm)
 
     def to_bytes(self) -> bytes:
         """One JSON header line, then the serialized databases."""
@@ -319,10 +434,17 @@ class Prefilter:
         import hyperscan
 
         blobs = [bytes(hyperscan.dumpb(db)) for db in (self.db, self.plain) if db is not None]  # type: ignore[arg-type]
+        # the casings and ё spellings of a piece share its contexts: each set stored once
+        sets: dict[tuple[tuple[str, str], ...], int] = {}
+        rows = [[i, n, sets.setdefault(c, len(sets))]
+                for i, (n, _, _, c) in sorted(self.confirm_contexts().items())]
+        conf = json.dumps({"contexts": list(sets), "pieces": rows},
+                          ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         head = json.dumps({"first_literal": self.first_literal, "whole": self.whole,
                            "sizes": [len(b) for b in blobs], "rare_id": self.rare_id,
-                           "rare": sorted(b.hex() for b in self.rare)}).encode()
-        return head + b"\n" + b"".join(blobs)
+                           "rare": sorted(b.hex() for b in self.rare),
+                           "confirm_size": len(conf)}).encode()
+        return head + b"\n" + b"".join(blobs) + conf
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Prefilter | None:
@@ -341,9 +463,23 @@ class Prefilter:
             db.scratch = hyperscan.Scratch(db)
             dbs.append(db)
             at += size
+        conf = blob[at : at + int(st.get("confirm_size", 0))]
         return cls(dbs[0], int(st["first_literal"]), list(st["whole"]),
                    dbs[1] if len(dbs) > 1 else None,
-                   frozenset(bytes.fromhex(h) for h in st.get("rare", ())), int(st.get("rare_id", -1)))
+                   frozenset(bytes.fromhex(h) for h in st.get("rare", ())), int(st.get("rare_id", -1)),
+                   None, bytes(conf))
+
+    def confirm_contexts(self) -> dict[int, tuple[int, int, int, tuple[tuple[str, str], ...]]]:
+        """The pieces confirmed() checks (read from the stored file on first use: only
+        text with Cyrillic letters needs them)."""
+        if self._confirm is None:
+            import json
+
+            raw = json.loads(self._confirm_json) if self._confirm_json else {}
+            sets = [tuple((str(b), str(a)) for b, a in c) for c in raw.get("contexts", ())]
+            entries = [_confirm_entry(0, c) for c in sets]
+            self._confirm = {int(i): (int(n), *entries[k][1:]) for i, n, k in raw.get("pieces", ())}
+        return self._confirm
 
     def scan(self, data: bytes) -> list[int] | None:
         """End offsets of the hits, thinned and sorted; None when hits are dense
@@ -363,6 +499,8 @@ class Prefilter:
         rare = self.rare
         rare_id = self.rare_id if self.rare_id >= 0 else 1 << 62  # (-1: no class, no stop)
         leads = [0]
+        # (the smaller database holds none of these pieces: each has a Cyrillic letter)
+        confirm = self.confirm_contexts() if db is self.db else {}
 
         def on_match(rid: int, _f: int, to: int, _fl: int, _c: object) -> bool | None:
             if rid >= first_lit:
@@ -384,6 +522,9 @@ class Prefilter:
                         if (bound & RIGHT and word_after(data, to)) or \
                                 (bound & LEFT and word_before(data, to - length)):
                             return None
+                    ctx = confirm.get(rid - first_lit)
+                    if ctx is not None and not confirmed(data, to - ctx[0], to, *ctx[1:]):
+                        return None
             found.append(to)
             return True if len(found) > DENSE_RAW else None
 
@@ -404,6 +545,11 @@ class Prefilter:
                 last = to
                 hits.append(to)
         return None if len(hits) > DENSE else hits
+
+
+def _confirm_entry(length: int, contexts: tuple[tuple[str, str], ...]
+                   ) -> tuple[int, int, int, tuple[tuple[str, str], ...]]:
+    return (length, max(len(b) for b, _ in contexts), max(len(a) for _, a in contexts), contexts)
 
 
 #: what _scan() returns when the smaller database's scan stopped for the full one
