@@ -251,7 +251,8 @@ def confirmed(data: bytes, start: int, end: int, nb: int, na: int,
     view letters right before it end with a context's first part and those right
     after it start with its second. The letters are computed as the view computes
     them (the same translation table, separators and deleted characters dropped);
-    a window holding a control character the view treats apart, or cut short of
+    a window holding a control character the view treats apart, or starting less
+    than a colour sequence's length after an ESC (it may start inside one), or cut short of
     a context's letters and CONFIRM_SLACK more, confirms the hit. A window that
     reaches the start or end of ``data`` is not cut: a match in ``data`` has all its
     letters there. ``nb``/``na``: the longest first/second part of the contexts."""
@@ -262,7 +263,9 @@ def confirmed(data: bytes, start: int, end: int, nb: int, na: int,
         lo = char_start(data, max(0, start - CONFIRM_BYTES * (nb + CONFIRM_SLACK)))
         cut_lo = lo > 0
         raw = data[lo:start].decode("utf-8", "surrogateescape")
-        if _UNSAFE.search(raw):
+        if _UNSAFE.search(raw) or data.rfind(b"\x1b", max(0, lo - CSI_MAX), lo) >= 0:
+            # a control character, or a window that may start inside a colour
+            # sequence (the view deletes it; its tail would read as letters here)
             return True
         before = raw.translate(table)
     if na:

@@ -138,6 +138,7 @@ class MaskerProcess:
             return
         self.launch_server = self.launch_server or self.served.refused
         self._drop_served()
+        self.fork = False  # the station has moved on (its shell, signals, threads): a fresh process
         self._start_fresh()
 
     def _drop_served(self) -> None:

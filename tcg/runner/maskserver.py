@@ -219,7 +219,8 @@ def _recv_pidfd(conn: Any) -> tuple[bytes, int]:
     from tcg._lean import sockets as socket
 
     ints = array.array("i")
-    msg, ancillary, flags, _ = conn.recvmsg(64, socket.CMSG_SPACE(ints.itemsize))
+    # never inherited by what the station starts later (a fresh masker, the server's launcher)
+    msg, ancillary, flags, _ = conn.recvmsg(64, socket.CMSG_SPACE(ints.itemsize), socket.MSG_CMSG_CLOEXEC)
     fds: list[int] = []
     for level, kind, data in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -229,6 +230,7 @@ def _recv_pidfd(conn: Any) -> tuple[bytes, int]:
         for fd in fds:
             os.close(fd)
         return msg, -1
+    os.set_inheritable(fds[0], False)  # where MSG_CMSG_CLOEXEC is not there
     return msg, fds[0]
 
 

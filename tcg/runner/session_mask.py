@@ -227,6 +227,27 @@ def run_served(mode: str, conn: Any) -> int:
     return 0
 
 
+def _signals_as_after_exec() -> None:
+    """The signal state a fresh ``python -I`` masking process starts with: an exec
+    resets every handled signal to its default (ignored ones stay ignored), and
+    the station's wake-up fd is the station's. A fork keeps the station's Python
+    handlers (its PTY signals, installed if the fork comes late) and a wake-up fd
+    that closerange() is about to close."""
+    import signal
+
+    try:
+        signal.set_wakeup_fd(-1)
+    except ValueError:  # pragma: no cover - not the main thread
+        pass
+    for sig in signal.valid_signals():
+        try:
+            handler = signal.getsignal(sig)
+        except (OSError, ValueError):  # pragma: no cover - not a catchable signal
+            continue
+        if callable(handler) and handler is not signal.default_int_handler:
+            signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+
+
 def forked_main(mode: str, in_fd: int, control_fd: int) -> NoReturn:
     """The masking process as a fork of the station (tcg.runner.maskproc's
     ``_start_forked``): its descriptors put where a fresh process finds them (0
@@ -241,6 +262,7 @@ def forked_main(mode: str, in_fd: int, control_fd: int) -> NoReturn:
 
     from tcg.mask.filter import exit_after
 
+    _signals_as_after_exec()
     try:  # its command line stays the station's: ps -o comm, top and pgrep -x name it apart
         with open("/proc/self/comm", "w") as fh:
             fh.write(FORKED_NAME)

@@ -22,7 +22,10 @@ PROSE = ["Петух", "петиция", "Костров", "Петровка", "
 GLUE = [" ", " ", ", ", ". ", "\n", " — ", "\t", "«", "» ", " (", ") ", "-"]
 # what may stand where a separator is inserted into a word, or beside it
 INSERTS = [*PLAIN_SEPARATORS, "  ", "\u00a0\u00a0\u00a0", "\u2010\u2010\u2010", " \x1b[0m",
-           "\x1b[31m ", "\x1b[1m", "\u200b", " \u200b", "\u2009", "\r", "\x7f", "."]
+           "\x1b[31m ", "\x1b[1m", "\u200b", " \u200b", "\u2009", "\r", "\x7f", ".",
+           # the longest colour sequences the view deletes, beside a separator: a window
+           # that starts inside one must not read its tail as letters
+           "\x1b[38;2;255;255;255m ", " \x1b[38;2;255;255;255m", "\x1b[38;2;255;255;255m"]
 
 
 def forms(reg):

@@ -32,6 +32,13 @@ sys.path.append(sys.argv.pop(1))
 fork, thread = sys.argv[1] == "fork", sys.argv[2] == "thread"
 if thread:  # a station that runs a second thread must not fork
     threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+if sys.argv[2] == "signals":  # a late fork: the station's PTY signal handlers are installed
+    import signal
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    for sig in (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGCONT):
+        signal.signal(sig, lambda *a: None)
 from tcg.runner.maskproc import MaskerProcess
 m = MaskerProcess("terminal", None, dict(os.environ), fork=fork)
 m.start()
@@ -45,20 +52,39 @@ while fork and comm != "tcg-masker" and time.monotonic() < end:  # it names itse
 data = sys.stdin.buffer.read()
 for i in range(0, len(data), 11):  # in pieces: secrets across their edges
     m.feed(data[i:i + 11])
+caught, end = "", time.monotonic() + 60
+while time.monotonic() < end:  # the masker is running once it ignores SIGINT (2: bit 1)
+    try:
+        with open(f"/proc/{m.pid}/status") as fh:
+            status = dict(line.split(":\t", 1) for line in fh.read().splitlines() if ":\t" in line)
+    except OSError:  # gone (it failed): no mask to read
+        break
+    if status["State"].startswith("Z"):
+        break
+    if int(status["SigIgn"], 16) & 2:
+        caught = status["SigCgt"].strip()
+        break
+    time.sleep(0.01)
 m.flush()
-sys.stderr.write("\nRESULT " + json.dumps([m.error is None, str(m.error), cmdline, comm]) + "\n")
+sys.stderr.write("\nRESULT " + json.dumps([m.error is None, str(m.error), cmdline, comm, caught]) + "\n")
 # fork-harness
 """
 
 
 def _run(how: str, thread: str = "-") -> tuple[bytes, bool, str, str, str]:
     """(what the masking process wrote, no error, the error, its command line, its name)."""
+    out, ok, why, cmdline, comm, _ = _run_full(how, thread)
+    return out, ok, why, cmdline, comm
+
+
+def _run_full(how: str, thread: str = "-") -> tuple[bytes, bool, str, str, str, str]:
+    """_run, and the masking process's caught-signal mask once it runs (SigCgt)."""
     res = subprocess.run([sys.executable, "-I", "-S", "-c", HARNESS, ROOT, how, thread],
                          input=header(0) + DATA, capture_output=True, timeout=180)
     lines = [x for x in res.stderr.splitlines() if x.startswith(b"RESULT ")]
     assert lines, res.stderr.decode(errors="replace")
-    ok, why, cmdline, comm = json.loads(lines[-1][7:])
-    return res.stdout, ok, why, cmdline, comm
+    ok, why, cmdline, comm, caught = json.loads(lines[-1][7:])
+    return res.stdout, ok, why, cmdline, comm, caught
 
 
 def test_a_forked_masking_process_writes_what_a_fresh_one_writes(tcg_home):
@@ -114,6 +140,20 @@ def test_a_forked_masking_process_under_an_unusable_policy_writes_nothing(tcg_ho
     res = subprocess.run([sys.executable, "-I", "-S", "-c", HARNESS, ROOT, "fork", "-"],
                          input=header(0) + DATA, capture_output=True, timeout=180, env=env)
     lines = [x for x in res.stderr.splitlines() if x.startswith(b"RESULT ")]
-    ok, why, _, _ = json.loads(lines[-1][7:])
+    ok, why, *_ = json.loads(lines[-1][7:])
     assert not ok and "exited with" in why
     assert res.stdout == b""
+
+
+def test_a_late_fork_does_not_keep_the_stations_signal_handlers(tcg_home):
+    """A fork after the station installed its PTY signal handlers and a wake-up fd
+    (a served worker refused late): the masking process catches what a fresh one
+    catches (an exec resets handlers; the fork resets them itself), so a resize
+    prints no wake-up-fd error on the terminal and SIGTERM ends it."""
+    forked, ok, why, _, comm, caught = _run_full("fork", "signals")
+    assert ok, why
+    assert comm == "tcg-masker"
+    fresh, ok, why, _, _, fresh_caught = _run_full("fresh", "signals")
+    assert ok, why
+    assert caught and caught == fresh_caught
+    assert forked == fresh

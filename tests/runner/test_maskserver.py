@@ -403,6 +403,7 @@ def test_the_station_stops_a_worker_through_its_pidfd_never_by_pid(server):
     worker = a.got.pid
     fdinfo = Path(f"/proc/self/fdinfo/{a.got.pidfd}").read_text()
     assert f"Pid:\t{worker}\n" in fdinfo  # the server's pidfd names its worker
+    assert not os.get_inheritable(a.got.pidfd)  # what the station starts later never holds it
     bystander = subprocess.Popen(["sleep", "60"])
     try:
         a.got.pid = bystander.pid  # as if the worker's pid had been reused
