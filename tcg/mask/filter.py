@@ -33,25 +33,39 @@ class MaskInputError(TcgError):
 
 def pump(in_fd: int, out_fd: int, masker: object, mode: str, read_size: int = READ_SIZE) -> None:
     """Copy in_fd to out_fd through ``masker`` until EOF."""
+
+    def write(data: bytes) -> None:
+        if data:
+            write_all(out_fd, data)
+
+    pump_into(in_fd, write, masker, mode == "terminal", read_size)
+
+
+def pump_into(in_fd: int, write: Callable[[bytes], None], masker: object, terminal: bool,
+              read_size: int = READ_SIZE) -> None:
+    """Read ``in_fd`` until EOF, mask, and hand each result (maybe empty) to
+    ``write`` — the one read loop of the filter and of the session's masking
+    process (its terminal writer's ``put``). In terminal mode a held tail is
+    released at the masker's idle deadline (``select`` only while one is held:
+    otherwise the read waits)."""
     feed = masker.feed  # type: ignore[attr-defined]
+    idle_deadline = masker.idle_deadline if terminal else None  # type: ignore[attr-defined]
     while True:
-        if mode == "terminal":
-            deadline = masker.idle_deadline()  # type: ignore[attr-defined]
-            timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([in_fd], [], [], timeout)
-            if not ready:
-                write_all(out_fd, masker.release_idle())  # type: ignore[attr-defined]
-                continue
+        if idle_deadline is not None:
+            deadline = idle_deadline()
+            if deadline is not None:
+                timeout = max(0.0, deadline - time.monotonic())
+                if not select.select([in_fd], [], [], timeout)[0]:
+                    write(masker.release_idle())  # type: ignore[attr-defined]
+                    continue
         try:
             chunk = os.read(in_fd, read_size)
         except InterruptedError:  # pragma: no cover - PEP 475 retries
             continue
         if not chunk:
             break
-        out = feed(chunk)
-        if out:
-            write_all(out_fd, out)
-    write_all(out_fd, masker.flush())  # type: ignore[attr-defined]
+        write(feed(chunk))
+    write(masker.flush())  # type: ignore[attr-defined]
 
 
 def run(file: str | None, mode: str) -> int:

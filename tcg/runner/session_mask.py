@@ -153,9 +153,9 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1,
                following: FollowingMasker | None = None) -> None:
     """The session's masking process (:func:`main`, or :func:`run_served` with the
     masker it loaded); ``control_fd``: the station's messages (tcg.runner.session_screen)."""
-    from tcg.mask.filter import READ_SIZE
+    from tcg.mask.filter import READ_SIZE, pump_into
     from tcg.runner.session_screen import ScreenConfirmer
-    from tcg.runner.term_writer import TerminalWriter, pump_to
+    from tcg.runner.term_writer import TerminalWriter
 
     # The load comes first: the station starts this process before the shell and
     # writes the header only when the shell's first output is there. A load that
@@ -180,7 +180,7 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1,
             masker = SkipShown(masker, shown, writer.put)
         if rest:
             writer.put(masker.feed(rest))
-        pump_to(in_fd, writer, masker, READ_SIZE)
+        pump_into(in_fd, writer.put, masker, True, READ_SIZE)
     finally:
         writer.close()
 

@@ -17,8 +17,6 @@ fills as before. A write error (the terminal went away) is raised by the next
 
 from __future__ import annotations
 
-import os
-
 from tcg._lean.threads import allocate_lock, start_new_thread
 from tcg.osutil import write_all
 
@@ -124,30 +122,3 @@ class TerminalWriter:
                         self._room.release()
         finally:
             self._done.release()
-
-
-def pump_to(in_fd: int, writer: TerminalWriter, masker: object, read_size: int) -> None:
-    """tcg.mask.filter.pump in terminal mode, writing through ``writer``: read,
-    mask and hand on until end of input, a held tail released at the masker's
-    idle deadline (``select`` only while one is held: otherwise the read waits)."""
-    import select
-    import time
-
-    put = writer.put
-    feed = masker.feed  # type: ignore[attr-defined]
-    idle_deadline = masker.idle_deadline  # type: ignore[attr-defined]
-    while True:
-        deadline = idle_deadline()
-        if deadline is not None:
-            timeout = max(0.0, deadline - time.monotonic())
-            if not select.select([in_fd], [], [], timeout)[0]:
-                put(masker.release_idle())  # type: ignore[attr-defined]
-                continue
-        try:
-            chunk = os.read(in_fd, read_size)
-        except InterruptedError:  # pragma: no cover - PEP 475 retries
-            continue
-        if not chunk:
-            break
-        put(feed(chunk))
-    put(masker.flush())  # type: ignore[attr-defined]

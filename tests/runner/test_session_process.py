@@ -178,17 +178,28 @@ def test_a_masking_process_that_keeps_failing_ends_the_session(monkeypatch, capf
 def test_output_the_terminal_does_not_take_by_the_exit_is_withheld_with_a_notice(monkeypatch):
     """At the end the station waits a bounded time for the masking process to write
     what it holds; a terminal that takes nothing meanwhile gets the rest withheld,
-    never unmasked, and a notice that says so (not a silent cut)."""
+    never unmasked, and a notice that says so (not a silent cut). The masking
+    process writes to the station's fd 1 itself: here a pipe nobody reads yet."""
+    import select
     import threading
 
     from tcg.runner import maskproc
 
     monkeypatch.setattr(maskproc, "WAIT_LIMIT", 1.0)
     r, w = os.pipe()
+    saved = os.dup(1)
     env = dict(os.environ, TCG_MASK_SERVER="0")
-    out = SessionOutput(env, w)
     line = b"x" * 99 + b"\n"
-    out.feed(b"first " + TOKEN.encode() + b"\n" + line * 4000)  # ~400 KB: more than the pipe holds
+    os.dup2(w, 1)  # what the masking process inherits as the terminal
+    try:
+        out = SessionOutput(env, w)
+        out.feed(b"first " + TOKEN.encode() + b"\n")
+        out.proc.start()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+    assert select.select([r], [], [], 120)[0], "the masking process never wrote"  # it is loaded
+    out.feed(line * 8000)  # ~800 KB: far more than the pipe holds
     got = bytearray()
     flushed = threading.Event()
 
@@ -208,6 +219,6 @@ def test_output_the_terminal_does_not_take_by_the_exit_is_withheld_with_a_notice
     os.close(w)
     t.join(120)
     text = got.decode("utf-8", "replace")
-    assert TOKEN not in text
+    assert "first <SECRET:github-pat-classic:" in text and TOKEN not in text
     assert "tcg: the end of the output was withheld (masking process did not finish; killed)" in text
-    assert text.count("x" * 99) < 4000
+    assert text.count("x" * 99) < 8000
