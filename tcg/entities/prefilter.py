@@ -142,17 +142,13 @@ def _variants(piece: str, limit: int = 64) -> list[str]:
     return out
 
 
-def form_literals(text: str) -> set[tuple[bytes, int]]:
-    """(bytes, whole word) pieces at least one of which occurs in any spelling of
-    ``text`` that fires no trigger (ASCII letters compared without case). A
-    whole-word piece counts only where no ASCII letter, digit or ``_`` touches it
-    (a Cyrillic neighbour of a Latin word fires a trigger anyway)."""
-    return {(b, bound) for b, bound, _ in form_pieces(text)}
-
-
 def form_pieces(text: str) -> set[tuple[bytes, int, tuple[str, str] | None]]:
-    """form_literals() with, for a piece of a long Cyrillic word, the compact
-    skeletons of the word's letters before and after the piece (see confirm_table)."""
+    """(bytes, whole word, context) pieces at least one of which occurs in any
+    spelling of ``text`` that fires no trigger (ASCII letters compared without case).
+    A whole-word piece counts only where no ASCII letter, digit or ``_`` touches it
+    (a Cyrillic neighbour of a Latin word fires a trigger anyway). The context, for
+    a piece of a long Cyrillic word: the compact skeletons of the word's letters
+    before and after the piece (see confirm_table); else None."""
     words = [w for w in _words(text) if WILDCARD not in w]
     if not words:
         return set()
@@ -365,10 +361,12 @@ def _literal_bytes(expr: bytes) -> bytes | None:
 
 def prefilter_literals(texts: Iterable[str]) -> list[tuple[bytes, int]]:
     """The literal database's pieces (bytes, LEFT/RIGHT bounds)."""
-    lits: set[tuple[bytes, int]] = set()
-    for t in texts:
-        lits |= form_literals(t)
-    return sorted(lits)
+    return _literals(form_pieces(t) for t in texts)
+
+
+def _literals(pieces: Iterable[set[tuple[bytes, int, tuple[str, str] | None]]]
+              ) -> list[tuple[bytes, int]]:
+    return sorted({(b, bound) for p in pieces for b, bound, _ in p})
 
 
 class Prefilter:
@@ -402,7 +400,7 @@ class Prefilter:
             return None
         trig = _trigger_expressions()
         pieces = [form_pieces(t) for t in texts]
-        lits = sorted({(b, bound) for p in pieces for b, bound, _ in p})
+        lits = _literals(pieces)
         table = _confirm_table(pieces)
         confirm = {i: _confirm_entry(len(b), table[(b, bound)]) for i, (b, bound) in enumerate(lits)
                    if (b, bound) in table}

@@ -104,12 +104,8 @@ class AliasStream:
             return None
         if pre.scan(tail + data[: first + 1]) != [] or pre.scan(data) != []:
             return False
-        from tcg.entities.normal import char_start
-
-        nl = data.rfind(b"\n")
-        last = max(nl, data.rfind(b"\r", nl + 1))
-        # the cut _advance() makes, in data's offsets: the break at ``last`` keeps it in data
-        cut = char_start(data, max(last + 1, len(data) - self._reach))
+        # the cut _advance() makes, in data's offsets: data's own last break keeps it in data
+        cut = self._cut(data)
         out = b"".join((tail, memoryview(data)[:cut]))
         self._buf = data[cut:]
         keep = self._keep
@@ -125,8 +121,16 @@ class AliasStream:
     def idle_deadline(self) -> float | None:
         return None
 
-    def _advance(self, final: bool, candidates: bool = False) -> bytes:
+    def _cut(self, buf: bytes) -> int:
+        """Where a non-final release of ``buf`` ends: after its last line break, or
+        the reach before its end if that is later (on a character boundary)."""
         from tcg.entities.normal import char_start
+
+        nl = buf.rfind(b"\n")
+        last = max(nl, buf.rfind(b"\r", nl + 1))
+        return char_start(buf, max(last + 1, len(buf) - self._reach))
+
+    def _advance(self, final: bool, candidates: bool = False) -> bytes:
 
         buf = self._buf
         if not buf:
@@ -134,9 +138,7 @@ class AliasStream:
         if final:
             cut = len(buf)
         else:
-            nl = buf.rfind(b"\n")
-            nl = max(nl, buf.rfind(b"\r", nl + 1))
-            cut = char_start(buf, max(nl + 1, len(buf) - self._reach))
+            cut = self._cut(buf)
             if cut <= 0:
                 return b""
         ctx = self._ctx
