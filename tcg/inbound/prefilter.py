@@ -187,11 +187,11 @@ def _minimal(strings: set[str]) -> tuple[str, ...]:
 def _best(seq: Any) -> tuple[str, ...] | None:
     """The rarest literal set one of which every match of ``seq`` contains (by
     :func:`cost`: «исходные» rather than «инструкции» after it)."""
-    sets = [s for _, _, s in _element_sets(seq) if rarity(s) <= MAX_RARITY]
-    if not sets:
-        sets = [s for _, _, s in _element_sets(seq)]
-        return min(sets, key=rarity) if sets else None
-    return min(sets, key=cost)
+    sets = [s for _, _, s in _element_sets(seq)]
+    usable = [s for s in sets if rarity(s) <= MAX_RARITY]
+    if usable:
+        return min(usable, key=cost)
+    return min(sets, key=rarity) if sets else None
 
 
 def _element_sets(seq: Any) -> list[tuple[int, int, tuple[str, ...]]]:

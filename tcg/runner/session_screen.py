@@ -55,6 +55,8 @@ class ScreenCache:
         self.fingerprint = fingerprint
         self.name = keyed_blake2b(key, f"{fingerprint}\0{detector_sig}".encode(), b"tcg screen name")[:16]
         self.path = os.path.join(directory, "session-screens", self.name)
+        #: (length, MAC) -> the prefix MACs of that remembered screen (set by entries())
+        self.prefixes: dict[tuple[int, str], list[str]] = {}
 
     def _tag(self) -> str:
         return "session-screen/" + self.name
@@ -91,7 +93,7 @@ class ScreenCache:
 
         body = read_signed(self.path, self.key, self._tag())
         out: list[tuple[int, str, str]] = []
-        self.prefixes: dict[tuple[int, str], list[str]] = {}
+        self.prefixes = {}
         for line in (body or b"").decode("ascii", "replace").splitlines():
             length, mac, head, pre = (line.split(" ") + ["", "", ""])[:4]
             if length.isdigit() and 0 < int(length) <= MAX_PREFIX and len(mac) == 64:
@@ -168,7 +170,7 @@ class FirstScreen:
         entries = cache.entries() if cache is not None else []
         self.candidates = sorted({n for n, _, _ in entries})
         self._macs = {m for _, m, _ in entries}
-        prefixes = getattr(cache, "prefixes", {})
+        prefixes = cache.prefixes if cache is not None else {}
         self._heads = sorted((n, h, prefixes.get((n, m), [])) for n, m, h in entries)
         self._head_of: str | None = None  # the head MAC of the pending bytes' first HEAD
         self._prefix_of: dict[int, str] = {}  # the prefix MAC of the pending bytes, by length
