@@ -26,7 +26,9 @@ flag rate on label 0, for
 ``--by-rule`` breaks tcg's false positives down by the tcg rule that fired and its misses by
 the source's rule, and counts the flagged negatives whose flagged value a positive of the same
 source holds (paired tests whose label turns on context, not on the value) or nearly holds
-(near-miss tests whose label turns on a vendor's exact length or alphabet), and says how many
+(near-miss tests whose label turns on a vendor's exact length or alphabet), marks those whose
+positive belongs to another of the source's rules (the source labeled the value 0 for one rule
+and 1 for another: its scanner as a whole reports it), and says how many
 flagged negatives must go for the acceptance flag rates and how many positives recall can
 still lose; ``--list fp|miss`` names the samples (source:line; a flagged negative with its
 class and the positive it conflicts with) and ``--show`` adds their text — the peers' test
@@ -306,14 +308,20 @@ def print_by_rule(samples: list[Sample], hits: Hits, keep: Callable[[Sample], bo
     print("\ntcg mask false positives by tcg rule (samples):")
     for rule, k in fp.most_common():
         print(f"  {k:4d}  {rule}")
-    classes = Counter(kind for kind, _ in label_conflicts(samples, hits, keep).values())
+    conflicts = label_conflicts(samples, hits, keep)
+    classes = Counter(kind for kind, _ in conflicts.values())
+    by_where = {s.where: s for s in samples}
+    crossed = sum(1 for i, (_, where) in conflicts.items()
+                  if where and _other_rule(samples[i], by_where[where]))
     flagged = sum(1 for s in samples if keep(s) and not s.label and hits.get(s.index))
     print(f"\nof the {flagged} flagged negatives, {classes['same']} hold a flagged value that a label-1 "
           "sample of the same source holds verbatim (no judgement of the value alone can clear those "
           f"without losing that positive) and {classes['near']} more one that differs from a label-1 "
           f"sample's token in at most {NEAR_EDITS} substituted characters, or up to {NEAR_EDITS + 1} "
           "cut or added at its end (a near-miss test: the label turns on a vendor's exact length or "
-          "alphabet); `--list fp` names the positive each one conflicts with")
+          f"alphabet); in {crossed} of these the positive is another rule's of the same source (the "
+          "source's scanner as a whole reports the value); `--list fp` names the positive each one "
+          "conflicts with")
     print_budget(samples, hits, keep)
     print(f"\ntcg mask misses by source rule ({sum(miss.values())} samples, top 60):")
     for rule, k in miss.most_common(60):
@@ -394,9 +402,17 @@ def label_conflicts(samples: list[Sample], hits: Hits, keep: Callable[[Sample], 
     return out
 
 
+def _other_rule(negative: Sample, positive: Sample) -> bool:
+    """The conflicting positive belongs to another rule of the source than the negative: the
+    source labeled the value 0 for one of its rules and 1 for another, so its scanner as a
+    whole reports it (a per-rule negative, not a "must not report")."""
+    return negative.rule != positive.rule
+
+
 def print_list(samples: list[Sample], hits: Hits, which: str, show: bool,
                keep: Callable[[Sample], bool]) -> None:
     conflicts = label_conflicts(samples, hits, keep) if which == "fp" else {}
+    by_where = {s.where: s for s in samples}
     for s in samples:
         got = hits.get(s.index) or []
         if not keep(s):
@@ -404,6 +420,8 @@ def print_list(samples: list[Sample], hits: Hits, which: str, show: bool,
         if (which == "fp" and not s.label and got) or (which == "miss" and s.label and not got):
             kind, where = conflicts.get(s.index, ("", ""))
             note = f" {kind} {where}".rstrip() if kind and kind != "none" else ""
+            if where and _other_rule(s, by_where[where]):
+                note += f" (a positive of the source's {by_where[where].rule} rule)"
             print(f"{s.where} [{s.rule}] {sorted(set(got))}{note}")
             if show:
                 print("    " + s.text.strip().replace("\n", "\n    "))
