@@ -41,8 +41,9 @@ from tcg.inbound.utf8 import Utf8, utf8_of
 #: a database in the cache, not read yet (InboundEngine._database)
 _STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
-CACHE_FORMAT = "tcg-inbound-4"
+CACHE_FORMAT = "tcg-inbound-5"
 PAIR = 2  # a slot of a pair of literal sets as one expression (ascii database; utf8: a close pair)
+WHOLE = 3  # a slot of a whole rule as one expression of the ascii database (tcg.inbound.proxyrx)
 # A pair of sets with other letters whose literals lie at most this many characters apart is
 # one expression in the utf8 database (UTF-8 mode, ``(?s:.)`` a character: quick to compile at
 # this size, and hyperscan then reports «новые инструкции», not every «инструкций»); a wider
@@ -89,9 +90,18 @@ class _Compiled:
         self.index = index
         self.rule = rule
         self.width = rule.max_width
-        # a match lies within [end - before, end + after] of its prefilter literal's end
-        self.before = min(rule.prefilter_span[0], rule.max_width) if rule.prefilter else rule.max_width
-        self.after = min(rule.prefilter_span[1], rule.max_width) if rule.prefilter else rule.max_width
+        self.set_window(whole=False)
+
+    def set_window(self, whole: bool) -> None:
+        """A match lies within [end - before, end + after] of a candidate end: the end
+        of its prefilter's last literal, or (``whole``: the rule is one expression of
+        the ascii database) of the match itself."""
+        rule = self.rule
+        if whole:
+            self.before, self.after = rule.max_width, 0
+        else:
+            self.before = min(rule.prefilter_span[0], rule.max_width) if rule.prefilter else rule.max_width
+            self.after = min(rule.prefilter_span[1], rule.max_width) if rule.prefilter else rule.max_width
 
     @cached_property
     def pat(self) -> re.Pattern[str]:
@@ -243,6 +253,9 @@ class InboundEngine:
         self.hyperscan_rules = tuple(self.rules[i].id for i in sorted(accepted))
         self._in_db = frozenset(accepted)
         self._re_only = [c for c in self._compiled if c.index not in accepted]
+        whole = {idx for idx, _alt, k in self._slots if k == WHOLE}
+        for c in self._compiled:
+            c.set_window(c.index in whole)
 
     def _cache_path(self, suffix: str) -> Path | None:
         return None if self._cache is None else self._cache[0].with_name(
@@ -259,9 +272,13 @@ class InboundEngine:
         try:
             accepted = self._compile_rules()
         except hyperscan.error:
-            # a close pair hyperscan refuses ("Pattern is too large"): every pair of other
-            # letters matched up in Python, as wider pairs are
-            accepted = self._compile_rules(close_pairs=False)
+            try:
+                # a whole rule hyperscan refuses: every rule prefiltered by its literals
+                accepted = self._compile_rules(whole=False)
+            except hyperscan.error:
+                # a close pair hyperscan refuses ("Pattern is too large"): every pair of
+                # other letters matched up in Python, as wider pairs are
+                accepted = self._compile_rules(close_pairs=False, whole=False)
         self._marks_db = marks.compile_databases()
         if self._cache is not None:
             key = self._cache[1]
@@ -295,7 +312,7 @@ class InboundEngine:
         db = table[name] = derived.load_hs(body.decode("ascii"))
         return db
 
-    def _compile_rules(self, close_pairs: bool = True) -> set[int]:
+    def _compile_rules(self, close_pairs: bool = True, whole: bool = True) -> set[int]:
         """Compile the prefilter databases from the literal sets of every rule
         (tcg.inbound.prefilter). A rule without a prefilter, or whose examples the
         databases do not cover (every ``re`` match must hold a candidate end), is
@@ -311,14 +328,30 @@ class InboundEngine:
         UTF-8 mode (hyperscan folds the case of non-ASCII letters there, which
         costs seconds to compile), scanned over the UTF-8 only when the text is
         not ASCII; each distinct literal is one expression there, its places shared
-        out to every set holding it, and a pair is two sets matched up in Python."""
+        out to every set holding it, and a pair is two sets matched up in Python.
+
+        ``whole``: a rule whose literals are all ASCII is, instead of its literals, one
+        expression of the ascii database for the whole rule (tcg.inbound.proxyrx), which
+        reports only where the rule may match, at the end of that match; a rule the
+        module cannot write out keeps its literals."""
         import hyperscan
+
+        from tcg.inbound.proxyrx import Untranslatable, whole_expression
 
         slots: list[tuple[int, int, int]] = []  # (rule index, alternative, 0/1 or PAIR)
         exprs: dict[str, list[tuple[bytes, int, int]]] = {"ascii": [], "utf8": []}
         utf8_ids: dict[tuple[bytes, int], int] = {}  # one expression per distinct literal
         utf8_slots: list[list[int]] = []
         for c in self._compiled:
+            if whole and _whole(c.rule):
+                try:
+                    expr = whole_expression(c.rule.regex)
+                except Untranslatable:
+                    pass
+                else:
+                    exprs["ascii"].append((expr, hyperscan.HS_FLAG_PREFILTER, len(slots)))
+                    slots.append((c.index, -1, WHOLE))
+                    continue
             for alt, sets in enumerate(c.rule.prefilter):
                 # the ASCII literals of each set: all an ASCII text can hold
                 plain = [[s for s in literals if s.isascii()] for literals in sets]
@@ -401,14 +434,20 @@ class InboundEngine:
 
         shift = 0  # where the scanned part of the UTF-8 starts
 
-        slots = self._slots
         if u is None:
             u = utf8_of(text)  # both databases read it (the ascii one its lead bytes)
         with self._lock:
-            if "ascii" in self._rules_db:
-                self._database("rules", "ascii").scan(u.proxy, match_event_handler=on_pair)
-            if "utf8" in self._rules_db and not ascii_only:
-                db = self._database("rules", "utf8")
+            # both read before the slots: an unreadable one compiles all again, slots too
+            ascii_db = db = None
+            for _ in range(2):
+                ascii_db = self._database("rules", "ascii") if "ascii" in self._rules_db else None
+                db = self._database("rules", "utf8") if "utf8" in self._rules_db and not ascii_only else None
+                if ascii_db is self._rules_db.get("ascii") and (db is None or db is self._rules_db.get("utf8")):
+                    break
+            slots = self._slots
+            if ascii_db is not None:
+                ascii_db.scan(u.proxy, match_event_handler=on_pair)
+            if db is not None:
                 parts = self._utf8_parts(u)
                 if parts is None:
                     db.scan(u.data, match_event_handler=on_half)
@@ -528,6 +567,16 @@ def _no_ascii_fold(prefilter: Any) -> bool:
     rule's pattern as ``re`` folds it)."""
     return all(c.isascii() or not any(x.isascii() for f in (c.lower(), c.upper(), c.casefold()) for x in f)
                for sets in prefilter for literals in sets for lit in literals for c in lit)
+
+
+def _whole(rule: InboundRule) -> bool:
+    """Whether the ascii database may hold ``rule`` as one expression
+    (tcg.inbound.proxyrx): when its prefilter literals are all ASCII. On the one-byte
+    copy every other character is its lead byte, so a rule of other letters would
+    match there wherever those letters stand; and as one expression over the UTF-8 the
+    Russian rules took tens of seconds to compile and scanned slower than their literals."""
+    return bool(rule.prefilter) and all(x.isascii() for sets in rule.prefilter
+                                        for literals in sets for x in literals)
 
 
 def _follows(first: list[int], second: list[int], reach: int) -> list[int]:

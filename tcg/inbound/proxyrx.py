@@ -1,0 +1,235 @@
+"""A whole rule as one hyperscan expression over a text's one-byte copy.
+
+The ascii database reads one byte per character of a view (tcg.inbound.utf8: ASCII
+as it is, any other character its UTF-8 lead byte, a lone surrogate "?"), so its
+offsets are character offsets. A rule's parse tree is written out here as a byte
+pattern that matches that copy wherever the rule (Python ``re``, Unicode, caseless)
+matches the text, and maybe elsewhere: each character element becomes the class of
+bytes the characters it matches stand for there, case spelled out (``k`` is ``[kK]``
+plus the lead byte of KELVIN SIGN, which ``re`` folds to it); word boundaries and
+lookarounds are dropped; anything else (a group with its own flags, a back
+reference) makes the rule untranslatable. hyperscan compiles the result in
+prefilter mode, which may widen it further, never narrow it. Where the rule matches
+``[s, t)`` the expression matches the copy's ``[s, t)``, so hyperscan reports ``t``:
+``re`` then confirms the rule in a window ending there.
+
+On text made of a rule's words that never forms the rule (a tutorial, a settings
+page), the literal pairs of tcg.inbound.prefilter report every line; the whole rule
+reports none of them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from tcg.inbound.rules import FLAGS
+
+try:  # Python >= 3.11
+    from re import _compiler, _constants, _parser  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_compile as _compiler  # type: ignore[no-redef]
+    import sre_constants as _constants  # type: ignore[no-redef]
+    import sre_parse as _parser  # type: ignore[no-redef]
+
+HIGH = frozenset(range(0x80, 0x100))  # the lead byte of any character outside ASCII
+SURROGATE = ord("?")  # what a lone surrogate is in the copy (utf8.encode)
+
+
+class Untranslatable(ValueError):
+    """The rule holds a construct this module does not write out."""
+
+
+def _ascii_only(op: Any, av: Any) -> bool:
+    """Whether a character element can match only ASCII characters by its own
+    members (case folding aside): an ASCII literal, or a class of ASCII literals
+    and ranges, not negated, no category."""
+    name = str(op)
+    if name == "LITERAL":
+        return bool(av < 128)
+    if name != "IN":
+        return False
+    for item_op, item_av in av:
+        kind = str(item_op)
+        if kind == "LITERAL" and item_av < 128:
+            continue
+        if kind == "RANGE" and item_av[1] < 128:
+            continue
+        return False
+    return True
+
+
+def byte_set(state: Any, op: Any, av: Any) -> frozenset[int]:
+    """The bytes of the copy a character element may meet: the ASCII characters it
+    matches (asked of ``re`` itself), and the lead bytes of the other characters it
+    may match (those folding to its ASCII members, or all of them), and "?" when it
+    may match a lone surrogate."""
+    pat = _compiler.compile(_parser.SubPattern(state, [(op, av)]), FLAGS)
+    got = {b for b in range(128) if pat.fullmatch(chr(b))}
+    if _ascii_only(op, av):
+        folds = _wide_folds()
+        got |= {lead for b in list(got) for lead in folds.get(b, ())}
+    else:
+        got |= HIGH
+        got.add(SURROGATE)
+    return frozenset(got)
+
+
+def _class(bytes_: frozenset[int]) -> bytes:
+    """A hyperscan class of these bytes, as ranges."""
+    if not bytes_:
+        raise Untranslatable("an element that matches nothing")
+    out: list[tuple[int, int]] = []
+    run: list[int] = []
+    for b in sorted(bytes_):
+        if run and b == run[-1] + 1:
+            run.append(b)
+            continue
+        if run:
+            out.append((run[0], run[-1]))
+        run = [b]
+    out.append((run[0], run[-1]))
+    return b"[" + b"".join(b"\\x%02x" % lo if lo == hi else b"\\x%02x-\\x%02x" % (lo, hi)
+                           for lo, hi in out) + b"]"
+
+
+_CHARACTER = frozenset({"LITERAL", "NOT_LITERAL", "ANY", "IN", "CATEGORY"})
+_ZERO_WIDTH = frozenset({"AT", "ASSERT", "ASSERT_NOT"})
+_REPEATS = frozenset({"MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"})
+
+
+@dataclass(frozen=True)
+class _Span:
+    """A run of ``lo`` to ``hi`` characters, each one of ``bytes_``: what the elements
+    that are not literals become (a word of up to 30 letters, a separator run, an
+    optional part). Two such runs side by side, or one repeated, are one run, wider
+    than the two: a long run of one class compiles quickly, where nested bounded
+    repeats and spelled-out optional words cost hyperscan seconds."""
+
+    bytes_: frozenset[int]
+    lo: int
+    hi: int
+
+
+@cache
+def _wide_folds() -> dict[int, frozenset[int]]:
+    """ASCII code -> the lead bytes of the characters outside ASCII that ``re``
+    (FLAGS) matches to it caselessly (KELVIN SIGN to k, LONG S to s, dotted and
+    dotless I to i): one search over every other code point."""
+    rest = "".join(map(chr, range(0x80, 0xD800))) + "".join(map(chr, range(0xE000, 0x110000)))
+    out: dict[int, set[int]] = {}
+    for m in re.finditer("[\x00-\x7f]", rest, FLAGS):
+        for a in range(128):
+            if re.fullmatch(re.escape(chr(a)), m.group(), FLAGS):
+                out.setdefault(a, set()).add(m.group().encode("utf-8")[0])
+    return {a: frozenset(v) for a, v in out.items()}
+
+
+def _join(pieces: list[Any]) -> list[Any]:
+    """Side-by-side runs merged into one."""
+    out: list[Any] = []
+    for p in pieces:
+        if isinstance(p, _Span) and out and isinstance(out[-1], _Span):
+            q = out[-1]
+            out[-1] = _Span(q.bytes_ | p.bytes_, q.lo + p.lo, q.hi + p.hi)
+        else:
+            out.append(p)
+    return out
+
+
+def _seq(state: Any, seq: Any) -> list[Any]:
+    pieces: list[Any] = []
+    for op, av in seq:
+        pieces.extend(_item(state, op, av))
+    return _join(pieces)
+
+
+def _item(state: Any, op: Any, av: Any) -> list[Any]:
+    """A parse-tree element as pieces: a literal as the class of its bytes (kept in
+    its place), any other character element as a run of one."""
+    name = str(op)
+    if name in _CHARACTER:
+        got = byte_set(state, op, av)
+        return [_class(got) if name == "LITERAL" else _Span(got, 1, 1)]
+    if name in _ZERO_WIDTH:
+        return []  # dropped: the expression only gets wider
+    if name == "SUBPATTERN":
+        if av[1] or av[2]:
+            raise Untranslatable("a group with flags of its own")
+        return _seq(state, av[-1])
+    if name == "ATOMIC_GROUP":
+        return _seq(state, av)
+    if name == "BRANCH":
+        if any(not alt for alt in av[1]):
+            return [_optional(state, [(op, av)], 1)]
+        alts = [_seq(state, alt) for alt in av[1]]
+        if all(len(a) == 1 and isinstance(a[0], _Span) for a in alts):
+            return [_Span(frozenset().union(*(a[0].bytes_ for a in alts)),
+                          min(a[0].lo for a in alts), max(a[0].hi for a in alts))]
+        return [b"(?:" + b"|".join(_emit(a) for a in alts) + b")"]
+    if name in _REPEATS:
+        lo, hi, inner = av
+        if hi >= _constants.MAXREPEAT:
+            raise Untranslatable("an unbounded repeat")
+        if hi == 0:
+            return []
+        if lo == 0:
+            return [_optional(state, inner, hi)]
+        pieces = _seq(state, inner)
+        if len(pieces) == 1 and isinstance(pieces[0], _Span):
+            return [_Span(pieces[0].bytes_, lo * pieces[0].lo, hi * pieces[0].hi)]
+        return [b"(?:" + _emit(pieces) + b"){%d,%d}" % (lo, hi)]
+    raise Untranslatable(f"{name} is not written out")
+
+
+def _optional(state: Any, seq: Any, times: int) -> _Span:
+    """An optional part (``(?:all\\s{1,3})?``) as a run of the bytes it may hold: it
+    never narrows where a rule matches."""
+    got: set[int] = set()
+    stack = list(seq)
+    while stack:
+        op, av = stack.pop()
+        name = str(op)
+        if name in _CHARACTER:
+            got |= byte_set(state, op, av)
+        elif name == "SUBPATTERN":
+            if av[1] or av[2]:
+                raise Untranslatable("a group with flags of its own")
+            stack.extend(av[-1])
+        elif name == "ATOMIC_GROUP":
+            stack.extend(av)
+        elif name == "BRANCH":
+            stack.extend(x for alt in av[1] for x in alt)
+        elif name in _REPEATS:
+            stack.extend(av[2])
+        elif name not in _ZERO_WIDTH:
+            raise Untranslatable(f"{name} is not written out")
+    most = _parser.SubPattern(state, list(seq)).getwidth()[1]
+    if most >= _constants.MAXREPEAT:
+        raise Untranslatable("an unbounded repeat")
+    return _Span(frozenset(got), 0, times * most)
+
+
+def _emit(pieces: list[Any]) -> bytes:
+    out = []
+    for p in pieces:
+        if isinstance(p, bytes):
+            out.append(p)
+        elif p.hi > 0:
+            cls = _class(p.bytes_)
+            out.append(cls if p.lo == p.hi == 1 else cls + b"{%d,%d}" % (p.lo, p.hi))
+    return b"".join(out)
+
+
+def whole_expression(regex: str) -> bytes:
+    """The byte expression (hyperscan byte mode, no case flag; compile it in prefilter
+    mode) for ``regex`` (FLAGS) over a text's one-byte copy. Raises Untranslatable."""
+    tree = _parser.parse(regex, FLAGS)
+    if tree.state.flags & ~(FLAGS | re.UNICODE):
+        raise Untranslatable("flags other than the rules' own")
+    body = _emit(_seq(tree.state, tree.data))
+    if not body:
+        raise Untranslatable("nothing to match")
+    return body
