@@ -276,9 +276,9 @@ class InboundEngine:
                 # a whole rule hyperscan refuses: every rule prefiltered by its literals
                 accepted = self._compile_rules(whole=False)
             except hyperscan.error:
-                # a close pair hyperscan refuses ("Pattern is too large"): every pair of
-                # other letters matched up in Python, as wider pairs are
-                accepted = self._compile_rules(close_pairs=False, whole=False)
+                # a pair hyperscan refuses ("Pattern is too large"): every literal of other
+                # letters one expression of the utf8 database, pairs matched up in Python
+                accepted = self._compile_rules(close_pairs=False, whole=False, letters=False)
         self._marks_db = marks.compile_databases()
         if self._cache is not None:
             key = self._cache[1]
@@ -312,7 +312,7 @@ class InboundEngine:
         db = table[name] = derived.load_hs(body.decode("ascii"))
         return db
 
-    def _compile_rules(self, close_pairs: bool = True, whole: bool = True) -> set[int]:
+    def _compile_rules(self, close_pairs: bool = True, whole: bool = True, letters: bool = True) -> set[int]:
         """Compile the prefilter databases from the literal sets of every rule
         (tcg.inbound.prefilter). A rule without a prefilter, or whose examples the
         databases do not cover (every ``re`` match must hold a candidate end), is
@@ -333,13 +333,21 @@ class InboundEngine:
         ``whole``: a rule whose literals are all ASCII is, instead of its literals, one
         expression of the ascii database for the whole rule (tcg.inbound.proxyrx), which
         reports only where the rule may match, at the end of that match; a rule the
-        module cannot write out keeps its literals."""
+        module cannot write out keeps its literals.
+
+        ``letters``: an alternative with other letters whose literals are all ASCII or
+        letters of proxyrx.LETTERS (Russian, Uzbek Cyrillic, the accented letters of the
+        rules' languages) is one expression of the ``letters`` database, over the letters
+        copy of the text (one byte per character, each case spelled out): a pair of sets
+        there is one expression like a pair of ASCII sets, so only the places where the
+        second follows the first closely enough are reported, however far apart the rule
+        lets them be (in UTF-8 mode such a pair took minutes to compile)."""
         import hyperscan
 
-        from tcg.inbound.proxyrx import Untranslatable, whole_expression
+        from tcg.inbound.proxyrx import Untranslatable, letters_literal, whole_expression
 
         slots: list[tuple[int, int, int]] = []  # (rule index, alternative, 0/1 or PAIR)
-        exprs: dict[str, list[tuple[bytes, int, int]]] = {"ascii": [], "utf8": []}
+        exprs: dict[str, list[tuple[bytes, int, int]]] = {"ascii": [], "utf8": [], "letters": []}
         utf8_ids: dict[tuple[bytes, int], int] = {}  # one expression per distinct literal
         utf8_slots: list[list[int]] = []
         for c in self._compiled:
@@ -364,6 +372,17 @@ class InboundEngine:
                     exprs["ascii"].append((gap.join(body), hyperscan.HS_FLAG_CASELESS, len(slots)))
                     slots.append((c.index, alt, PAIR))
                 if plain == [list(literals) for literals in sets]:
+                    continue
+                bodies = [[letters_literal(s, SPACE, SPACE_RUN) for s in literals] for literals in sets] \
+                    if letters else [[None]]
+                if all(b is not None for group in bodies for b in group):
+                    gap = b""
+                    if len(sets) == 2:
+                        inner = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in sets)
+                        gap = b"[\\x00-\\xff]{0,%d}" % inner if inner > 0 else b""
+                    exprs["letters"].append((gap.join(b"(?:" + b"|".join(group) + b")"  # type: ignore[arg-type]
+                                                      for group in bodies), 0, len(slots)))
+                    slots.append((c.index, alt, PAIR))
                     continue
                 apart = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in sets)
                 if close_pairs and len(sets) == 2 and apart <= UTF8_PAIR_GAP:
@@ -425,6 +444,16 @@ class InboundEngine:
             else:
                 got.add(to)
 
+        def on_letters(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
+            idx = slots[sid][0]
+            got = found.get(idx)
+            if got is None:
+                found[idx] = {at + to}
+            else:
+                got.add(at + to)
+
+        at = 0  # where the scanned part of the letters copy starts
+
         def on_half(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
             got = halves.get(sid)
             if got is None:
@@ -438,13 +467,14 @@ class InboundEngine:
             u = utf8_of(text)  # both databases read it (the ascii one its lead bytes)
         with self._lock:
             # both read before the slots: an unreadable one compiles all again, slots too
-            ascii_db = db = None
+            wanted = ("ascii",) if ascii_only else ("ascii", "utf8", "letters")
+            dbs: dict[str, Any] = {}
             for _ in range(2):
-                ascii_db = self._database("rules", "ascii") if "ascii" in self._rules_db else None
-                db = self._database("rules", "utf8") if "utf8" in self._rules_db and not ascii_only else None
-                if ascii_db is self._rules_db.get("ascii") and (db is None or db is self._rules_db.get("utf8")):
+                dbs = {name: self._database("rules", name) for name in wanted if name in self._rules_db}
+                if all(self._rules_db.get(name) is db for name, db in dbs.items()):
                     break
             slots = self._slots
+            ascii_db, db = dbs.get("ascii"), dbs.get("utf8")
             if ascii_db is not None:
                 ascii_db.scan(u.proxy, match_event_handler=on_pair)
             if db is not None:
@@ -455,6 +485,12 @@ class InboundEngine:
                 for lo, hi in parts or ():
                     shift = lo
                     db.scan(view[lo:hi], match_event_handler=on_half)
+            if "letters" in dbs:
+                from tcg.inbound.proxyrx import letters_copy
+
+                for lo, hi in self._letter_parts(u, len(text)):
+                    at = lo
+                    dbs["letters"].scan(letters_copy(text[lo:hi]), match_event_handler=on_letters)
         if halves:
             self._match_halves(u, halves, found)
         return {idx: sorted(ends) for idx, ends in found.items() if ends}
@@ -479,6 +515,21 @@ class InboundEngine:
             else:
                 parts.append((lo, hi))
         return parts if sum(hi - lo for lo, hi in parts) < len(u.data) // 2 else None
+
+    def _letter_parts(self, u: Utf8, n: int) -> list[tuple[int, int]]:
+        """The character ranges of a text of ``n`` characters the letters database needs
+        to scan: as :meth:`_utf8_parts`, in characters (all of it when those are half)."""
+        if not self._utf8_local or not u.wide:
+            return [(0, n)]
+        margin = self.max_width + 64
+        parts: list[tuple[int, int]] = []
+        for c_lo, _b_lo, c_hi, _b_hi in u.wide:
+            lo, hi = max(0, c_lo - margin), min(n, c_hi + margin)
+            if parts and lo <= parts[-1][1]:
+                parts[-1] = (parts[-1][0], hi)
+            else:
+                parts.append((lo, hi))
+        return parts if sum(hi - lo for lo, hi in parts) < n // 2 else [(0, n)]
 
     def _match_halves(self, u: Utf8, halves: dict[int, list[int]],
                       found: dict[int, set[int]]) -> None:

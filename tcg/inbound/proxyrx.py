@@ -42,30 +42,78 @@ class Untranslatable(ValueError):
     """The rule holds a construct this module does not write out."""
 
 
-def _ascii_only(op: Any, av: Any) -> bool:
-    """Whether a character element can match only ASCII characters by its own
-    members (case folding aside): an ASCII literal, or a class of ASCII literals
-    and ranges, not negated, no category."""
+#: the characters outside ASCII with a byte of their own in the letters copy (0x80 on,
+#: in this order): Russian and Uzbek Cyrillic, the accented letters of the rules' other
+#: languages; then those ``re`` (caseless) also matches to one of them or to an ASCII
+#: letter (FOLDED: tests/inbound/test_fast_paths.py searches every code point for more).
+#: Any other character is "?" there.
+LETTERS = ("".join(map(chr, range(0x410, 0x450))) + "ЁёЎўҚқҒғҲҳ"
+           + "éèêëàâäçôöûùüîïñíóúáßÉÈÊËÀÂÄÇÔÖÛÙÜÎÏÑÍÓÚÁ")
+FOLDED = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k", "\u1e9e": "\u00df",
+          "\u1c80": "в", "\u1c81": "д", "\u1c82": "о", "\u1c83": "с", "\u1c84": "т",
+          "\u1c85": "т", "\u1c86": "ъ"}
+_TABLE = "".join(map(chr, range(128))) + LETTERS + "".join(FOLDED)
+OTHER = ord("?")  # any character outside _TABLE in the letters copy
+
+
+def _fold_key(c: str) -> str:
+    return FOLDED.get(c, c.lower())
+
+
+@cache
+def _codec() -> tuple[Any, bytes]:
+    """(charmap encoding of _TABLE, the byte translation folding each byte to the byte
+    of its lower case: one byte for all the characters ``re`` matches to each other)."""
+    import codecs
+
+    encoding = codecs.charmap_build(_TABLE + "\ufffe" * (256 - len(_TABLE)))
+    fold = bytes(_TABLE.index(_fold_key(c)) if i < len(_TABLE) else i for i, c in
+                 enumerate(_TABLE + "\ufffe" * (256 - len(_TABLE))))
+    return encoding, fold
+
+
+def letters_copy(text: str) -> bytes:
+    """The letters copy of ``text``: one byte per character, each of _TABLE the byte
+    of its lower case (so a literal is one byte string, matched without a case flag),
+    any other "?" (a charmap encoding and a byte translation: about 2 ns a character)."""
+    import codecs
+
+    encoding, fold = _codec()
+    return codecs.charmap_encode(text, "replace", encoding)[0].translate(fold)
+
+
+def letters_byte(c: str) -> int | None:
+    """The byte of ``c`` in the letters copy (None: it is "?" there)."""
+    return _TABLE.index(_fold_key(c)) if c in _TABLE else None
+
+
+def _ascii_only(op: Any, av: Any, within: str = "") -> bool:
+    """Whether a character element can match only ASCII characters (and those of
+    ``within``) by its own members, case folding aside: such a literal, or a class of
+    such literals and ranges, not negated, no category."""
+    def known(cp: int) -> bool:
+        return cp < 128 or chr(cp) in within
+
     name = str(op)
     if name == "LITERAL":
-        return bool(av < 128)
+        return known(av)
     if name != "IN":
         return False
     for item_op, item_av in av:
         kind = str(item_op)
-        if kind == "LITERAL" and item_av < 128:
+        if kind == "LITERAL" and known(item_av):
             continue
-        if kind == "RANGE" and item_av[1] < 128:
+        if kind == "RANGE" and all(known(cp) for cp in range(item_av[0], item_av[1] + 1)):
             continue
         return False
     return True
 
 
 def byte_set(state: Any, op: Any, av: Any) -> frozenset[int]:
-    """The bytes of the copy a character element may meet: the ASCII characters it
-    matches (asked of ``re`` itself), and the lead bytes of the other characters it
-    may match (those folding to its ASCII members, or all of them), and "?" when it
-    may match a lone surrogate."""
+    """The bytes of the lead-byte copy a character element may meet: the ASCII
+    characters it matches (asked of ``re`` itself), and the lead bytes of the other
+    characters it may match (those folding to its ASCII members, or all of them), and
+    "?" when it may match a lone surrogate."""
     pat = _compiler.compile(_parser.SubPattern(state, [(op, av)]), FLAGS)
     got = {b for b in range(128) if pat.fullmatch(chr(b))}
     if _ascii_only(op, av):
@@ -225,7 +273,7 @@ def _emit(pieces: list[Any]) -> bytes:
 
 def whole_expression(regex: str) -> bytes:
     """The byte expression (hyperscan byte mode, no case flag; compile it in prefilter
-    mode) for ``regex`` (FLAGS) over a text's one-byte copy. Raises Untranslatable."""
+    mode) for ``regex`` (FLAGS) over a text's lead-byte copy. Raises Untranslatable."""
     tree = _parser.parse(regex, FLAGS)
     if tree.state.flags & ~(FLAGS | re.UNICODE):
         raise Untranslatable("flags other than the rules' own")
@@ -233,3 +281,16 @@ def whole_expression(regex: str) -> bytes:
     if not body:
         raise Untranslatable("nothing to match")
     return body
+
+
+def letters_literal(literal: str, space: str, run: int) -> bytes | None:
+    """A prefilter literal (``space`` standing for a whitespace run of 1 to ``run``
+    characters: in the letters copy ASCII whitespace or "?") as a byte expression over
+    the letters copy; None when a character of it has no byte of its own there."""
+    pieces = []
+    for piece in literal.split(space):
+        got = [letters_byte(c) for c in piece]
+        if None in got:
+            return None
+        pieces.append(b"".join(b"\\x%02x" % b for b in got if b is not None))
+    return (b"[\\x09-\\x0d\\x1c-\\x20\\x3f]{1,%d}" % run).join(pieces)

@@ -236,20 +236,26 @@ def test_a_close_pair_with_other_letters_reports_at_its_full_reach(engines):
 
 
 @pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
-def test_a_close_pair_hyperscan_refuses_falls_back_to_python_matching(monkeypatch):
-    """When hyperscan refuses a close pair's expression, every pair of other letters is
-    matched up in Python instead: the rule stays prefiltered and counts what re counts."""
+@pytest.mark.parametrize("refused", [rb"\\x[89a-f][0-9a-f]", rb"\(\?s:\.\)"], ids=["letters", "close-utf8"])
+def test_a_pair_hyperscan_refuses_falls_back_to_python_matching(monkeypatch, refused):
+    """When hyperscan refuses a pair's expression (over the letters copy, or a close pair
+    in UTF-8 mode), every pair of other letters is matched up in Python instead: the rule
+    stays prefiltered and counts what re counts."""
     import hyperscan
 
     import tcg.inbound.engine as engine_mod
 
     class Refusing(hyperscan.Database):
         def compile(self, expressions, *args, **kwargs):
-            if any(b"(?s:.)" in e for e in expressions):
+            if any(re.search(refused, e) for e in expressions):
                 raise hyperscan.error("Pattern is too large.")
             return super().compile(expressions, *args, **kwargs)
 
     monkeypatch.setattr(hyperscan, "Database", Refusing)
+    if b"?s:" in refused:  # literals the letters copy cannot hold: close pairs in UTF-8 mode
+        import tcg.inbound.proxyrx as proxyrx
+
+        monkeypatch.setattr(proxyrx, "letters_literal", lambda *_a: None)
     rule = next(r for r in RULES if r.id == "ru-system-instruction")
     fast = engine_mod.InboundEngine([rule], engine="hyperscan")
     assert fast.hyperscan_rules == (rule.id,)
