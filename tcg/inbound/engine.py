@@ -371,10 +371,15 @@ class InboundEngine:
                     gap = b"[\\x00-\\xff]{0,%d}" % inner if inner > 0 else b""  # hyperscan refuses {0,0}
                     exprs["ascii"].append((gap.join(body), hyperscan.HS_FLAG_CASELESS, len(slots)))
                     slots.append((c.index, alt, PAIR))
-                if plain == [list(literals) for literals in sets]:
+                ascii_alt = plain == [list(literals) for literals in sets]
+                if ascii_alt and not letters:
                     continue
+                # in the letters copy too, even when all ASCII: there LONG S, DOTLESS I and
+                # KELVIN SIGN are the letters re folds them to, not lead bytes
                 bodies = [[letters_literal(s, SPACE, SPACE_RUN) for s in literals] for literals in sets] \
                     if letters else [[None]]
+                if ascii_alt and None in (b for group in bodies for b in group):
+                    continue
                 if all(b is not None for group in bodies for b in group):
                     gap = b""
                     if len(sets) == 2:
