@@ -32,8 +32,17 @@ from pathlib import Path
 from typing import Any
 
 from tcg.inbound import chars, marks
+from tcg.inbound.expressions import (  # noqa: F401 - re-exported
+    _WS_PROXY,
+    _WS_UTF8,
+    PAIR,
+    SPACES,
+    UTF8_PAIR_GAP,
+    WHOLE,
+    _literal,
+    rule_expressions,
+)
 from tcg.inbound.marks import EXPENSIVE, INVISIBLE, NFKC, PERCENT, TRIGGER, Marks  # noqa: F401 - re-exported
-from tcg.inbound.prefilter import SPACE, SPACE_RUN
 from tcg.inbound.rules import FLAGS, LOOKAROUND_MAX, InboundRule, builtin_rule_files
 from tcg.inbound.store import load_state, packaged_rules, store_state
 from tcg.inbound.utf8 import Utf8, utf8_of
@@ -42,45 +51,6 @@ from tcg.inbound.utf8 import Utf8, utf8_of
 _STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
 CACHE_FORMAT = "tcg-inbound-5"
-PAIR = 2  # a slot of a pair of literal sets as one expression (ascii database; utf8: a close pair)
-WHOLE = 3  # a slot of a whole rule as one expression of the ascii database (tcg.inbound.proxyrx)
-# A pair of sets with other letters whose literals lie at most this many characters apart is
-# one expression in the utf8 database (UTF-8 mode, ``(?s:.)`` a character: quick to compile at
-# this size, and hyperscan then reports «новые инструкции», not every «инструкций»); a wider
-# pair is matched up in Python from its literals' places (:meth:`InboundEngine._match_halves`)
-UTF8_PAIR_GAP = 40
-
-#: every character the rules' ``\s`` matches (Unicode ``re``; a test asks ``re``)
-SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) \
-    + "\u2028\u2029\u202f\u205f\u3000"
-# A whitespace run inside a literal (prefilter.SPACE), as the rules' \s{1,n} matches it: in
-# UTF-8 mode each such character; in the one-byte copy of a text (a character other than
-# ASCII is its UTF-8 lead byte there) ASCII whitespace and the lead bytes of the others
-# (which stand for more than whitespace too: a candidate more, never one fewer), so a phrase
-# joined by NBSP or NEL is a candidate in the raw text as well as in the nfkc view, where
-# NFKC may also widen one of its words ("Ĳ" -> "IJ") past the rule's bound.
-_WS_UTF8 = b"[" + b"".join(b"\\x{%x}" % ord(c) for c in SPACES) + b"]{1,%d}" % SPACE_RUN
-_WS_PROXY = b"[" + b"".join(b"\\x%02x" % b for b in sorted({c.encode("utf-8")[0] for c in SPACES})) \
-    + b"]{1,%d}" % SPACE_RUN
-
-
-def _literal(s: str, utf8: bool = False) -> tuple[bytes, int]:
-    """(hyperscan expression, flags) for one prefilter literal: caseless, in UTF-8
-    mode when it holds non-ASCII letters (hyperscan folds their case there), in
-    byte mode otherwise (cheaper to compile). ``utf8``: for the utf8 database (UTF-8
-    mode whatever the literal), else for the one-byte copy (:data:`_WS_PROXY`)."""
-    import hyperscan
-
-    space = _WS_UTF8 if utf8 or not s.isascii() else _WS_PROXY
-    body = space.join(b"".join(c.encode("utf-8") if c.isalnum() and not c.isascii()
-                               else b"\\x%02x" % ord(c) if c.isascii() else
-                               b"\\x{%x}" % ord(c) for c in piece) for piece in s.split(SPACE))
-    flags = hyperscan.HS_FLAG_CASELESS
-    if not s.isascii():
-        flags |= hyperscan.HS_FLAG_UTF8
-    return body, flags
-
-
 class _Compiled:
     """A rule ready to count: its pattern, allow patterns and width. The patterns
     are compiled on first use: with the databases and rules from the cache, a
@@ -313,103 +283,13 @@ class InboundEngine:
         return db
 
     def _compile_rules(self, close_pairs: bool = True, whole: bool = True, letters: bool = True) -> set[int]:
-        """Compile the prefilter databases from the literal sets of every rule
-        (tcg.inbound.prefilter). A rule without a prefilter, or whose examples the
-        databases do not cover (every ``re`` match must hold a candidate end), is
-        left to ``re`` (returns the indices of the rest).
-
-        Two databases: ``ascii`` holds the alternatives whose literals are all
-        ASCII, scanned in byte mode over one byte per character of the text
-        (:func:`ascii_proxy`), so its offsets are character offsets; a pair of
-        sets is one expression there (first set, at most ``reach`` characters,
-        second set) and only where both occur close together does it report,
-        which keeps the Python callbacks to a few thousand on 5 MB of prose or
-        code whose every line holds a common word. ``utf8`` holds the rest in
-        UTF-8 mode (hyperscan folds the case of non-ASCII letters there, which
-        costs seconds to compile), scanned over the UTF-8 only when the text is
-        not ASCII; each distinct literal is one expression there, its places shared
-        out to every set holding it, and a pair is two sets matched up in Python.
-
-        ``whole``: a rule whose literals are all ASCII is, instead of its literals, one
-        expression of the ascii database for the whole rule (tcg.inbound.proxyrx), which
-        reports only where the rule may match, at the end of that match; a rule the
-        module cannot write out keeps its literals.
-
-        ``letters``: an alternative with other letters whose literals are all ASCII or
-        letters of proxyrx.LETTERS (Russian, Uzbek Cyrillic, the accented letters of the
-        rules' languages) is one expression of the ``letters`` database, over the letters
-        copy of the text (one byte per character, each case spelled out): a pair of sets
-        there is one expression like a pair of ASCII sets, so only the places where the
-        second follows the first closely enough are reported, however far apart the rule
-        lets them be (in UTF-8 mode such a pair took minutes to compile)."""
+        """Compile the prefilter databases (tcg.inbound.expressions: ``close_pairs``,
+        ``whole``, ``letters`` as there). A rule without a prefilter, or whose examples
+        the databases do not cover (every ``re`` match must hold a candidate end), is
+        left to ``re`` (returns the indices of the rest)."""
         import hyperscan
 
-        from tcg.inbound.proxyrx import Untranslatable, letters_literal, whole_expression
-
-        slots: list[tuple[int, int, int]] = []  # (rule index, alternative, 0/1 or PAIR)
-        exprs: dict[str, list[tuple[bytes, int, int]]] = {"ascii": [], "utf8": [], "letters": []}
-        utf8_ids: dict[tuple[bytes, int], int] = {}  # one expression per distinct literal
-        utf8_slots: list[list[int]] = []
-        for c in self._compiled:
-            if whole and _whole(c.rule):
-                try:
-                    expr = whole_expression(c.rule.regex)
-                except Untranslatable:
-                    pass
-                else:
-                    exprs["ascii"].append((expr, hyperscan.HS_FLAG_PREFILTER, len(slots)))
-                    slots.append((c.index, -1, WHOLE))
-                    continue
-            for alt, sets in enumerate(c.rule.prefilter):
-                # the ASCII literals of each set: all an ASCII text can hold
-                plain = [[s for s in literals if s.isascii()] for literals in sets]
-                if all(plain):
-                    body = [b"(?:" + b"|".join(_literal(s)[0] for s in literals) + b")" for literals in plain]
-                    # reach: the most characters the elements holding the two literals match,
-                    # so between the literals there are at most that less both their lengths
-                    inner = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in plain)
-                    gap = b"[\\x00-\\xff]{0,%d}" % inner if inner > 0 else b""  # hyperscan refuses {0,0}
-                    exprs["ascii"].append((gap.join(body), hyperscan.HS_FLAG_CASELESS, len(slots)))
-                    slots.append((c.index, alt, PAIR))
-                ascii_alt = plain == [list(literals) for literals in sets]
-                if ascii_alt and not letters:
-                    continue
-                # in the letters copy too, even when all ASCII: there LONG S, DOTLESS I and
-                # KELVIN SIGN are the letters re folds them to, not lead bytes
-                bodies = [[letters_literal(s, SPACE, SPACE_RUN) for s in literals] for literals in sets] \
-                    if letters else [[None]]
-                if ascii_alt and None in (b for group in bodies for b in group):
-                    continue
-                if all(b is not None for group in bodies for b in group):
-                    gap = b""
-                    if len(sets) == 2:
-                        inner = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in sets)
-                        gap = b"[\\x00-\\xff]{0,%d}" % inner if inner > 0 else b""
-                    exprs["letters"].append((gap.join(b"(?:" + b"|".join(group) + b")"  # type: ignore[arg-type]
-                                                      for group in bodies), 0, len(slots)))
-                    slots.append((c.index, alt, PAIR))
-                    continue
-                apart = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in sets)
-                if close_pairs and len(sets) == 2 and apart <= UTF8_PAIR_GAP:
-                    # a close pair: one expression, reported only where both occur
-                    expr = (b"(?s:.){0,%d}" % apart if apart > 0 else b"").join(
-                        b"(?:" + b"|".join(_literal(s, utf8=True)[0] for s in literals) + b")" for literals in sets)
-                    utf8_slots.append([len(slots)])
-                    exprs["utf8"].append((expr, hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_UTF8,
-                                          len(utf8_slots) - 1))
-                    slots.append((c.index, alt, PAIR))
-                    continue
-                for k, literals in enumerate(sets):
-                    for s in literals:
-                        expr, flags = _literal(s, utf8=True)
-                        lid = utf8_ids.get((expr, flags))
-                        if lid is None:
-                            lid = utf8_ids[(expr, flags)] = len(utf8_slots)
-                            utf8_slots.append([])
-                            exprs["utf8"].append((expr, flags | hyperscan.HS_FLAG_UTF8, lid))
-                        if len(slots) not in utf8_slots[lid]:
-                            utf8_slots[lid].append(len(slots))
-                    slots.append((c.index, alt, k))
+        slots, utf8_slots, exprs = rule_expressions(self._compiled, close_pairs, whole, letters)
         self._slots = slots
         self._utf8_slots = utf8_slots
         self._rules_db = {}
@@ -623,16 +503,6 @@ def _no_ascii_fold(prefilter: Any) -> bool:
     rule's pattern as ``re`` folds it)."""
     return all(c.isascii() or not any(x.isascii() for f in (c.lower(), c.upper(), c.casefold()) for x in f)
                for sets in prefilter for literals in sets for lit in literals for c in lit)
-
-
-def _whole(rule: InboundRule) -> bool:
-    """Whether the ascii database may hold ``rule`` as one expression
-    (tcg.inbound.proxyrx): when its prefilter literals are all ASCII. On the one-byte
-    copy every other character is its lead byte, so a rule of other letters would
-    match there wherever those letters stand; and as one expression over the UTF-8 the
-    Russian rules took tens of seconds to compile and scanned slower than their literals."""
-    return bool(rule.prefilter) and all(x.isascii() for sets in rule.prefilter
-                                        for literals in sets for x in literals)
 
 
 def _follows(first: list[int], second: list[int], reach: int) -> list[int]:

@@ -25,14 +25,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from tcg._lean.reparse import compiler as _compiler
+from tcg._lean.reparse import constants as _constants
+from tcg._lean.reparse import parser as _parser
 from tcg.inbound.rules import FLAGS
-
-try:  # Python >= 3.11
-    from re import _compiler, _constants, _parser  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_compile as _compiler  # type: ignore[no-redef]
-    import sre_constants as _constants  # type: ignore[no-redef]
-    import sre_parse as _parser  # type: ignore[no-redef]
 
 HIGH = frozenset(range(0x80, 0x100))  # the lead byte of any character outside ASCII
 SURROGATE = ord("?")  # what a lone surrogate is in the copy (utf8.encode)
