@@ -35,7 +35,7 @@ from tcg.inbound.prefilter import SPACE, SPACE_RUN
 from tcg.inbound.rules import InboundRule
 
 PAIR = 2  # a slot of a pair of literal sets as one expression (ascii database; utf8: a close pair)
-WHOLE = 3  # a slot of a whole rule as one expression of the ascii database (tcg.inbound.proxyrx)
+WHOLE = 3  # a slot of a whole rule as one expression (ascii or letters database: tcg.inbound.proxyrx)
 # A pair of sets with other letters whose literals lie at most this many characters apart is
 # one expression in the utf8 database (UTF-8 mode, ``(?s:.)`` a character: quick to compile at
 # this size, and hyperscan then reports «новые инструкции», not every «инструкций»); a wider
@@ -83,6 +83,20 @@ def whole_rule(rule: InboundRule) -> bool:
                                         for literals in sets for x in literals)
 
 
+def letters_rule(rule: InboundRule) -> bool:
+    """Whether the letters database may hold ``rule`` as one expression: when each
+    alternative has a set whose every literal holds a letter no ASCII character is
+    (caselessly) in the letters copy, so every match holds a character outside ASCII
+    (the letters copy is made only of a text with some, and only near them)."""
+    from tcg.inbound.proxyrx import letters_byte
+
+    def wide(literal: str) -> bool:
+        return any((b := letters_byte(ch)) is not None and b >= 0x80 for ch in literal)
+
+    return bool(rule.prefilter) and all(any(all(wide(x) for x in literals) for literals in sets)
+                                        for sets in rule.prefilter)
+
+
 def rule_expressions(compiled: Any, close_pairs: bool = True, whole: bool = True, letters: bool = True
                      ) -> tuple[list[tuple[int, int, int]], list[list[int]], dict[str, list[tuple[bytes, int, int]]]]:
     """(slots, utf8 slots, database name -> [(expression, flags, id)]) for the rules
@@ -100,13 +114,15 @@ def rule_expressions(compiled: Any, close_pairs: bool = True, whole: bool = True
     utf8_ids: dict[tuple[bytes, int], int] = {}  # one expression per distinct literal
     utf8_slots: list[list[int]] = []
     for c in compiled:
-        if whole and whole_rule(c.rule):
+        kind = ("ascii" if whole_rule(c.rule) else "letters" if letters and letters_rule(c.rule) else None) \
+            if whole else None
+        if kind is not None:
             try:
-                expr = whole_expression(c.rule.regex)
+                expr = whole_expression(c.rule.regex, letters=kind == "letters")
             except Untranslatable:
                 pass
             else:
-                exprs["ascii"].append((expr, hyperscan.HS_FLAG_PREFILTER, len(slots)))
+                exprs[kind].append((expr, hyperscan.HS_FLAG_PREFILTER, len(slots)))
                 slots.append((c.index, -1, WHOLE))
                 continue
         for alt, sets in enumerate(c.rule.prefilter):

@@ -105,12 +105,20 @@ def _ascii_only(op: Any, av: Any, within: str = "") -> bool:
     return True
 
 
-def byte_set(state: Any, op: Any, av: Any) -> frozenset[int]:
+def byte_set(state: Any, op: Any, av: Any, letters: bool = False) -> frozenset[int]:
     """The bytes of the lead-byte copy a character element may meet: the ASCII
     characters it matches (asked of ``re`` itself), and the lead bytes of the other
     characters it may match (those folding to its ASCII members, or all of them), and
-    "?" when it may match a lone surrogate."""
+    "?" when it may match a lone surrogate. ``letters``: of the letters copy instead:
+    the bytes of the characters of its table it matches (asked of ``re``), and "?" when
+    it has members outside the table (every character ``re`` folds to one inside is
+    inside: FOLDED)."""
     pat = _compiler.compile(_parser.SubPattern(state, [(op, av)]), FLAGS)
+    if letters:
+        got = {b for c in _TABLE if pat.fullmatch(c) and (b := letters_byte(c)) is not None}
+        if not _ascii_only(op, av, _TABLE):
+            got.add(OTHER)
+        return frozenset(got)
     got = {b for b in range(128) if pat.fullmatch(chr(b))}
     if _ascii_only(op, av):
         folds = _wide_folds()
@@ -183,36 +191,36 @@ def _join(pieces: list[Any]) -> list[Any]:
     return out
 
 
-def _seq(state: Any, seq: Any) -> list[Any]:
+def _seq(state: Any, seq: Any, letters: bool) -> list[Any]:
     pieces: list[Any] = []
     for op, av in seq:
-        pieces.extend(_item(state, op, av))
+        pieces.extend(_item(state, op, av, letters))
     return _join(pieces)
 
 
-def _item(state: Any, op: Any, av: Any) -> list[Any]:
+def _item(state: Any, op: Any, av: Any, letters: bool) -> list[Any]:
     """A parse-tree element as pieces: a literal as the class of its bytes (kept in
     its place), any other character element as a run of one."""
     name = str(op)
     if name in _CHARACTER:
-        got = byte_set(state, op, av)
+        got = byte_set(state, op, av, letters)
         return [_class(got) if name == "LITERAL" else _Span(got, 1, 1)]
     if name in _ZERO_WIDTH:
         return []  # dropped: the expression only gets wider
     if name == "SUBPATTERN":
         if av[1] or av[2]:
             raise Untranslatable("a group with flags of its own")
-        return _seq(state, av[-1])
+        return _seq(state, av[-1], letters)
     if name == "ATOMIC_GROUP":
-        return _seq(state, av)
+        return _seq(state, av, letters)
     if name == "BRANCH":
         if any(not alt for alt in av[1]):
-            return [_optional(state, [(op, av)], 1)]
-        alts = [_seq(state, alt) for alt in av[1]]
+            return [_optional(state, [(op, av)], 1, letters)]
+        alts = [_seq(state, alt, letters) for alt in av[1]]
         if all(len(a) == 1 and isinstance(a[0], _Span) for a in alts):
             return [_Span(frozenset().union(*(a[0].bytes_ for a in alts)),
                           min(a[0].lo for a in alts), max(a[0].hi for a in alts))]
-        return [b"(?:" + b"|".join(_emit(a) for a in alts) + b")"]
+        return [b"(?:" + b"|".join(_emit(a, letters) for a in alts) + b")"]
     if name in _REPEATS:
         lo, hi, inner = av
         if hi >= _constants.MAXREPEAT:
@@ -220,15 +228,15 @@ def _item(state: Any, op: Any, av: Any) -> list[Any]:
         if hi == 0:
             return []
         if lo == 0:
-            return [_optional(state, inner, hi)]
-        pieces = _seq(state, inner)
+            return [_optional(state, inner, hi, letters)]
+        pieces = _seq(state, inner, letters)
         if len(pieces) == 1 and isinstance(pieces[0], _Span):
             return [_Span(pieces[0].bytes_, lo * pieces[0].lo, hi * pieces[0].hi)]
-        return [b"(?:" + _emit(pieces) + b"){%d,%d}" % (lo, hi)]
+        return [b"(?:" + _emit(pieces, letters) + b"){%d,%d}" % (lo, hi)]
     raise Untranslatable(f"{name} is not written out")
 
 
-def _optional(state: Any, seq: Any, times: int) -> _Span:
+def _optional(state: Any, seq: Any, times: int, letters: bool) -> _Span:
     """An optional part (``(?:all\\s{1,3})?``) as a run of the bytes it may hold: it
     never narrows where a rule matches."""
     got: set[int] = set()
@@ -237,7 +245,7 @@ def _optional(state: Any, seq: Any, times: int) -> _Span:
         op, av = stack.pop()
         name = str(op)
         if name in _CHARACTER:
-            got |= byte_set(state, op, av)
+            got |= byte_set(state, op, av, letters)
         elif name == "SUBPATTERN":
             if av[1] or av[2]:
                 raise Untranslatable("a group with flags of its own")
@@ -256,24 +264,35 @@ def _optional(state: Any, seq: Any, times: int) -> _Span:
     return _Span(frozenset(got), 0, times * most)
 
 
-def _emit(pieces: list[Any]) -> bytes:
+#: in the letters copy a run longer than this is unbounded: in Russian text, where every
+#: byte is a letter such a run may hold, a bounded run of letters or words cost hyperscan
+#: 30 ms over 5 MB (each place a possible start), an unbounded one about 1 ms (a run
+#: still stops where its class does: at a full stop, or a space for ``\S``)
+LETTERS_RUN = 24
+
+
+def _emit(pieces: list[Any], letters: bool) -> bytes:
     out = []
     for p in pieces:
         if isinstance(p, bytes):
             out.append(p)
         elif p.hi > 0:
             cls = _class(p.bytes_)
-            out.append(cls if p.lo == p.hi == 1 else cls + b"{%d,%d}" % (p.lo, p.hi))
+            if letters and p.hi > LETTERS_RUN:
+                out.append(cls + b"{%d,}" % p.lo)
+            else:
+                out.append(cls if p.lo == p.hi == 1 else cls + b"{%d,%d}" % (p.lo, p.hi))
     return b"".join(out)
 
 
-def whole_expression(regex: str) -> bytes:
+def whole_expression(regex: str, letters: bool = False) -> bytes:
     """The byte expression (hyperscan byte mode, no case flag; compile it in prefilter
-    mode) for ``regex`` (FLAGS) over a text's lead-byte copy. Raises Untranslatable."""
+    mode) for ``regex`` (FLAGS) over a text's lead-byte copy, or (``letters``) its
+    letters copy. Raises Untranslatable."""
     tree = _parser.parse(regex, FLAGS)
     if tree.state.flags & ~(FLAGS | re.UNICODE):
         raise Untranslatable("flags other than the rules' own")
-    body = _emit(_seq(tree.state, tree.data))
+    body = _emit(_seq(tree.state, tree.data, letters), letters)
     if not body:
         raise Untranslatable("nothing to match")
     return body

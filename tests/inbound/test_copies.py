@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from tcg.detect.hsdb import hyperscan_available
 from tcg.inbound import proxyrx
 from tcg.inbound.engine import WHOLE, InboundEngine
+from tcg.inbound.expressions import letters_rule
 from tcg.inbound.inspect import inspect
 from tcg.inbound.rules import FLAGS
 from tests.inbound.conftest import RULES
@@ -89,25 +90,29 @@ def test_examples_with_folded_letters_count_what_re_counts(engines, rule):
             assert (fast.rules, fast.where) == (slow.rules, slow.where), (rule.id, text)
 
 
-def test_every_rule_of_ascii_literals_is_one_whole_expression(engines):
-    """The rules whose literals are all ASCII have one slot in the ascii database, their
+def test_every_rule_of_ascii_literals_or_russian_words_is_one_whole_expression(engines):
+    """The rules whose literals are all ASCII, and those every match of which holds a
+    letter of the letters copy outside ASCII (the Russian ones), have one slot each, their
     whole pattern, and no literal slots."""
     fast = engines["hyperscan"]
     whole = {fast.rules[idx].id for idx, _alt, k in fast._slots if k == WHOLE}
     ascii_rules = {r.id for r in RULES if all(x.isascii() for sets in r.prefilter for lits in sets for x in lits)}
-    assert whole == ascii_rules and len(whole) >= 40
+    assert whole == ascii_rules | {r.id for r in RULES if letters_rule(r)}
+    assert len(ascii_rules) >= 40 and {r.id for r in RULES if r.id.startswith("ru-")} <= whole
     assert not any(fast.rules[idx].id in whole for idx, _alt, k in fast._slots if k != WHOLE)
 
 
 def test_the_rules_words_that_never_form_a_rule_give_no_whole_rule_a_candidate(engines):
     """The hard negatives of the own corpus (tutorials, settings pages: the rules' verbs
     and objects, never a rule) repeated: the whole rules that their literal pairs reported
-    on every line ("Open the page…" for en-execute-linked) have no candidate."""
+    on every line ("Open the page…" for en-execute-linked, «Покажите системные
+    требования» for ru-exfil-reveal) have no candidate."""
     rows = [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
     text = "\n".join(r["text"] for r in rows if r["label"] != "attack") * 20
     fast = engines["hyperscan"]
     ends = fast._candidates(text)
-    for rid in ("en-execute-linked", "en-hide-from-user", "en-restrictions-lifted", "en-override-prior"):
+    for rid in ("en-execute-linked", "en-hide-from-user", "en-restrictions-lifted", "en-override-prior",
+                "ru-exfil-reveal", "ru-execute-linked", "ru-persona-swap", "ru-exfil-send"):
         idx = next(c.index for c in fast._compiled if c.rule.id == rid)
         assert idx not in ends, rid
     assert fast.scan_view(text) == engines["re"].scan_view(text)
