@@ -1,13 +1,12 @@
 """The inbound rule engine: one multi-pattern database run over each view of a text.
 
 Rules are Python ``re`` patterns with Unicode semantics (tcg/inbound/rules.py).
-hyperscan runs their prefilter literals (tcg/inbound/prefilter.py), all rules in
-one database per alphabet (ASCII literals over one byte per character of a view,
-the rest in UTF-8 mode over its UTF-8; a pair of ASCII literal sets is one
-expression there, so only the places where the second follows the first closely
-enough are reported); Python ``re`` then confirms each rule only inside a window
-around those places, as wide as the rule's parse tree allows before and after
-them. Without hyperscan, or for a rule hyperscan cannot prefilter (no literals,
+hyperscan runs, for each rule, its whole pattern written out over a one-byte copy of
+the text (tcg/inbound/proxyrx.py: the lead-byte copy, or the letters copy for the
+Russian rules) or its prefilter literals (tcg/inbound/prefilter.py), all rules in one
+database per copy (tcg/inbound/expressions.py); Python ``re`` then confirms each rule
+only inside a window around the places reported, as wide as the rule's parse tree
+allows before and after them. Without hyperscan, or for a rule hyperscan cannot prefilter (no literals,
 or examples the database does not cover), the rule runs with ``re`` over the
 whole view. Both paths count the same matches: the confirmation is one loop
 (:func:`count_matches`).
