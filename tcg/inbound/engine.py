@@ -1,13 +1,12 @@
 """The inbound rule engine: one multi-pattern database run over each view of a text.
 
 Rules are Python ``re`` patterns with Unicode semantics (tcg/inbound/rules.py).
-hyperscan runs their prefilter literals (tcg/inbound/prefilter.py), all rules in
-one database per alphabet (ASCII literals over one byte per character of a view,
-the rest in UTF-8 mode over its UTF-8; a pair of ASCII literal sets is one
-expression there, so only the places where the second follows the first closely
-enough are reported); Python ``re`` then confirms each rule only inside a window
-around those places, as wide as the rule's parse tree allows before and after
-them. Without hyperscan, or for a rule hyperscan cannot prefilter (no literals,
+hyperscan runs, for each rule, its whole pattern written out over a one-byte copy of
+the text (tcg/inbound/proxyrx.py: the lead-byte copy, or the letters copy for the
+Russian rules) or its prefilter literals (tcg/inbound/prefilter.py), all rules in one
+database per copy (tcg/inbound/expressions.py); Python ``re`` then confirms each rule
+only inside a window around the places reported, as wide as the rule's parse tree
+allows before and after them. Without hyperscan, or for a rule hyperscan cannot prefilter (no literals,
 or examples the database does not cover), the rule runs with ``re`` over the
 whole view. Both paths count the same matches: the confirmation is one loop
 (:func:`count_matches`).
@@ -32,8 +31,17 @@ from pathlib import Path
 from typing import Any
 
 from tcg.inbound import chars, marks
+from tcg.inbound.expressions import (  # noqa: F401 - re-exported
+    _WS_PROXY,
+    _WS_UTF8,
+    PAIR,
+    SPACES,
+    UTF8_PAIR_GAP,
+    WHOLE,
+    _literal,
+    rule_expressions,
+)
 from tcg.inbound.marks import EXPENSIVE, INVISIBLE, NFKC, PERCENT, TRIGGER, Marks  # noqa: F401 - re-exported
-from tcg.inbound.prefilter import SPACE, SPACE_RUN
 from tcg.inbound.rules import FLAGS, LOOKAROUND_MAX, InboundRule, builtin_rule_files
 from tcg.inbound.store import load_state, packaged_rules, store_state
 from tcg.inbound.utf8 import Utf8, utf8_of
@@ -41,45 +49,7 @@ from tcg.inbound.utf8 import Utf8, utf8_of
 #: a database in the cache, not read yet (InboundEngine._database)
 _STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
-CACHE_FORMAT = "tcg-inbound-4"
-PAIR = 2  # a slot of a pair of literal sets as one expression (ascii database; utf8: a close pair)
-# A pair of sets with other letters whose literals lie at most this many characters apart is
-# one expression in the utf8 database (UTF-8 mode, ``(?s:.)`` a character: quick to compile at
-# this size, and hyperscan then reports «новые инструкции», not every «инструкций»); a wider
-# pair is matched up in Python from its literals' places (:meth:`InboundEngine._match_halves`)
-UTF8_PAIR_GAP = 40
-
-#: every character the rules' ``\s`` matches (Unicode ``re``; a test asks ``re``)
-SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) \
-    + "\u2028\u2029\u202f\u205f\u3000"
-# A whitespace run inside a literal (prefilter.SPACE), as the rules' \s{1,n} matches it: in
-# UTF-8 mode each such character; in the one-byte copy of a text (a character other than
-# ASCII is its UTF-8 lead byte there) ASCII whitespace and the lead bytes of the others
-# (which stand for more than whitespace too: a candidate more, never one fewer), so a phrase
-# joined by NBSP or NEL is a candidate in the raw text as well as in the nfkc view, where
-# NFKC may also widen one of its words ("Ĳ" -> "IJ") past the rule's bound.
-_WS_UTF8 = b"[" + b"".join(b"\\x{%x}" % ord(c) for c in SPACES) + b"]{1,%d}" % SPACE_RUN
-_WS_PROXY = b"[" + b"".join(b"\\x%02x" % b for b in sorted({c.encode("utf-8")[0] for c in SPACES})) \
-    + b"]{1,%d}" % SPACE_RUN
-
-
-def _literal(s: str, utf8: bool = False) -> tuple[bytes, int]:
-    """(hyperscan expression, flags) for one prefilter literal: caseless, in UTF-8
-    mode when it holds non-ASCII letters (hyperscan folds their case there), in
-    byte mode otherwise (cheaper to compile). ``utf8``: for the utf8 database (UTF-8
-    mode whatever the literal), else for the one-byte copy (:data:`_WS_PROXY`)."""
-    import hyperscan
-
-    space = _WS_UTF8 if utf8 or not s.isascii() else _WS_PROXY
-    body = space.join(b"".join(c.encode("utf-8") if c.isalnum() and not c.isascii()
-                               else b"\\x%02x" % ord(c) if c.isascii() else
-                               b"\\x{%x}" % ord(c) for c in piece) for piece in s.split(SPACE))
-    flags = hyperscan.HS_FLAG_CASELESS
-    if not s.isascii():
-        flags |= hyperscan.HS_FLAG_UTF8
-    return body, flags
-
-
+CACHE_FORMAT = "tcg-inbound-5"
 class _Compiled:
     """A rule ready to count: its pattern, allow patterns and width. The patterns
     are compiled on first use: with the databases and rules from the cache, a
@@ -89,9 +59,18 @@ class _Compiled:
         self.index = index
         self.rule = rule
         self.width = rule.max_width
-        # a match lies within [end - before, end + after] of its prefilter literal's end
-        self.before = min(rule.prefilter_span[0], rule.max_width) if rule.prefilter else rule.max_width
-        self.after = min(rule.prefilter_span[1], rule.max_width) if rule.prefilter else rule.max_width
+        self.set_window(whole=False)
+
+    def set_window(self, whole: bool) -> None:
+        """A match lies within [end - before, end + after] of a candidate end: the end
+        of its prefilter's last literal, or (``whole``: the rule is one expression of
+        the ascii database) of the match itself."""
+        rule = self.rule
+        if whole:
+            self.before, self.after = rule.max_width, 0
+        else:
+            self.before = min(rule.prefilter_span[0], rule.max_width) if rule.prefilter else rule.max_width
+            self.after = min(rule.prefilter_span[1], rule.max_width) if rule.prefilter else rule.max_width
 
     @cached_property
     def pat(self) -> re.Pattern[str]:
@@ -243,6 +222,9 @@ class InboundEngine:
         self.hyperscan_rules = tuple(self.rules[i].id for i in sorted(accepted))
         self._in_db = frozenset(accepted)
         self._re_only = [c for c in self._compiled if c.index not in accepted]
+        whole = {idx for idx, _alt, k in self._slots if k == WHOLE}
+        for c in self._compiled:
+            c.set_window(c.index in whole)
 
     def _cache_path(self, suffix: str) -> Path | None:
         return None if self._cache is None else self._cache[0].with_name(
@@ -259,9 +241,13 @@ class InboundEngine:
         try:
             accepted = self._compile_rules()
         except hyperscan.error:
-            # a close pair hyperscan refuses ("Pattern is too large"): every pair of other
-            # letters matched up in Python, as wider pairs are
-            accepted = self._compile_rules(close_pairs=False)
+            try:
+                # a whole rule hyperscan refuses: every rule prefiltered by its literals
+                accepted = self._compile_rules(whole=False)
+            except hyperscan.error:
+                # a pair hyperscan refuses ("Pattern is too large"): every literal of other
+                # letters one expression of the utf8 database, pairs matched up in Python
+                accepted = self._compile_rules(close_pairs=False, whole=False, letters=False)
         self._marks_db = marks.compile_databases()
         if self._cache is not None:
             key = self._cache[1]
@@ -295,64 +281,14 @@ class InboundEngine:
         db = table[name] = derived.load_hs(body.decode("ascii"))
         return db
 
-    def _compile_rules(self, close_pairs: bool = True) -> set[int]:
-        """Compile the prefilter databases from the literal sets of every rule
-        (tcg.inbound.prefilter). A rule without a prefilter, or whose examples the
-        databases do not cover (every ``re`` match must hold a candidate end), is
-        left to ``re`` (returns the indices of the rest).
-
-        Two databases: ``ascii`` holds the alternatives whose literals are all
-        ASCII, scanned in byte mode over one byte per character of the text
-        (:func:`ascii_proxy`), so its offsets are character offsets; a pair of
-        sets is one expression there (first set, at most ``reach`` characters,
-        second set) and only where both occur close together does it report,
-        which keeps the Python callbacks to a few thousand on 5 MB of prose or
-        code whose every line holds a common word. ``utf8`` holds the rest in
-        UTF-8 mode (hyperscan folds the case of non-ASCII letters there, which
-        costs seconds to compile), scanned over the UTF-8 only when the text is
-        not ASCII; each distinct literal is one expression there, its places shared
-        out to every set holding it, and a pair is two sets matched up in Python."""
+    def _compile_rules(self, close_pairs: bool = True, whole: bool = True, letters: bool = True) -> set[int]:
+        """Compile the prefilter databases (tcg.inbound.expressions: ``close_pairs``,
+        ``whole``, ``letters`` as there). A rule without a prefilter, or whose examples
+        the databases do not cover (every ``re`` match must hold a candidate end), is
+        left to ``re`` (returns the indices of the rest)."""
         import hyperscan
 
-        slots: list[tuple[int, int, int]] = []  # (rule index, alternative, 0/1 or PAIR)
-        exprs: dict[str, list[tuple[bytes, int, int]]] = {"ascii": [], "utf8": []}
-        utf8_ids: dict[tuple[bytes, int], int] = {}  # one expression per distinct literal
-        utf8_slots: list[list[int]] = []
-        for c in self._compiled:
-            for alt, sets in enumerate(c.rule.prefilter):
-                # the ASCII literals of each set: all an ASCII text can hold
-                plain = [[s for s in literals if s.isascii()] for literals in sets]
-                if all(plain):
-                    body = [b"(?:" + b"|".join(_literal(s)[0] for s in literals) + b")" for literals in plain]
-                    # reach: the most characters the elements holding the two literals match,
-                    # so between the literals there are at most that less both their lengths
-                    inner = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in plain)
-                    gap = b"[\\x00-\\xff]{0,%d}" % inner if inner > 0 else b""  # hyperscan refuses {0,0}
-                    exprs["ascii"].append((gap.join(body), hyperscan.HS_FLAG_CASELESS, len(slots)))
-                    slots.append((c.index, alt, PAIR))
-                if plain == [list(literals) for literals in sets]:
-                    continue
-                apart = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in sets)
-                if close_pairs and len(sets) == 2 and apart <= UTF8_PAIR_GAP:
-                    # a close pair: one expression, reported only where both occur
-                    expr = (b"(?s:.){0,%d}" % apart if apart > 0 else b"").join(
-                        b"(?:" + b"|".join(_literal(s, utf8=True)[0] for s in literals) + b")" for literals in sets)
-                    utf8_slots.append([len(slots)])
-                    exprs["utf8"].append((expr, hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_UTF8,
-                                          len(utf8_slots) - 1))
-                    slots.append((c.index, alt, PAIR))
-                    continue
-                for k, literals in enumerate(sets):
-                    for s in literals:
-                        expr, flags = _literal(s, utf8=True)
-                        lid = utf8_ids.get((expr, flags))
-                        if lid is None:
-                            lid = utf8_ids[(expr, flags)] = len(utf8_slots)
-                            utf8_slots.append([])
-                            exprs["utf8"].append((expr, flags | hyperscan.HS_FLAG_UTF8, lid))
-                        if len(slots) not in utf8_slots[lid]:
-                            utf8_slots[lid].append(len(slots))
-                    slots.append((c.index, alt, k))
+        slots, utf8_slots, exprs = rule_expressions(self._compiled, close_pairs, whole, letters)
         self._slots = slots
         self._utf8_slots = utf8_slots
         self._rules_db = {}
@@ -392,6 +328,16 @@ class InboundEngine:
             else:
                 got.add(to)
 
+        def on_letters(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
+            idx = slots[sid][0]
+            got = found.get(idx)
+            if got is None:
+                found[idx] = {at + to}
+            else:
+                got.add(at + to)
+
+        at = 0  # where the scanned part of the letters copy starts
+
         def on_half(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
             got = halves.get(sid)
             if got is None:
@@ -401,14 +347,21 @@ class InboundEngine:
 
         shift = 0  # where the scanned part of the UTF-8 starts
 
-        slots = self._slots
         if u is None:
             u = utf8_of(text)  # both databases read it (the ascii one its lead bytes)
         with self._lock:
-            if "ascii" in self._rules_db:
-                self._database("rules", "ascii").scan(u.proxy, match_event_handler=on_pair)
-            if "utf8" in self._rules_db and not ascii_only:
-                db = self._database("rules", "utf8")
+            # both read before the slots: an unreadable one compiles all again, slots too
+            wanted = ("ascii",) if ascii_only else ("ascii", "utf8", "letters")
+            dbs: dict[str, Any] = {}
+            for _ in range(2):
+                dbs = {name: self._database("rules", name) for name in wanted if name in self._rules_db}
+                if all(self._rules_db.get(name) is db for name, db in dbs.items()):
+                    break
+            slots = self._slots
+            ascii_db, db = dbs.get("ascii"), dbs.get("utf8")
+            if ascii_db is not None:
+                ascii_db.scan(u.proxy, match_event_handler=on_pair)
+            if db is not None:
                 parts = self._utf8_parts(u)
                 if parts is None:
                     db.scan(u.data, match_event_handler=on_half)
@@ -416,6 +369,12 @@ class InboundEngine:
                 for lo, hi in parts or ():
                     shift = lo
                     db.scan(view[lo:hi], match_event_handler=on_half)
+            if "letters" in dbs:
+                from tcg.inbound.proxyrx import letters_copy
+
+                for lo, hi in self._letter_parts(u, len(text)):
+                    at = lo
+                    dbs["letters"].scan(letters_copy(text[lo:hi]), match_event_handler=on_letters)
         if halves:
             self._match_halves(u, halves, found)
         return {idx: sorted(ends) for idx, ends in found.items() if ends}
@@ -440,6 +399,21 @@ class InboundEngine:
             else:
                 parts.append((lo, hi))
         return parts if sum(hi - lo for lo, hi in parts) < len(u.data) // 2 else None
+
+    def _letter_parts(self, u: Utf8, n: int) -> list[tuple[int, int]]:
+        """The character ranges of a text of ``n`` characters the letters database needs
+        to scan: as :meth:`_utf8_parts`, in characters (all of it when those are half)."""
+        if not self._utf8_local or not u.wide:
+            return [(0, n)]
+        margin = self.max_width + 64
+        parts: list[tuple[int, int]] = []
+        for c_lo, _b_lo, c_hi, _b_hi in u.wide:
+            lo, hi = max(0, c_lo - margin), min(n, c_hi + margin)
+            if parts and lo <= parts[-1][1]:
+                parts[-1] = (parts[-1][0], hi)
+            else:
+                parts.append((lo, hi))
+        return parts if sum(hi - lo for lo, hi in parts) < n // 2 else [(0, n)]
 
     def _match_halves(self, u: Utf8, halves: dict[int, list[int]],
                       found: dict[int, set[int]]) -> None:

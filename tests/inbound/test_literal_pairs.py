@@ -25,7 +25,7 @@ from tcg.detect.hsdb import hyperscan_available
 from tcg.inbound.engine import (
     _WS_PROXY,
     SPACES,
-    UTF8_PAIR_GAP,
+    InboundEngine,
     _Compiled,
     _follows,
 )
@@ -212,21 +212,35 @@ def test_a_manual_with_rule_verbs_and_common_nouns_gives_those_rules_no_candidat
     assert fast.scan_view(text) == engines["re"].scan_view(text)
 
 
+@pytest.fixture(scope="module")
+def pairs_engine():
+    """The packaged rules prefiltered by their literals only (no whole-rule expressions:
+    what the engine falls back to when hyperscan refuses one)."""
+    import tcg.inbound.expressions as expressions
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(expressions, "whole_rule", lambda _r: False)
+    mp.setattr(expressions, "letters_rule", lambda _r: False)
+    try:
+        yield InboundEngine(RULES, engine="hyperscan")
+    finally:
+        mp.undo()
+
+
 @pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
-def test_a_close_pair_with_other_letters_reports_at_its_full_reach(engines):
-    """A pair of sets with other letters at most UTF8_PAIR_GAP characters apart is one
-    UTF-8 expression of the utf8 database: each literal of the first set, the whole gap the
-    rule allows filled with Cyrillic letters (two bytes each: the gap counts characters),
-    then each literal of the second set, is a candidate of the rule at the second's end."""
-    fast = engines["hyperscan"]
+def test_a_pair_with_other_letters_reports_at_its_full_reach(pairs_engine):
+    """A pair of sets with other letters is one expression (of the letters database, or
+    of the utf8 one when at most UTF8_PAIR_GAP characters apart): each literal of the
+    first set, the whole gap the rule allows filled with Cyrillic letters (two bytes each in
+    UTF-8: the gap counts characters), then each literal of the second set, is a candidate
+    of the rule at the second's end."""
+    fast = pairs_engine
     seen = 0
     for c in fast._compiled:
         for alt, sets in enumerate(c.rule.prefilter):
             if len(sets) != 2 or all(x.isascii() for lits in sets for x in lits):
                 continue
             gap = c.rule.prefilter_reach[alt] - sum(min(map(len, lits)) for lits in sets)
-            if gap > UTF8_PAIR_GAP:
-                continue
             seen += 1
             for a in sets[0]:
                 for b in sets[1]:
@@ -236,20 +250,29 @@ def test_a_close_pair_with_other_letters_reports_at_its_full_reach(engines):
 
 
 @pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
-def test_a_close_pair_hyperscan_refuses_falls_back_to_python_matching(monkeypatch):
-    """When hyperscan refuses a close pair's expression, every pair of other letters is
-    matched up in Python instead: the rule stays prefiltered and counts what re counts."""
+@pytest.mark.parametrize("refused", [rb"\\x[89a-f][0-9a-f]", rb"\(\?s:\.\)"], ids=["letters", "close-utf8"])
+def test_a_pair_hyperscan_refuses_falls_back_to_python_matching(monkeypatch, refused):
+    """When hyperscan refuses a pair's expression (over the letters copy, or a close pair
+    in UTF-8 mode), every pair of other letters is matched up in Python instead: the rule
+    stays prefiltered and counts what re counts."""
     import hyperscan
 
     import tcg.inbound.engine as engine_mod
 
     class Refusing(hyperscan.Database):
         def compile(self, expressions, *args, **kwargs):
-            if any(b"(?s:.)" in e for e in expressions):
+            if any(re.search(refused, e) for e in expressions):
                 raise hyperscan.error("Pattern is too large.")
             return super().compile(expressions, *args, **kwargs)
 
     monkeypatch.setattr(hyperscan, "Database", Refusing)
+    import tcg.inbound.expressions as expressions
+
+    monkeypatch.setattr(expressions, "letters_rule", lambda _r: False)  # the rule's literals
+    if b"?s:" in refused:  # literals the letters copy cannot hold: close pairs in UTF-8 mode
+        import tcg.inbound.proxyrx as proxyrx
+
+        monkeypatch.setattr(proxyrx, "letters_literal", lambda *_a: None)
     rule = next(r for r in RULES if r.id == "ru-system-instruction")
     fast = engine_mod.InboundEngine([rule], engine="hyperscan")
     assert fast.hyperscan_rules == (rule.id,)
