@@ -288,6 +288,8 @@ def word_before(data: bytes, start: int) -> bool:
     if start <= 0:
         return False
     b = data[start - 1]
+    if 0x80 <= b < 0xC0 and start >= 2 and 0xD0 <= data[start - 2] <= 0xD1:
+        return True  # a letter of U+0400..U+047F (the usual case in Russian text: first)
     if b < 0x80:
         if not (chr(b).isalnum() or b == 0x5F):
             return False
@@ -308,6 +310,8 @@ def word_after(data: bytes, end: int) -> bool:
     if end >= len(data):
         return False
     b = data[end]
+    if 0xD0 <= b <= 0xD1 and end + 1 < len(data) and 0x80 <= data[end + 1] < 0xC0:
+        return True  # a letter of U+0400..U+047F (the usual case in Russian text: first)
     if b < 0x80:
         return chr(b).isalnum() or b == 0x5F
     ch = data[end : end + 4].decode("utf-8", "ignore")[:1]
@@ -330,24 +334,48 @@ def _needs_cyrillic_lead(expr: bytes, literal: bytes | None) -> bool:
     return expr in _NEEDS_CYRILLIC_LEAD
 
 
-@functools.lru_cache(maxsize=1)
-def _trigger_expressions() -> list[bytes]:
-    from tcg.entities.normal import UNIVERSE, skeleton_char
+def key_chars(texts: Iterable[str]) -> frozenset[str]:
+    """Every character of the forms' compact skeletons (what a match's letters are)."""
+    out: set[str] = set()
+    for t in texts:
+        out |= set(compact_skeleton(t))
+    return frozenset(out)
 
-    rare = {c for c in rare_chars() if skeleton_char(c) != " "}  # separators only split words
+
+#: Cyrillic letters outside U+0410..U+044F/Ёё whose skeleton is a Russian letter's
+#: (Ү ү → у, һ → н): a Cyrillic-only respelling no piece spells and no other trigger sees
+_CYRILLIC_LOOKALIKES = ("\u04ae", "\u04af", "\u04bb")
+
+
+@functools.lru_cache(maxsize=4)
+def _trigger_expressions(keys: frozenset[str] | None = None) -> list[bytes]:
+    """The triggers; with ``keys`` (key_chars() of the forms) less the rare characters
+    that can neither be a match's character nor change a word boundary: a character
+    whose skeleton is punctuation no form holds (full-width commas and brackets in CJK
+    text), not a word character either way (word_before()/word_after() read the raw
+    character as the view reads its skeleton), and neither deleted nor a separator."""
+    from tcg.entities.normal import DEL, SEP, UNIVERSE, is_word, skeleton_char
+
+    def needed(c: str) -> bool:
+        sk = skeleton_char(c)
+        return keys is None or sk == DEL or sk in keys or is_word(sk) or is_word(c)
+
+    rare = {c for c in rare_chars() if skeleton_char(c) != SEP and needed(c)}  # separators only split words
     for lo, hi in UNIVERSE:  # non-ASCII, non-Cyrillic characters with another skeleton
         for cp in range(max(lo, 0x80), hi):
             c = chr(cp)
-            if not is_cyrillic(c) and skeleton_char(c) not in (c, " "):
+            if not is_cyrillic(c) and skeleton_char(c) not in (c, SEP) and needed(c):
                 rare.add(c)
-    csi = b"(?:" + CSI_BYTES + b")+"
+    rare |= set(_CYRILLIC_LOOKALIKES)
+    # between two letters or digits (ASCII, or the last / first byte of a longer
+    # character): control sequences, and the bytes the view deletes (NUL) or uses as
+    # its own markers (0x03, 0x04), which it drops from between the letters too
+    gap = b"(?:" + CSI_BYTES + rb"|[\x00\x03\x04])+"
     return [
         *(_lit(c.encode("utf-8")) for c in sorted(rare)),
         rb"[A-Za-z][\xd0-\xd3]",  # a Latin letter, then a Cyrillic one
         rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]",  # a Cyrillic letter, then a Latin one
-        # control sequences between two letters or digits (ASCII, or the last /
-        # first byte of a longer character)
-        rb"[0-9A-Za-z\x80-\xbf]" + csi + rb"[0-9A-Za-z\xc0-\xff]",
+        rb"[0-9A-Za-z\x80-\xbf]" + gap + rb"[0-9A-Za-z\xc0-\xff]",
         *_CASE_TRIGGERS,
     ]
 
@@ -398,7 +426,8 @@ class Prefilter:
             import hyperscan
         except ImportError:
             return None
-        trig = _trigger_expressions()
+        texts = list(texts)
+        trig = _trigger_expressions(key_chars(texts))
         pieces = [form_pieces(t) for t in texts]
         lits = _literals(pieces)
         table = _confirm_table(pieces)
