@@ -27,6 +27,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+#: a confirmed piece: (its length, nb, na, its contexts, firsts, lasts) (see confirmed())
+_Entry = tuple[int, int, int, tuple[tuple[str, str], ...], "frozenset[str] | None",
+               "frozenset[str] | None"]
+
 INSERT_MIN_WORD = 5  # a separator may be inserted only in a Cyrillic word this long
 PIECE = 5  # letters of a long Cyrillic word's two prefilter pieces
 LEFT, RIGHT = 1, 2  # a piece that must start / end a word
@@ -215,6 +219,19 @@ def _letters_table() -> dict[int, str | None]:
     return table
 
 
+@functools.lru_cache(maxsize=1)
+def _cyrillic_letters() -> dict[bytes, str]:
+    """The UTF-8 bytes of each letter U+0400..U+047F -> that letter in the view (the
+    same translation table)."""
+    table = _letters_table()
+    out = {}
+    for cp in range(0x400, 0x480):
+        sk = table.get(cp, chr(cp))
+        if sk:
+            out[chr(cp).encode()] = sk
+    return out
+
+
 def confirm_table(texts: Iterable[str]) -> dict[tuple[bytes, int], tuple[tuple[str, str], ...]]:
     """Per piece of a long Cyrillic word: the compact skeletons of its word's letters
     before and after it, over every form the piece is taken from; a piece some form
@@ -242,7 +259,8 @@ def _confirm_table(pieces: Iterable[set[tuple[bytes, int, tuple[str, str] | None
 
 
 def confirmed(data: bytes, start: int, end: int, nb: int, na: int,
-              contexts: tuple[tuple[str, str], ...]) -> bool:
+              contexts: tuple[tuple[str, str], ...], firsts: frozenset[str] | None = None,
+              lasts: frozenset[str] | None = None) -> bool:
     """Whether the piece at ``data[start:end]`` may lie in one of its words: the
     view letters right before it end with a context's first part and those right
     after it start with its second. The letters are computed as the view computes
@@ -251,7 +269,19 @@ def confirmed(data: bytes, start: int, end: int, nb: int, na: int,
     than a colour sequence's length after an ESC (it may start inside one), or cut short of
     a context's letters and CONFIRM_SLACK more, confirms the hit. A window that
     reaches the start or end of ``data`` is not cut: a match in ``data`` has all its
-    letters there. ``nb``/``na``: the longest first/second part of the contexts."""
+    letters there. ``nb``/``na``: the longest first/second part of the contexts;
+    ``firsts``/``lasts``: the letters every second part starts / first part ends with
+    (None: some part is empty).
+
+    Most hits are decided by the one letter beside the piece: a letter U+0400..U+047F
+    right after (before) it is the view's next (previous) letter whatever else the
+    window holds, so when it starts (ends) no context the hit is dropped at once."""
+    cyr = _cyrillic_letters()
+    if firsts is not None and (sk := cyr.get(data[end : end + 2])) is not None and sk not in firsts:
+        return False
+    if lasts is not None and start >= 2 and (sk := cyr.get(data[start - 2 : start])) is not None \
+            and sk not in lasts:
+        return False
     table = _letters_table()
     before = after = ""
     cut_lo = cut_hi = False
@@ -406,7 +436,7 @@ class Prefilter:
 
     def __init__(self, db: object, first_literal: int, whole: list[int], plain: object = None,
                  rare: frozenset[bytes] = frozenset(), rare_id: int = -1,
-                 confirm: dict[int, tuple[int, int, int, tuple[tuple[str, str], ...]]] | None = None,
+                 confirm: dict[int, _Entry] | None = None,
                  confirm_json: bytes = b""):
         self.db = db
         #: per literal index: (its length, nb, na, its contexts) for the pieces confirmed()
@@ -467,7 +497,7 @@ class Prefilter:
         # the casings and ё spellings of a piece share its contexts: each set stored once
         sets: dict[tuple[tuple[str, str], ...], int] = {}
         rows = [[i, n, sets.setdefault(c, len(sets))]
-                for i, (n, _, _, c) in sorted(self.confirm_contexts().items())]
+                for i, (n, _, _, c, _, _) in sorted(self.confirm_contexts().items())]
         conf = json.dumps({"contexts": list(sets), "pieces": rows},
                           ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         head = json.dumps({"first_literal": self.first_literal, "whole": self.whole,
@@ -499,7 +529,7 @@ class Prefilter:
                    frozenset(bytes.fromhex(h) for h in st.get("rare", ())), int(st.get("rare_id", -1)),
                    None, bytes(conf))
 
-    def confirm_contexts(self) -> dict[int, tuple[int, int, int, tuple[tuple[str, str], ...]]]:
+    def confirm_contexts(self) -> dict[int, _Entry]:
         """The pieces confirmed() checks (read from the stored file on first use: only
         text with Cyrillic letters needs them)."""
         if self._confirm is None:
@@ -577,9 +607,11 @@ class Prefilter:
         return None if len(hits) > DENSE else hits
 
 
-def _confirm_entry(length: int, contexts: tuple[tuple[str, str], ...]
-                   ) -> tuple[int, int, int, tuple[tuple[str, str], ...]]:
-    return (length, max(len(b) for b, _ in contexts), max(len(a) for _, a in contexts), contexts)
+def _confirm_entry(length: int, contexts: tuple[tuple[str, str], ...]) -> _Entry:
+    firsts = frozenset(a[0] for _, a in contexts) if all(a for _, a in contexts) else None
+    lasts = frozenset(b[-1] for b, _ in contexts) if all(b for b, _ in contexts) else None
+    return (length, max(len(b) for b, _ in contexts), max(len(a) for _, a in contexts), contexts,
+            firsts, lasts)
 
 
 #: what _scan() returns when the smaller database's scan stopped for the full one
