@@ -84,12 +84,25 @@ def is_cyrillic(c: str) -> bool:
 # piece stands for all of a transliterated name's case forms (Abaliaev, -a, -u,
 # -ym, -ykh, ...), a literal table a seventh the size, which stays in the cache.
 
-#: Cyrillic letters U+0400..U+045F by case, as UTF-8 (U+0400..U+042F are upper)
-_CYR_LOWER = rb"(?:\xd0[\xb0-\xbf]|\xd1[\x80-\x9f])"
-_CYR_UPPER = rb"\xd0[\x80-\xaf]"
-#: the casings _variants() does not spell out: a lower letter, then an upper one;
-#: two upper letters, then a lower one
-_CASE_TRIGGERS = (_CYR_LOWER + _CYR_UPPER, _CYR_UPPER + _CYR_UPPER + _CYR_LOWER)
+
+
+def case_triggers(pieces: Iterable[bytes]) -> set[bytes]:
+    """The casings _variants() does not spell out, for the pieces of basic Cyrillic
+    letters among ``pieces``: any other casing of a piece's letters holds a lower
+    letter then an upper one, or two upper letters then a lower one — of the piece's
+    own letters. So those pairs and triples of each piece (е/ё either way) are the
+    triggers: literals, where byte classes for any such pair fired hyperscan's
+    engine on every Cyrillic letter (a scan of Russian prose twice as slow)."""
+    out: set[bytes] = set()
+    for b in pieces:
+        piece = b.decode("utf-8", "surrogateescape")
+        if not _basic_cyrillic(piece):
+            continue
+        for v in _yo(piece.lower()):
+            out |= {(v[i] + v[i + 1].upper()).encode() for i in range(len(v) - 1)}
+            out |= {(v[i : i + 2].upper() + v[i + 2]).encode() for i in range(len(v) - 2)}
+    return out
+
 #: the lead bytes of U+0400..U+04FF: text without any of them holds no Cyrillic letter
 _CYRILLIC_LEADS = (b"\xd0", b"\xd1", b"\xd2", b"\xd3")
 
@@ -109,7 +122,7 @@ def _words(text: str) -> list[str]:
 
 def _basic_cyrillic(piece: str) -> bool:
     """Every character a letter of U+0400..U+045F, where the case of a letter shows
-    in its bytes (upper U+0400..U+042F, lower U+0430..U+045F: see _CASE_TRIGGERS)."""
+    in its bytes (upper U+0400..U+042F, lower U+0430..U+045F: see case_triggers())."""
     return bool(piece) and all("\u0400" <= c <= "\u045f" and c.isalpha() for c in piece)
 
 
@@ -350,11 +363,31 @@ def word_after(data: bytes, end: int) -> bool:
 
 _CSI_END = re.compile(CSI_BYTES)
 
+#: a colour sequence right before a Cyrillic letter: word_before() looks through it,
+#: which LEFT_CONTEXT does not (a trigger instead)
+_CSI_THEN_CYRILLIC = CSI_BYTES + rb"[\xd0\xd1]"
+
+#: the bytes before a piece that starts a word, for a piece starting with a letter of
+#: U+0400..U+047F (in the full database; hyperscan then skips the occurrences inside
+#: a longer word, one Python callback each before): every byte string word_before()
+#: reads as "no word character before" ends with one of these, or is a colour sequence
+#: (_CSI_THEN_CYRILLIC fires there):
+#: the start of the text, or one byte there — ASCII that is no letter, digit or ``_``,
+#: or a lead byte (a character cut short) —, or a continuation byte after anything but
+#: 0xD0/0xD1 (after those it ends a letter of U+0400..U+047F, a word character)
+LEFT_CONTEXT = (rb"(?:^|^[\x80-\xbf]|[\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f\xc0-\xff]"
+                rb"|[\x00-\xcf\xd2-\xff][\x80-\xbf])")
+
+
+def _left_bounded(expr: bytes, literal: bytes, bound: int) -> bytes:
+    """A piece that starts a word and a Cyrillic letter, with LEFT_CONTEXT before it."""
+    return LEFT_CONTEXT + expr if bound & LEFT and literal[:1] in (b"\xd0", b"\xd1") else expr
+
 
 #: trigger expressions of _trigger_expressions() that match only where a byte
 #: 0xD0..0xD3 is (left out of the database for text without one)
 _NEEDS_CYRILLIC_LEAD = frozenset({
-    rb"[A-Za-z][\xd0-\xd3]", rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]", *_CASE_TRIGGERS})
+    rb"[A-Za-z][\xd0-\xd3]", rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]", _CSI_THEN_CYRILLIC})
 
 
 def _needs_cyrillic_lead(expr: bytes, literal: bytes | None) -> bool:
@@ -406,7 +439,7 @@ def _trigger_expressions(keys: frozenset[str] | None = None) -> list[bytes]:
         rb"[A-Za-z][\xd0-\xd3]",  # a Latin letter, then a Cyrillic one
         rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]",  # a Cyrillic letter, then a Latin one
         rb"[0-9A-Za-z\x80-\xbf]" + gap + rb"[0-9A-Za-z\xc0-\xff]",
-        *_CASE_TRIGGERS,
+        _CSI_THEN_CYRILLIC,
     ]
 
 
@@ -457,13 +490,14 @@ class Prefilter:
         except ImportError:
             return None
         texts = list(texts)
-        trig = _trigger_expressions(key_chars(texts))
         pieces = [form_pieces(t) for t in texts]
         lits = _literals(pieces)
+        trig = [*_trigger_expressions(key_chars(texts)),
+                *(_lit(b) for b in sorted(case_triggers(b for b, _ in lits)))]
         table = _confirm_table(pieces)
         confirm = {i: _confirm_entry(len(b), table[(b, bound)]) for i, (b, bound) in enumerate(lits)
                    if (b, bound) in table}
-        exprs = [*trig, *(_lit(b) for b, _ in lits)]
+        exprs = [*trig, *(_left_bounded(_lit(b), b, bound) for b, bound in lits)]
         flags = [0] * len(trig) + [hyperscan.HS_FLAG_CASELESS] * len(lits)
         # the same ids in both, so a hit means the same in either
         ids = [i for i in range(len(exprs))
