@@ -27,6 +27,22 @@ def test_chunk_invariance(matcher, cuts):
     assert "Ромашк".encode() not in out and "Петров А".encode() not in out
 
 
+@pytest.mark.parametrize("lead", [0, 1, 300, 5000])
+@pytest.mark.parametrize("held", ["", "Вчера у ", "Петров и Ш"])
+def test_a_name_after_released_context_is_found(matcher, lead, held):
+    """A buffer's prefilter hits are matched around in the buffer with the released
+    context before it (their offsets moved by it): names after a long released line,
+    after held bytes, as the whole stream gives them."""
+    first = ("x" * lead + "\n" + held).encode()
+    second = ("шевченко, Петровым и Ромашкой " * 200 + "\nСулейманов Дильнозой " + "x" * 600
+              + "\n").encode()
+    s = AliasStream(matcher)
+    out = s.feed(first) + s.feed(second) + s.flush()
+    whole = first + second
+    assert out == replace_bytes(whole, matcher.find_bytes(whole))
+    assert out.count(b"CTXG_") >= 402
+
+
 def test_holds_only_an_unfinished_line(matcher):
     s = AliasStream(matcher)
     assert s.feed("Петров пришёл\nПетр".encode()) == b"CTXG_PERSON_1 \xd0\xbf\xd1\x80\xd0\xb8\xd1\x88\xd1\x91\xd0\xbb\n"
