@@ -34,6 +34,9 @@ _Entry = tuple[int, int, int, tuple[tuple[str, str], ...], "frozenset[str] | Non
 INSERT_MIN_WORD = 5  # a separator may be inserted only in a Cyrillic word this long
 PIECE = 5  # letters of a long Cyrillic word's two prefilter pieces
 LEFT, RIGHT = 1, 2  # a piece that must start / end a word
+#: in a piece's code (Prefilter.whole): its expression ends with RIGHT_CONTEXT, one
+#: byte after the piece
+SHIFTED = 4
 DENSE = 4096  # hits in one buffer after which all of it is matched on the view
 DENSE_RAW = 8 * DENSE  # the same before thinning (hits within 32 bytes of each other)
 #: first bytes of possibly rare characters in one buffer after which the smaller
@@ -353,10 +356,10 @@ def word_after(data: bytes, end: int) -> bool:
     if end >= len(data):
         return False
     b = data[end]
-    if 0xD0 <= b <= 0xD1 and end + 1 < len(data) and 0x80 <= data[end + 1] < 0xC0:
-        return True  # a letter of U+0400..U+047F (the usual case in Russian text: first)
     if b < 0x80:
         return chr(b).isalnum() or b == 0x5F
+    if 0xD0 <= b <= 0xD1 and end + 1 < len(data) and 0x80 <= data[end + 1] < 0xC0:
+        return True  # a letter of U+0400..U+047F (the usual case in Russian text)
     ch = data[end : end + 4].decode("utf-8", "ignore")[:1]
     return bool(ch) and (ch.isalnum() or ch == "_")
 
@@ -379,15 +382,32 @@ LEFT_CONTEXT = (rb"(?:^|^[\x80-\xbf]|[\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f\x
                 rb"|[\x00-\xcf\xd2-\xff][\x80-\xbf])")
 
 
-def _left_bounded(expr: bytes, literal: bytes, bound: int) -> bytes:
-    """A piece that starts a word and a Cyrillic letter, with LEFT_CONTEXT before it."""
-    return LEFT_CONTEXT + expr if bound & LEFT and literal[:1] in (b"\xd0", b"\xd1") else expr
+#: the byte after a piece that ends a word and a Cyrillic letter (the full database
+#: is scanned with a line break appended, which stands for the end of the text): any
+#: byte but an ASCII letter, digit or ``_`` and 0xD0/0xD1 — after those word_after()
+#: sees a word character, except after a lead byte cut short (_LONE_LEAD fires there)
+RIGHT_CONTEXT = rb"[\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f\x80-\xcf\xd2-\xff]"
+#: a lead byte 0xD0/0xD1 that no continuation byte follows (broken UTF-8)
+_LONE_LEAD = rb"[\xd0\xd1][\x00-\x7f\xc0-\xff]"
+
+
+def _shifted(literal: bytes, bound: int) -> bool:
+    """Whether a piece ends a word and a Cyrillic letter (RIGHT_CONTEXT after it)."""
+    return bool(bound & RIGHT) and len(literal) >= 2 and literal[-2] in (0xD0, 0xD1)
+
+
+def _bounded(expr: bytes, literal: bytes, bound: int) -> bytes:
+    """A piece with LEFT_CONTEXT before it when it starts a word and a Cyrillic letter,
+    and RIGHT_CONTEXT after it when it ends a word and a Cyrillic letter."""
+    if bound & LEFT and literal[:1] in (b"\xd0", b"\xd1"):
+        expr = LEFT_CONTEXT + expr
+    return expr + RIGHT_CONTEXT if _shifted(literal, bound) else expr
 
 
 #: trigger expressions of _trigger_expressions() that match only where a byte
 #: 0xD0..0xD3 is (left out of the database for text without one)
 _NEEDS_CYRILLIC_LEAD = frozenset({
-    rb"[A-Za-z][\xd0-\xd3]", rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]", _CSI_THEN_CYRILLIC})
+    rb"[A-Za-z][\xd0-\xd3]", rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]", _CSI_THEN_CYRILLIC, _LONE_LEAD})
 
 
 def _needs_cyrillic_lead(expr: bytes, literal: bytes | None) -> bool:
@@ -440,6 +460,7 @@ def _trigger_expressions(keys: frozenset[str] | None = None) -> list[bytes]:
         rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]",  # a Cyrillic letter, then a Latin one
         rb"[0-9A-Za-z\x80-\xbf]" + gap + rb"[0-9A-Za-z\xc0-\xff]",
         _CSI_THEN_CYRILLIC,
+        _LONE_LEAD,
     ]
 
 
@@ -478,7 +499,7 @@ class Prefilter:
         self._confirm_json = confirm_json
         self.plain = plain
         self.first_literal = first_literal
-        #: per literal: its length << 2 | its LEFT/RIGHT bounds, or 0 when unbounded
+        #: per literal: its length << 3 | SHIFTED | its LEFT/RIGHT bounds, or 0 when unbounded
         self.whole = whole
         self.rare = rare
         self.rare_id = rare_id
@@ -497,7 +518,7 @@ class Prefilter:
         table = _confirm_table(pieces)
         confirm = {i: _confirm_entry(len(b), table[(b, bound)]) for i, (b, bound) in enumerate(lits)
                    if (b, bound) in table}
-        exprs = [*trig, *(_left_bounded(_lit(b), b, bound) for b, bound in lits)]
+        exprs = [*trig, *(_bounded(_lit(b), b, bound) for b, bound in lits)]
         flags = [0] * len(trig) + [hyperscan.HS_FLAG_CASELESS] * len(lits)
         # the same ids in both, so a hit means the same in either
         ids = [i for i in range(len(exprs))
@@ -518,7 +539,8 @@ class Prefilter:
             db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             db.compile(expressions=ex, ids=pick, flags=fl)
             dbs.append(db)
-        return cls(dbs[0], len(trig), [(len(b) << 2) | bound if bound else 0 for b, bound in lits],
+        return cls(dbs[0], len(trig), [(len(b) << 3) | (SHIFTED if _shifted(b, bound) else 0) | bound
+                                       if bound else 0 for b, bound in lits],
                    dbs[1], frozenset(rare.values()), rare_id, confirm)
 
     def to_bytes(self) -> bytes:
@@ -612,7 +634,9 @@ class Prefilter:
                 else:
                     code = whole[rid - first_lit]
                     if code:
-                        length, bound = code >> 2, code & 3
+                        if code & SHIFTED:
+                            to -= 1  # (the expression ends with RIGHT_CONTEXT's byte)
+                        length, bound = code >> 3, code & 3
                         if (bound & RIGHT and word_after(data, to)) or \
                                 (bound & LEFT and word_before(data, to - length)):
                             return None
@@ -623,7 +647,9 @@ class Prefilter:
             return True if len(found) > DENSE_RAW else None
 
         try:
-            db.scan(data, match_event_handler=on_match)  # type: ignore[attr-defined]
+            # (the full database with a line break for the end of the text: RIGHT_CONTEXT)
+            db.scan(data + b"\n" if db is self.db else data,  # type: ignore[attr-defined]
+                    match_event_handler=on_match)
         except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose
             if leads[0] > RARE_LEADS:
                 return _USE_FULL
@@ -635,6 +661,7 @@ class Prefilter:
         hits: list[int] = []
         last = -1000
         for to in found:
+            to = min(to, len(data))  # (_LONE_LEAD on the appended line break)
             if to - last > 32:
                 last = to
                 hits.append(to)

@@ -234,3 +234,23 @@ def test_cyrillic_look_alikes_outside_russian_are_found():
             fast, slow = fast_and_view(m, f"и {text} пришёл\n")
             assert fast == slow, text
             assert slow or not text[0].isupper(), text  # (a person's name starts upper-case)
+
+
+@pytest.mark.parametrize("after", [b"", b" ", b"\n", b"\xd0", b"\xd0 ", b"\xd1\n", b"\xd0\xd0", b"\xd0a",
+                                   b"\x80", b"\xc2\xbb", b"\xe2\x80\x94", b"\xd2\x91", b"_", b"1"])
+@pytest.mark.parametrize("before", [b"", b" ", b"\n", b"\x80", b"\xbf", b"\xd0", b"\xc2\xab", b"\x1b[1m",
+                                    b"x\x1b[0m", b"\xe2\x80\x94"])
+def test_the_bytes_around_a_name_broken_or_not(matcher, before, after):
+    """A piece's contexts in the database (the byte before a word's first piece, after
+    its last) against the view, with every kind of byte there: ASCII, other characters'
+    lead and continuation bytes, a lead byte cut short, a colour sequence, the edges;
+    each name whole, and with a separator after its first letter / before its last (so
+    that only its last / first piece is whole)."""
+    if matcher._prefilter() is None:
+        pytest.skip("hyperscan is not installed")
+    names = ("Сулейманову", "ДИЛЬНОЗОЙ", "Шевченко", "Петровым")
+    for name in (*names, *(n[0] + " " + n[1:] for n in names), *(n[:-1] + "-" + n[-1] for n in names)):
+        for data in (before + name.encode() + after, b"x " + before + name.encode() + after + b" x"):
+            text = data.decode("utf-8", "surrogateescape")
+            fast, slow = fast_and_view(matcher, text)
+            assert fast == slow, data

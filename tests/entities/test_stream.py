@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -199,21 +201,35 @@ def _bytes_consumed(pattern: bytes) -> set[int]:
 
 
 def test_no_prefilter_hit_spans_a_line_break(matcher):
-    """What the split scan rests on: no expression of either database consumes a
-    \\n or \\r (pieces, rare characters, triggers, the stop and lead classes)."""
+    """What the split scan rests on: no expression of either database holds a \\n or
+    \\r inside it (pieces, rare characters, triggers, the stop and lead classes); one
+    may start with one (the byte before a piece) or end with one (the byte after a
+    piece, after a lead byte cut short), which both scans see with the bytes around."""
     from tcg.entities.prefilter import (
         _CYRILLIC_LEAD_CLASS,
+        _LONE_LEAD,
+        LEFT_CONTEXT,
+        RIGHT_CONTEXT,
         _lead_class,
         _literal_bytes,
         _trigger_expressions,
+        case_triggers,
         prefilter_literals,
     )
 
     trig = _trigger_expressions()
     rare = [b for t in trig if (b := _literal_bytes(t)) is not None]
-    exprs = [*trig, _lead_class(rare), _CYRILLIC_LEAD_CLASS]
+    exprs = [*trig, _lead_class(rare), _CYRILLIC_LEAD_CLASS,
+             *case_triggers(p for p, _ in prefilter_literals(matcher._texts))]
+    edges = {_LONE_LEAD: rb"[\xd0\xd1]"}  # an expression -> its part before its last byte
     for expr in exprs:
-        assert not _bytes_consumed(expr) & {0x0A, 0x0D}, expr
+        assert not _bytes_consumed(edges.get(expr, expr)) & {0x0A, 0x0D}, expr
+    assert _LONE_LEAD.startswith(edges[_LONE_LEAD]) and _bytes_consumed(_LONE_LEAD[10:]) >= {0x0A}
+    # the contexts: one byte after a piece; before it, one byte or a continuation byte
+    # after one (never a break), and a break only as that first byte
+    assert re.fullmatch(rb"\[[^\]]*\]", RIGHT_CONTEXT)
+    assert re.fullmatch(LEFT_CONTEXT, b"\n") and re.fullmatch(LEFT_CONTEXT, b"\n\x80")
+    assert not re.fullmatch(LEFT_CONTEXT, b"\x80\n") and not re.fullmatch(LEFT_CONTEXT, b"\n\n")
     assert _bytes_consumed(rb"a\nb") >= {0x0A}  # the walker sees a break where there is one
     assert _bytes_consumed(rb"[^x]") >= {0x0A, 0x0D}
     for piece, _bound in prefilter_literals(matcher._texts):
