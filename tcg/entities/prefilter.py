@@ -375,15 +375,17 @@ _CSI_THEN_CYRILLIC = CSI_BYTES + rb"[\xd0\xd1]"
 #: a longer word, one Python callback each before): every byte string word_before()
 #: reads as "no word character before" ends with one of these, or is a colour sequence
 #: (_CSI_THEN_CYRILLIC fires there):
-#: the start of the text, or one byte there — ASCII that is no letter, digit or ``_``,
-#: or a lead byte (a character cut short) —, or a continuation byte after anything but
-#: 0xD0/0xD1 (after those it ends a letter of U+0400..U+047F, a word character)
-LEFT_CONTEXT = (rb"(?:^|^[\x80-\xbf]|[\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f\xc0-\xff]"
+#: one byte that is ASCII but no letter, digit or ``_``, or a lead byte (a character
+#: cut short), or a continuation byte after anything but 0xD0/0xD1 (after those it
+#: ends a letter of U+0400..U+047F, a word character). The full database is scanned
+#: with a line break before the text and one after it, standing for its start and
+#: end (anchors here doubled the database's size and compile time)
+LEFT_CONTEXT = (rb"(?:[\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f\xc0-\xff]"
                 rb"|[\x00-\xcf\xd2-\xff][\x80-\xbf])")
 
 
-#: the byte after a piece that ends a word and a Cyrillic letter (the full database
-#: is scanned with a line break appended, which stands for the end of the text): any
+#: the byte after a piece that ends a word and a Cyrillic letter (the line break
+#: after the text in the full database's scan stands for its end): any
 #: byte but an ASCII letter, digit or ``_`` and 0xD0/0xD1 — after those word_after()
 #: sees a word character, except after a lead byte cut short (_LONE_LEAD fires there)
 RIGHT_CONTEXT = rb"[\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f\x80-\xcf\xd2-\xff]"
@@ -617,8 +619,12 @@ class Prefilter:
         leads = [0]
         # (the smaller database holds none of these pieces: each has a Cyrillic letter)
         confirm = self.confirm_contexts() if db is self.db else {}
+        # the full database sees the text between two line breaks (LEFT_CONTEXT,
+        # RIGHT_CONTEXT): its offsets are one more
+        shift = 1 if db is self.db else 0
 
         def on_match(rid: int, _f: int, to: int, _fl: int, _c: object) -> bool | None:
+            to -= shift
             if rid >= first_lit:
                 if rid >= rare_id:  # a first byte of a rare character, maybe: which one?
                     leads[0] += 1
@@ -647,8 +653,7 @@ class Prefilter:
             return True if len(found) > DENSE_RAW else None
 
         try:
-            # (the full database with a line break for the end of the text: RIGHT_CONTEXT)
-            db.scan(data + b"\n" if db is self.db else data,  # type: ignore[attr-defined]
+            db.scan(b"".join((b"\n", data, b"\n")) if shift else data,  # type: ignore[attr-defined]
                     match_event_handler=on_match)
         except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose
             if leads[0] > RARE_LEADS:
@@ -661,7 +666,7 @@ class Prefilter:
         hits: list[int] = []
         last = -1000
         for to in found:
-            to = min(to, len(data))  # (_LONE_LEAD on the appended line break)
+            to = min(max(to, 0), len(data))  # (_LONE_LEAD on the line break after the text)
             if to - last > 32:
                 last = to
                 hits.append(to)
