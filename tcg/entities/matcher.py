@@ -262,15 +262,19 @@ class Matcher:
 
     # ------------------------------------------------------------ fast path
 
-    def find_bytes(self, data: bytes) -> list[Match]:
+    def find_bytes(self, data: bytes, hits: list[int] | None = None, scanned: bool = False
+                   ) -> list[Match]:
         """Every match in ``data`` (byte offsets), the same as find_text() on its
-        decoded text; only regions around prefilter hits are decoded."""
+        decoded text; only regions around prefilter hits are decoded. ``scanned``:
+        ``hits`` are the prefilter's hits in ``data`` already (None: dense), or a
+        superset of them."""
         if not self._nforms or not data:
             return []
         pre = self._prefilter()
         if pre is None:
             return self._find_region(data, 0, len(data), 0)
-        hits = pre.scan(data)
+        if not scanned:
+            hits = pre.scan(data)
         if hits is None:
             return self._find_region(data, 0, len(data), 0)
         if not hits:

@@ -27,9 +27,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+#: a confirmed piece: (its length, nb, na, its contexts, firsts, lasts) (see confirmed())
+_Entry = tuple[int, int, int, tuple[tuple[str, str], ...], "frozenset[str] | None",
+               "frozenset[str] | None"]
+
 INSERT_MIN_WORD = 5  # a separator may be inserted only in a Cyrillic word this long
 PIECE = 5  # letters of a long Cyrillic word's two prefilter pieces
 LEFT, RIGHT = 1, 2  # a piece that must start / end a word
+#: in a piece's code (Prefilter.whole): its expression ends with RIGHT_CONTEXT, one
+#: byte after the piece
+SHIFTED = 4
 DENSE = 4096  # hits in one buffer after which all of it is matched on the view
 DENSE_RAW = 8 * DENSE  # the same before thinning (hits within 32 bytes of each other)
 #: first bytes of possibly rare characters in one buffer after which the smaller
@@ -80,12 +87,25 @@ def is_cyrillic(c: str) -> bool:
 # piece stands for all of a transliterated name's case forms (Abaliaev, -a, -u,
 # -ym, -ykh, ...), a literal table a seventh the size, which stays in the cache.
 
-#: Cyrillic letters U+0400..U+045F by case, as UTF-8 (U+0400..U+042F are upper)
-_CYR_LOWER = rb"(?:\xd0[\xb0-\xbf]|\xd1[\x80-\x9f])"
-_CYR_UPPER = rb"\xd0[\x80-\xaf]"
-#: the casings _variants() does not spell out: a lower letter, then an upper one;
-#: two upper letters, then a lower one
-_CASE_TRIGGERS = (_CYR_LOWER + _CYR_UPPER, _CYR_UPPER + _CYR_UPPER + _CYR_LOWER)
+
+
+def case_triggers(pieces: Iterable[bytes]) -> set[bytes]:
+    """The casings _variants() does not spell out, for the pieces of basic Cyrillic
+    letters among ``pieces``: any other casing of a piece's letters holds a lower
+    letter then an upper one, or two upper letters then a lower one — of the piece's
+    own letters. So those pairs and triples of each piece (е/ё either way) are the
+    triggers: literals, where byte classes for any such pair fired hyperscan's
+    engine on every Cyrillic letter (a scan of Russian prose twice as slow)."""
+    out: set[bytes] = set()
+    for b in pieces:
+        piece = b.decode("utf-8", "surrogateescape")
+        if not _basic_cyrillic(piece):
+            continue
+        for v in _yo(piece.lower()):
+            out |= {(v[i] + v[i + 1].upper()).encode() for i in range(len(v) - 1)}
+            out |= {(v[i : i + 2].upper() + v[i + 2]).encode() for i in range(len(v) - 2)}
+    return out
+
 #: the lead bytes of U+0400..U+04FF: text without any of them holds no Cyrillic letter
 _CYRILLIC_LEADS = (b"\xd0", b"\xd1", b"\xd2", b"\xd3")
 
@@ -105,7 +125,7 @@ def _words(text: str) -> list[str]:
 
 def _basic_cyrillic(piece: str) -> bool:
     """Every character a letter of U+0400..U+045F, where the case of a letter shows
-    in its bytes (upper U+0400..U+042F, lower U+0430..U+045F: see _CASE_TRIGGERS)."""
+    in its bytes (upper U+0400..U+042F, lower U+0430..U+045F: see case_triggers())."""
     return bool(piece) and all("\u0400" <= c <= "\u045f" and c.isalpha() for c in piece)
 
 
@@ -215,6 +235,19 @@ def _letters_table() -> dict[int, str | None]:
     return table
 
 
+@functools.lru_cache(maxsize=1)
+def _cyrillic_letters() -> dict[bytes, str]:
+    """The UTF-8 bytes of each letter U+0400..U+047F -> that letter in the view (the
+    same translation table)."""
+    table = _letters_table()
+    out = {}
+    for cp in range(0x400, 0x480):
+        sk = table.get(cp, chr(cp))
+        if sk:
+            out[chr(cp).encode()] = sk
+    return out
+
+
 def confirm_table(texts: Iterable[str]) -> dict[tuple[bytes, int], tuple[tuple[str, str], ...]]:
     """Per piece of a long Cyrillic word: the compact skeletons of its word's letters
     before and after it, over every form the piece is taken from; a piece some form
@@ -242,7 +275,8 @@ def _confirm_table(pieces: Iterable[set[tuple[bytes, int, tuple[str, str] | None
 
 
 def confirmed(data: bytes, start: int, end: int, nb: int, na: int,
-              contexts: tuple[tuple[str, str], ...]) -> bool:
+              contexts: tuple[tuple[str, str], ...], firsts: frozenset[str] | None = None,
+              lasts: frozenset[str] | None = None) -> bool:
     """Whether the piece at ``data[start:end]`` may lie in one of its words: the
     view letters right before it end with a context's first part and those right
     after it start with its second. The letters are computed as the view computes
@@ -251,7 +285,19 @@ def confirmed(data: bytes, start: int, end: int, nb: int, na: int,
     than a colour sequence's length after an ESC (it may start inside one), or cut short of
     a context's letters and CONFIRM_SLACK more, confirms the hit. A window that
     reaches the start or end of ``data`` is not cut: a match in ``data`` has all its
-    letters there. ``nb``/``na``: the longest first/second part of the contexts."""
+    letters there. ``nb``/``na``: the longest first/second part of the contexts;
+    ``firsts``/``lasts``: the letters every second part starts / first part ends with
+    (None: some part is empty).
+
+    Most hits are decided by the one letter beside the piece: a letter U+0400..U+047F
+    right after (before) it is the view's next (previous) letter whatever else the
+    window holds, so when it starts (ends) no context the hit is dropped at once."""
+    cyr = _cyrillic_letters()
+    if firsts is not None and (sk := cyr.get(data[end : end + 2])) is not None and sk not in firsts:
+        return False
+    if lasts is not None and start >= 2 and (sk := cyr.get(data[start - 2 : start])) is not None \
+            and sk not in lasts:
+        return False
     table = _letters_table()
     before = after = ""
     cut_lo = cut_hi = False
@@ -288,6 +334,8 @@ def word_before(data: bytes, start: int) -> bool:
     if start <= 0:
         return False
     b = data[start - 1]
+    if 0x80 <= b < 0xC0 and start >= 2 and 0xD0 <= data[start - 2] <= 0xD1:
+        return True  # a letter of U+0400..U+047F (the usual case in Russian text: first)
     if b < 0x80:
         if not (chr(b).isalnum() or b == 0x5F):
             return False
@@ -310,17 +358,58 @@ def word_after(data: bytes, end: int) -> bool:
     b = data[end]
     if b < 0x80:
         return chr(b).isalnum() or b == 0x5F
+    if 0xD0 <= b <= 0xD1 and end + 1 < len(data) and 0x80 <= data[end + 1] < 0xC0:
+        return True  # a letter of U+0400..U+047F (the usual case in Russian text)
     ch = data[end : end + 4].decode("utf-8", "ignore")[:1]
     return bool(ch) and (ch.isalnum() or ch == "_")
 
 
 _CSI_END = re.compile(CSI_BYTES)
 
+#: a colour sequence right before a Cyrillic letter: word_before() looks through it,
+#: which LEFT_CONTEXT does not (a trigger instead)
+_CSI_THEN_CYRILLIC = CSI_BYTES + rb"[\xd0\xd1]"
+
+#: the bytes before a piece that starts a word, for a piece starting with a letter of
+#: U+0400..U+047F (in the full database; hyperscan then skips the occurrences inside
+#: a longer word, one Python callback each before): every byte string word_before()
+#: reads as "no word character before" ends with one of these, or is a colour sequence
+#: (_CSI_THEN_CYRILLIC fires there):
+#: one byte that is ASCII but no letter, digit or ``_``, or a lead byte (a character
+#: cut short), or a continuation byte after anything but 0xD0/0xD1 (after those it
+#: ends a letter of U+0400..U+047F, a word character). The full database is scanned
+#: with a line break before the text and one after it, standing for its start and
+#: end (anchors here doubled the database's size and compile time)
+LEFT_CONTEXT = (rb"(?:[\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f\xc0-\xff]"
+                rb"|[\x00-\xcf\xd2-\xff][\x80-\xbf])")
+
+
+#: the byte after a piece that ends a word and a Cyrillic letter (the line break
+#: after the text in the full database's scan stands for its end): any
+#: byte but an ASCII letter, digit or ``_`` and 0xD0/0xD1 — after those word_after()
+#: sees a word character, except after a lead byte cut short (_LONE_LEAD fires there)
+RIGHT_CONTEXT = rb"[\x00-\x2f\x3a-\x40\x5b-\x5e\x60\x7b-\x7f\x80-\xcf\xd2-\xff]"
+#: a lead byte 0xD0/0xD1 that no continuation byte follows (broken UTF-8)
+_LONE_LEAD = rb"[\xd0\xd1][\x00-\x7f\xc0-\xff]"
+
+
+def _shifted(literal: bytes, bound: int) -> bool:
+    """Whether a piece ends a word and a Cyrillic letter (RIGHT_CONTEXT after it)."""
+    return bool(bound & RIGHT) and len(literal) >= 2 and literal[-2] in (0xD0, 0xD1)
+
+
+def _bounded(expr: bytes, literal: bytes, bound: int) -> bytes:
+    """A piece with LEFT_CONTEXT before it when it starts a word and a Cyrillic letter,
+    and RIGHT_CONTEXT after it when it ends a word and a Cyrillic letter."""
+    if bound & LEFT and literal[:1] in (b"\xd0", b"\xd1"):
+        expr = LEFT_CONTEXT + expr
+    return expr + RIGHT_CONTEXT if _shifted(literal, bound) else expr
+
 
 #: trigger expressions of _trigger_expressions() that match only where a byte
 #: 0xD0..0xD3 is (left out of the database for text without one)
 _NEEDS_CYRILLIC_LEAD = frozenset({
-    rb"[A-Za-z][\xd0-\xd3]", rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]", *_CASE_TRIGGERS})
+    rb"[A-Za-z][\xd0-\xd3]", rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]", _CSI_THEN_CYRILLIC, _LONE_LEAD})
 
 
 def _needs_cyrillic_lead(expr: bytes, literal: bytes | None) -> bool:
@@ -330,25 +419,50 @@ def _needs_cyrillic_lead(expr: bytes, literal: bytes | None) -> bool:
     return expr in _NEEDS_CYRILLIC_LEAD
 
 
-@functools.lru_cache(maxsize=1)
-def _trigger_expressions() -> list[bytes]:
-    from tcg.entities.normal import UNIVERSE, skeleton_char
+def key_chars(texts: Iterable[str]) -> frozenset[str]:
+    """Every character of the forms' compact skeletons (what a match's letters are)."""
+    out: set[str] = set()
+    for t in texts:
+        out |= set(compact_skeleton(t))
+    return frozenset(out)
 
-    rare = {c for c in rare_chars() if skeleton_char(c) != " "}  # separators only split words
+
+#: Cyrillic letters outside U+0410..U+044F/Ёё whose skeleton is a Russian letter's
+#: (Ү ү → у, һ → н): a Cyrillic-only respelling no piece spells and no other trigger sees
+_CYRILLIC_LOOKALIKES = ("\u04ae", "\u04af", "\u04bb")
+
+
+@functools.lru_cache(maxsize=4)
+def _trigger_expressions(keys: frozenset[str] | None = None) -> list[bytes]:
+    """The triggers; with ``keys`` (key_chars() of the forms) less the rare characters
+    that can neither be a match's character nor change a word boundary: a character
+    whose skeleton is punctuation no form holds (full-width commas and brackets in CJK
+    text), not a word character either way (word_before()/word_after() read the raw
+    character as the view reads its skeleton), and neither deleted nor a separator."""
+    from tcg.entities.normal import DEL, SEP, UNIVERSE, is_word, skeleton_char
+
+    def needed(c: str) -> bool:
+        sk = skeleton_char(c)
+        return keys is None or sk == DEL or sk in keys or is_word(sk) or is_word(c)
+
+    rare = {c for c in rare_chars() if skeleton_char(c) != SEP and needed(c)}  # separators only split words
     for lo, hi in UNIVERSE:  # non-ASCII, non-Cyrillic characters with another skeleton
         for cp in range(max(lo, 0x80), hi):
             c = chr(cp)
-            if not is_cyrillic(c) and skeleton_char(c) not in (c, " "):
+            if not is_cyrillic(c) and skeleton_char(c) not in (c, SEP) and needed(c):
                 rare.add(c)
-    csi = b"(?:" + CSI_BYTES + b")+"
+    rare |= set(_CYRILLIC_LOOKALIKES)
+    # between two letters or digits (ASCII, or the last / first byte of a longer
+    # character): control sequences, and the bytes the view deletes (NUL) or uses as
+    # its own markers (0x03, 0x04), which it drops from between the letters too
+    gap = b"(?:" + CSI_BYTES + rb"|[\x00\x03\x04])+"
     return [
         *(_lit(c.encode("utf-8")) for c in sorted(rare)),
         rb"[A-Za-z][\xd0-\xd3]",  # a Latin letter, then a Cyrillic one
         rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]",  # a Cyrillic letter, then a Latin one
-        # control sequences between two letters or digits (ASCII, or the last /
-        # first byte of a longer character)
-        rb"[0-9A-Za-z\x80-\xbf]" + csi + rb"[0-9A-Za-z\xc0-\xff]",
-        *_CASE_TRIGGERS,
+        rb"[0-9A-Za-z\x80-\xbf]" + gap + rb"[0-9A-Za-z\xc0-\xff]",
+        _CSI_THEN_CYRILLIC,
+        _LONE_LEAD,
     ]
 
 
@@ -378,7 +492,7 @@ class Prefilter:
 
     def __init__(self, db: object, first_literal: int, whole: list[int], plain: object = None,
                  rare: frozenset[bytes] = frozenset(), rare_id: int = -1,
-                 confirm: dict[int, tuple[int, int, int, tuple[tuple[str, str], ...]]] | None = None,
+                 confirm: dict[int, _Entry] | None = None,
                  confirm_json: bytes = b""):
         self.db = db
         #: per literal index: (its length, nb, na, its contexts) for the pieces confirmed()
@@ -387,7 +501,7 @@ class Prefilter:
         self._confirm_json = confirm_json
         self.plain = plain
         self.first_literal = first_literal
-        #: per literal: its length << 2 | its LEFT/RIGHT bounds, or 0 when unbounded
+        #: per literal: its length << 3 | SHIFTED | its LEFT/RIGHT bounds, or 0 when unbounded
         self.whole = whole
         self.rare = rare
         self.rare_id = rare_id
@@ -398,13 +512,15 @@ class Prefilter:
             import hyperscan
         except ImportError:
             return None
-        trig = _trigger_expressions()
+        texts = list(texts)
         pieces = [form_pieces(t) for t in texts]
         lits = _literals(pieces)
+        trig = [*_trigger_expressions(key_chars(texts)),
+                *(_lit(b) for b in sorted(case_triggers(b for b, _ in lits)))]
         table = _confirm_table(pieces)
         confirm = {i: _confirm_entry(len(b), table[(b, bound)]) for i, (b, bound) in enumerate(lits)
                    if (b, bound) in table}
-        exprs = [*trig, *(_lit(b) for b, _ in lits)]
+        exprs = [*trig, *(_bounded(_lit(b), b, bound) for b, bound in lits)]
         flags = [0] * len(trig) + [hyperscan.HS_FLAG_CASELESS] * len(lits)
         # the same ids in both, so a hit means the same in either
         ids = [i for i in range(len(exprs))
@@ -425,7 +541,8 @@ class Prefilter:
             db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             db.compile(expressions=ex, ids=pick, flags=fl)
             dbs.append(db)
-        return cls(dbs[0], len(trig), [(len(b) << 2) | bound if bound else 0 for b, bound in lits],
+        return cls(dbs[0], len(trig), [(len(b) << 3) | (SHIFTED if _shifted(b, bound) else 0) | bound
+                                       if bound else 0 for b, bound in lits],
                    dbs[1], frozenset(rare.values()), rare_id, confirm)
 
     def to_bytes(self) -> bytes:
@@ -438,7 +555,7 @@ class Prefilter:
         # the casings and ё spellings of a piece share its contexts: each set stored once
         sets: dict[tuple[tuple[str, str], ...], int] = {}
         rows = [[i, n, sets.setdefault(c, len(sets))]
-                for i, (n, _, _, c) in sorted(self.confirm_contexts().items())]
+                for i, (n, _, _, c, _, _) in sorted(self.confirm_contexts().items())]
         conf = json.dumps({"contexts": list(sets), "pieces": rows},
                           ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         head = json.dumps({"first_literal": self.first_literal, "whole": self.whole,
@@ -470,7 +587,7 @@ class Prefilter:
                    frozenset(bytes.fromhex(h) for h in st.get("rare", ())), int(st.get("rare_id", -1)),
                    None, bytes(conf))
 
-    def confirm_contexts(self) -> dict[int, tuple[int, int, int, tuple[tuple[str, str], ...]]]:
+    def confirm_contexts(self) -> dict[int, _Entry]:
         """The pieces confirmed() checks (read from the stored file on first use: only
         text with Cyrillic letters needs them)."""
         if self._confirm is None:
@@ -502,8 +619,12 @@ class Prefilter:
         leads = [0]
         # (the smaller database holds none of these pieces: each has a Cyrillic letter)
         confirm = self.confirm_contexts() if db is self.db else {}
+        # the full database sees the text between two line breaks (LEFT_CONTEXT,
+        # RIGHT_CONTEXT): its offsets are one more
+        shift = 1 if db is self.db else 0
 
         def on_match(rid: int, _f: int, to: int, _fl: int, _c: object) -> bool | None:
+            to -= shift
             if rid >= first_lit:
                 if rid >= rare_id:  # a first byte of a rare character, maybe: which one?
                     leads[0] += 1
@@ -519,7 +640,9 @@ class Prefilter:
                 else:
                     code = whole[rid - first_lit]
                     if code:
-                        length, bound = code >> 2, code & 3
+                        if code & SHIFTED:
+                            to -= 1  # (the expression ends with RIGHT_CONTEXT's byte)
+                        length, bound = code >> 3, code & 3
                         if (bound & RIGHT and word_after(data, to)) or \
                                 (bound & LEFT and word_before(data, to - length)):
                             return None
@@ -530,7 +653,8 @@ class Prefilter:
             return True if len(found) > DENSE_RAW else None
 
         try:
-            db.scan(data, match_event_handler=on_match)  # type: ignore[attr-defined]
+            db.scan(b"".join((b"\n", data, b"\n")) if shift else data,  # type: ignore[attr-defined]
+                    match_event_handler=on_match)
         except Exception:  # noqa: BLE001 - hyperscan.ScanTerminated: stopped on purpose
             if leads[0] > RARE_LEADS:
                 return _USE_FULL
@@ -542,15 +666,18 @@ class Prefilter:
         hits: list[int] = []
         last = -1000
         for to in found:
+            to = min(max(to, 0), len(data))  # (_LONE_LEAD on the line break after the text)
             if to - last > 32:
                 last = to
                 hits.append(to)
         return None if len(hits) > DENSE else hits
 
 
-def _confirm_entry(length: int, contexts: tuple[tuple[str, str], ...]
-                   ) -> tuple[int, int, int, tuple[tuple[str, str], ...]]:
-    return (length, max(len(b) for b, _ in contexts), max(len(a) for _, a in contexts), contexts)
+def _confirm_entry(length: int, contexts: tuple[tuple[str, str], ...]) -> _Entry:
+    firsts = frozenset(a[0] for _, a in contexts) if all(a for _, a in contexts) else None
+    lasts = frozenset(b[-1] for b, _ in contexts) if all(b for b, _ in contexts) else None
+    return (length, max(len(b) for b, _ in contexts), max(len(a) for _, a in contexts), contexts,
+            firsts, lasts)
 
 
 #: what _scan() returns when the smaller database's scan stopped for the full one

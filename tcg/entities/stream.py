@@ -76,15 +76,16 @@ class AliasStream:
             if isinstance(out, bytes):
                 return out
             self._buf = tail + data
-            return self._advance(final=False, candidates=out is False)
+            return self._advance(final=False, hits=out)
         self._buf = tail + data
         return self._advance(final=False)
 
-    def _split(self, tail: bytes, data: bytes) -> bytes | bool | None:
+    def _split(self, tail: bytes, data: bytes) -> bytes | tuple[list[int] | None] | None:
         """What _advance() releases for ``tail + data`` when its prefilter scan has no
-        hit, found without copying ``data`` after ``tail`` for the scan; False when a
-        scan below has a hit (the caller matches), None when the shortcut does not
-        apply.
+        hit, found without copying ``data`` after ``tail`` for the scan; when a scan
+        below has a hit, (the hits of both, in ``tail + data``'s offsets — every hit
+        of the joined scan is among them —, or None when one is dense) for the caller
+        to match around; None when the shortcut does not apply.
 
         No prefilter hit spans a line break (no piece, rare character or trigger
         holds \\n or \\r), and ``tail`` holds none (it is what follows the last
@@ -102,8 +103,11 @@ class AliasStream:
         first = cr if cr >= 0 else nl
         if first < 0 or first >= SPLIT_JUNCTION:
             return None
-        if pre.scan(tail + data[: first + 1]) != [] or pre.scan(data) != []:
-            return False
+        head, rest = pre.scan(tail + data[: first + 1]), pre.scan(data)
+        if head is None or rest is None:
+            return (None,)
+        if head or rest:
+            return (sorted({*head, *(h + len(tail) for h in rest)}),)
         # the cut _advance() makes, in data's offsets: data's own last break keeps it in data
         cut = self._cut(data)
         out = b"".join((tail, memoryview(data)[:cut]))
@@ -130,7 +134,9 @@ class AliasStream:
         last = max(nl, buf.rfind(b"\r", nl + 1))
         return char_start(buf, max(last + 1, len(buf) - self._reach))
 
-    def _advance(self, final: bool, candidates: bool = False) -> bytes:
+    def _advance(self, final: bool, hits: tuple[list[int] | None] | None = None) -> bytes:
+        """Release what is decided of the held bytes, aliased. ``hits``: the prefilter's
+        hits in them when already scanned (None inside: dense)."""
 
         buf = self._buf
         if not buf:
@@ -144,7 +150,9 @@ class AliasStream:
         ctx = self._ctx
         keep = self._keep
         pre = self.matcher._prefilter()
-        if pre is not None and not candidates and pre.scan(buf) == []:
+        if pre is not None and hits is None:
+            hits = (pre.scan(buf),)
+        if hits is not None and hits[0] == []:
             # no candidate in the new bytes (every match holds a hit): no copy, no view
             out = buf[:cut] if cut < len(buf) else buf
             self._buf = buf[cut:]
@@ -152,7 +160,12 @@ class AliasStream:
             return out
         data = ctx + buf
         base = len(ctx)
-        found = [m for m in self.matcher.find_bytes(data) if base <= m.start < base + cut]
+        # the hits of buf stand for those of data in the matches that start in buf (the
+        # ones kept): such a match lies in buf, and a hit of it in buf alone differs
+        # only in seeing the start of the text before it, which keeps a hit, never drops one
+        at = None if hits is None else ([h + base for h in hits[0]] if hits[0] is not None else None)
+        found = [m for m in self.matcher.find_bytes(data, at, scanned=hits is not None)
+                 if base <= m.start < base + cut]
         if found:
             cut = max(cut, found[-1].end - base)
             self.count += len(found)

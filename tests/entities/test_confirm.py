@@ -19,13 +19,17 @@ hyperscan = pytest.importorskip("hyperscan")
 PROSE = ["Петух", "петиция", "Костров", "Петровка", "Петровский", "суленый", "Сулейка", "бойманов",
          "Дильник", "ченковый", "Ромашковый", "машина", "договор", "поставки", "и", "в", "на",
          "Шевчук", "ромашка", "петров", "Вторник", "ёлка", "ЕЛКА", "программа", "ров", "пет"]
-GLUE = [" ", " ", ", ", ". ", "\n", " — ", "\t", "«", "» ", " (", ") ", "-"]
+GLUE = [" ", " ", ", ", ". ", "\n", " — ", "\t", "«", "» ", " (", ") ", "-",
+        # full-width punctuation (CJK text): no trigger unless a form holds its skeleton
+        "\uff0c", "\uff1b ", "\uff08", "\uff09"]
 # what may stand where a separator is inserted into a word, or beside it
 INSERTS = [*PLAIN_SEPARATORS, "  ", "\u00a0\u00a0\u00a0", "\u2010\u2010\u2010", " \x1b[0m",
            "\x1b[31m ", "\x1b[1m", "\u200b", " \u200b", "\u2009", "\r", "\x7f", ".",
            # the longest colour sequences the view deletes, beside a separator: a window
            # that starts inside one must not read its tail as letters
-           "\x1b[38;2;255;255;255m ", " \x1b[38;2;255;255;255m", "\x1b[38;2;255;255;255m"]
+           "\x1b[38;2;255;255;255m ", " \x1b[38;2;255;255;255m", "\x1b[38;2;255;255;255m",
+           # bytes the view deletes (NUL) or reads as its own markers (0x03, 0x04)
+           "\x00", "\x03", "\x04", "\x00\x04\x03", " \x00"]
 
 
 def forms(reg):
@@ -175,3 +179,78 @@ def test_a_piece_some_form_yields_without_context_is_never_confirmed(monkeypatch
     monkeypatch.setattr(prefilter, "form_pieces",
                         lambda t: {(*left, None)} if t == "other" else real(t))
     assert left not in prefilter.confirm_table(["Петров", "other"])
+
+
+def test_full_width_punctuation_no_form_holds_fires_nothing(matcher):
+    """Rare characters whose skeleton is punctuation no form holds (，；（） in CJK text)
+    are no triggers: they can be neither a match's character nor a word's edge the raw
+    bytes and the view read apart. A form holding the skeleton brings its character back."""
+    from tcg.entities.matcher import EntitySpec, Matcher
+    from tcg.entities.prefilter import _literal_bytes, _trigger_expressions, key_chars
+
+    pre = matcher._prefilter()
+    if pre is None:
+        pytest.skip("hyperscan is not installed")
+    cjk = "作者\uff0c说明\uff1b\uff08说明\uff09\uff1a注意\n".encode()
+    assert pre.scan(cjk) == [] and pre.scan("Вчера\uff0cсегодня\n".encode()) == []
+    wide = "\uff0c".encode()
+    spelled = {_literal_bytes(t) for t in _trigger_expressions(key_chars(matcher._texts))}
+    assert wide not in spelled
+    assert wide in {_literal_bytes(t) for t in _trigger_expressions(key_chars(["Рога, Копыта"]))}
+    comma = Matcher([EntitySpec("CTXG_COMPANY_Z", True, (("Рога, Копыта", "CTXG_COMPANY_Z"),))])
+    for text in ("у Рога\uff0cКопыта есть", "Рога\uff0c Копыта", "Рога, Копыта\uff0c и"):
+        fast, slow = fast_and_view(comma, text)
+        assert fast == slow != []
+
+
+def test_raw_control_bytes_inside_a_name_are_found(matcher):
+    """NUL, 0x03 and 0x04 between two letters are dropped by the view, so the name is
+    there; a trigger sends the window to the view (it was missed before)."""
+    if matcher._prefilter() is None:
+        pytest.skip("hyperscan is not installed")
+    for text in ("P\x00etrov", "Pe\x03trov", "Ро\x04машка", "Сулей\x00\x00манов", "Шев\x00\x1b[1mченко",
+                 "Ромашк\x00а"):
+        fast, slow = fast_and_view(matcher, f"Вчера {text} пришёл")
+        assert fast == slow != [], text
+        fast, slow = fast_and_view(matcher, text)
+        assert fast == slow != [], text
+
+
+def test_cyrillic_look_alikes_outside_russian_are_found():
+    """Ү ү һ (Kazakh, Tatar) have the skeletons of у and н: a name respelled with them
+    in both halves of its word keeps no piece whole, and must still be found."""
+    import itertools
+
+    from tcg.entities.matcher import EntitySpec, Matcher
+
+    m = Matcher([EntitySpec("CTXG_PERSON_9", True, (("Юнусов", "CTXG_PERSON_9"),
+                                                    ("Нуриманов", "CTXG_PERSON_9")))])
+    if m._prefilter() is None:
+        pytest.skip("hyperscan is not installed")
+    swaps = {"у": "уүҮ", "н": "нһ", "Н": "Нһ"}
+    for name in ("Юнусов", "Нуриманов"):
+        for spelling in itertools.product(*[swaps.get(c, c) for c in name]):
+            text = "".join(spelling)
+            fast, slow = fast_and_view(m, f"и {text} пришёл\n")
+            assert fast == slow, text
+            assert slow or not text[0].isupper(), text  # (a person's name starts upper-case)
+
+
+@pytest.mark.parametrize("after", [b"", b" ", b"\n", b"\xd0", b"\xd0 ", b"\xd1\n", b"\xd0\xd0", b"\xd0a",
+                                   b"\x80", b"\xc2\xbb", b"\xe2\x80\x94", b"\xd2\x91", b"_", b"1"])
+@pytest.mark.parametrize("before", [b"", b" ", b"\n", b"\x80", b"\xbf", b"\xd0", b"\xc2\xab", b"\x1b[1m",
+                                    b"x\x1b[0m", b"\xe2\x80\x94"])
+def test_the_bytes_around_a_name_broken_or_not(matcher, before, after):
+    """A piece's contexts in the database (the byte before a word's first piece, after
+    its last) against the view, with every kind of byte there: ASCII, other characters'
+    lead and continuation bytes, a lead byte cut short, a colour sequence, the edges;
+    each name whole, and with a separator after its first letter / before its last (so
+    that only its last / first piece is whole)."""
+    if matcher._prefilter() is None:
+        pytest.skip("hyperscan is not installed")
+    names = ("Сулейманову", "ДИЛЬНОЗОЙ", "Шевченко", "Петровым")
+    for name in (*names, *(n[0] + " " + n[1:] for n in names), *(n[:-1] + "-" + n[-1] for n in names)):
+        for data in (before + name.encode() + after, b"x " + before + name.encode() + after + b" x"):
+            text = data.decode("utf-8", "surrogateescape")
+            fast, slow = fast_and_view(matcher, text)
+            assert fast == slow, data

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -25,6 +27,22 @@ def test_chunk_invariance(matcher, cuts):
     out += s.feed(TEXT[i:]) + s.flush()
     assert out == whole
     assert "Ромашк".encode() not in out and "Петров А".encode() not in out
+
+
+@pytest.mark.parametrize("lead", [0, 1, 300, 5000])
+@pytest.mark.parametrize("held", ["", "Вчера у ", "Петров и Ш"])
+def test_a_name_after_released_context_is_found(matcher, lead, held):
+    """A buffer's prefilter hits are matched around in the buffer with the released
+    context before it (their offsets moved by it): names after a long released line,
+    after held bytes, as the whole stream gives them."""
+    first = ("x" * lead + "\n" + held).encode()
+    second = ("шевченко, Петровым и Ромашкой " * 200 + "\nСулейманов Дильнозой " + "x" * 600
+              + "\n").encode()
+    s = AliasStream(matcher)
+    out = s.feed(first) + s.feed(second) + s.flush()
+    whole = first + second
+    assert out == replace_bytes(whole, matcher.find_bytes(whole))
+    assert out.count(b"CTXG_") >= 402
 
 
 def test_holds_only_an_unfinished_line(matcher):
@@ -120,14 +138,22 @@ def test_split_scan_releases_what_the_joined_scan_does(matcher, text, cuts, junc
 @given(STREAM_TEXT.map(lambda t: t.replace("\n", "").replace("\r", "")), STREAM_TEXT)
 def test_split_scan_has_no_hit_only_where_the_joined_one_has_none(matcher, tail, text):
     """The shortcut's claim itself: when both of its scans are empty, so is the scan
-    of the held bytes and the chunk together."""
+    of the held bytes and the chunk together; when not, the hits it hands on (matched
+    around, not scanned again) stand for every hit of the joined scan — each lies at
+    most the thinning distance (32 bytes) after one of them, as within one scan."""
     pre = matcher._prefilter()
     if pre is None:
         pytest.skip("hyperscan is not installed")
     s = AliasStream(matcher)
     t, d = tail.encode(), text.encode()
-    if t and s._split(t, d) not in (None, False):
+    out = s._split(t, d) if t else None
+    if isinstance(out, bytes):
         assert pre.scan(t + d) == []
+    elif out is not None and out[0] is not None:
+        joined = pre.scan(t + d)
+        assert joined is not None
+        for h in joined:
+            assert any(0 <= h - k <= 32 for k in out[0]), (h, out[0])
 
 
 def _bytes_consumed(pattern: bytes) -> set[int]:
@@ -175,21 +201,35 @@ def _bytes_consumed(pattern: bytes) -> set[int]:
 
 
 def test_no_prefilter_hit_spans_a_line_break(matcher):
-    """What the split scan rests on: no expression of either database consumes a
-    \\n or \\r (pieces, rare characters, triggers, the stop and lead classes)."""
+    """What the split scan rests on: no expression of either database holds a \\n or
+    \\r inside it (pieces, rare characters, triggers, the stop and lead classes); one
+    may start with one (the byte before a piece) or end with one (the byte after a
+    piece, after a lead byte cut short), which both scans see with the bytes around."""
     from tcg.entities.prefilter import (
         _CYRILLIC_LEAD_CLASS,
+        _LONE_LEAD,
+        LEFT_CONTEXT,
+        RIGHT_CONTEXT,
         _lead_class,
         _literal_bytes,
         _trigger_expressions,
+        case_triggers,
         prefilter_literals,
     )
 
     trig = _trigger_expressions()
     rare = [b for t in trig if (b := _literal_bytes(t)) is not None]
-    exprs = [*trig, _lead_class(rare), _CYRILLIC_LEAD_CLASS]
+    exprs = [*trig, _lead_class(rare), _CYRILLIC_LEAD_CLASS,
+             *case_triggers(p for p, _ in prefilter_literals(matcher._texts))]
+    edges = {_LONE_LEAD: rb"[\xd0\xd1]"}  # an expression -> its part before its last byte
     for expr in exprs:
-        assert not _bytes_consumed(expr) & {0x0A, 0x0D}, expr
+        assert not _bytes_consumed(edges.get(expr, expr)) & {0x0A, 0x0D}, expr
+    assert _LONE_LEAD.startswith(edges[_LONE_LEAD]) and _bytes_consumed(_LONE_LEAD[10:]) >= {0x0A}
+    # the contexts: one byte after a piece; before it, one byte or a continuation byte
+    # after one (never a break), and a break only as that first byte
+    assert re.fullmatch(rb"\[[^\]]*\]", RIGHT_CONTEXT)
+    assert re.fullmatch(LEFT_CONTEXT, b"\n") and re.fullmatch(LEFT_CONTEXT, b"\n\x80")
+    assert not re.fullmatch(LEFT_CONTEXT, b"\x80\n") and not re.fullmatch(LEFT_CONTEXT, b"\n\n")
     assert _bytes_consumed(rb"a\nb") >= {0x0A}  # the walker sees a break where there is one
     assert _bytes_consumed(rb"[^x]") >= {0x0A, 0x0D}
     for piece, _bound in prefilter_literals(matcher._texts):
