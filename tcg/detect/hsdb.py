@@ -221,9 +221,8 @@ def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
             db = compile_set(accepted, with_keywords=True)
         _cache_store(cache_file, db, accepted, key)
         stored = _cache_load(cache_file, accepted, key)  # its identity: the MAC it was stored with
-        digest = stored[2] if stored is not None else None
-        if memo and digest and cache_file is not None:
-            memo.mark_verified(os.path.basename(cache_file), digest)
+        if memo and stored is not None and cache_file is not None:
+            memo.mark_verified(os.path.basename(cache_file), stored[2])
     return db, accepted
 
 
