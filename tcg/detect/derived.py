@@ -34,7 +34,7 @@ def fingerprint(rules: Any, kind: str, params: str) -> str:
     the file's MAC, tcg.cachestore): the rules' fields, the Python and hyperscan
     versions, the machine and ``params``."""
     try:
-        import hyperscan
+        from tcg._lean import hs as hyperscan
 
         hs_version = str(getattr(hyperscan, "__version__", ""))
     except ImportError:  # pragma: no cover - the re engine
@@ -95,13 +95,13 @@ def s2b(s: str) -> bytes:
 
 
 def dump_hs(db: Any) -> str:
-    import hyperscan
+    from tcg._lean import hs as hyperscan
 
     return base64.b64encode(bytes(hyperscan.dumpb(db))).decode("ascii")
 
 
 def load_hs(blob: str) -> Any:
-    import hyperscan
+    from tcg._lean import hs as hyperscan
 
     db = hyperscan.loadb(base64.b64decode(blob), hyperscan.HS_MODE_BLOCK)
     db.scratch = hyperscan.Scratch(db)

@@ -47,7 +47,7 @@ class NeedsExamplesError(ValueError):
 
 def hyperscan_available() -> bool:
     try:
-        import hyperscan  # noqa: F401
+        from tcg._lean import hs as hyperscan  # noqa: F401
     except ImportError:
         return False
     return True
@@ -101,7 +101,7 @@ class HsPair:
 
                 self.helper = Helper()
             if self.helper_scratch is None:
-                import hyperscan
+                from tcg._lean import hs as hyperscan
 
                 self.helper_scratch = hyperscan.Scratch(self.dense)
             dense, scratch = self.dense, self.helper_scratch
@@ -152,8 +152,7 @@ def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
 
     Raises NeedsExamplesError when the database must be verified but the rules came
     from the memo without their examples."""
-    import hyperscan
-
+    from tcg._lean import hs as hyperscan
     from tcg.detect import regex as rx
 
     exprs: list[Entry] = []
@@ -269,8 +268,7 @@ def _cache_path(cache_dir: str | os.PathLike[str] | None, exprs: list[Entry],
     """Cache path keyed by everything the database is built from."""
     if cache_dir is None:
         return None
-    import hyperscan
-
+    from tcg._lean import hs as hyperscan
     from tcg.osutil import machine
 
     h = sha256(_HS_CACHE_FORMAT + b"\0dense-factor-%d" % DENSE_FACTOR)
@@ -301,8 +299,7 @@ def _cache_load(path: str | None, exprs: list[Entry], key: bytes | None
         return None
     import json
 
-    import hyperscan
-
+    from tcg._lean import hs as hyperscan
     from tcg.cachestore import read_cache_view
 
     try:
@@ -343,8 +340,7 @@ def _cache_store(path: str | None, db: Any, accepted: list[Entry],
         return
     import json
 
-    import hyperscan
-
+    from tcg._lean import hs as hyperscan
     from tcg.cachestore import write_cache
     from tcg.paths import ensure_private_dir
 
@@ -381,7 +377,7 @@ def matches_anywhere(db: Any, data: bytes) -> bool:
         seen.append(1)
         return True  # stop at the first match
 
-    import hyperscan
+    from tcg._lean import hs as hyperscan
 
     try:
         db.scan(data, match_event_handler=on_match)

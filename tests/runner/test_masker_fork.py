@@ -157,3 +157,26 @@ def test_a_late_fork_does_not_keep_the_stations_signal_handlers(tcg_home):
     assert ok, why
     assert caught and caught == fresh_caught
     assert forked == fresh
+
+
+def test_the_masking_load_imports_neither_typing_nor_the_event_log(tcg_home):
+    """What a session's masking process loads before its first masked byte (the
+    station's fork or a fresh process): hyperscan's extension without its package's
+    ``typing`` (tcg._lean.hs), and a policy without the event log it never writes."""
+    code = (r"import sys; sys.path.append(sys.argv.pop(1)); import site; site.main()" "\n"
+            r"from tcg.runner.session_mask import FollowingMasker" "\n"
+            r"m = FollowingMasker('terminal')" "\n"
+            r"out = m.feed(sys.argv[1].encode() + b' P1> ') + m.flush()" "\n"
+            r"assert sys.argv[1].encode() not in out and b'<SECRET:' in out, out" "\n"
+            r"import tcg.detect.hsdb as h" "\n"
+            r"assert h.default_engine() == 'hyperscan'" "\n"
+            r"print(sorted(n for n in ('typing', 'hyperscan', 'tcg.events') if n in sys.modules))")
+    try:
+        import hyperscan  # noqa: F401
+    except ImportError:  # pragma: no cover - the re engine everywhere
+        pytest.skip("hyperscan is not installed")
+    for _ in range(2):  # the first builds the start-up caches (its rules come from TOML)
+        res = subprocess.run([sys.executable, "-I", "-S", "-c", code, ROOT, TOKEN], timeout=180,
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
