@@ -328,14 +328,16 @@ class SessionOutput:
         return min(times) if times else None
 
 
-def start_masker(env: Mapping[str, str], serve: bool = False, fork: bool = False) -> Any:
+def start_masker(env: Mapping[str, str], serve: bool = False, fork: bool = False,
+                 before_fork: Any = None) -> Any:
     """A session's masking process (tcg.runner.session_mask), started: it loads
     the policy and the detector on its own while the station goes on. ``serve``:
     forked by the masking fork server where one runs (then confirm_policy()).
-    ``fork``: otherwise a fork of this process (the station's first step only)."""
+    ``fork``: otherwise a fork of this process (the station's first step only),
+    after ``before_fork`` loaded what the fork inherits (Session._policy_first)."""
     from tcg.runner.maskproc import MaskerProcess
 
-    proc = MaskerProcess("terminal", None, env, serve=serve, fork=fork)
+    proc = MaskerProcess("terminal", None, env, serve=serve, fork=fork, before_fork=before_fork)
     proc.start()
     return proc
 
@@ -376,6 +378,7 @@ class Session:
         self.session_id = os.urandom(8).hex()
         self.policy: Any = None
         self.lean = False  # started without site-packages (lean_main)
+        self._site_added = False  # lean: site.main() has run (_add_site)
         self.masker: Any = None  # the masking process, started before the shell (run)
 
     def child_env(self, pipes: ch.ChannelPipes) -> dict[str, str]:
@@ -397,7 +400,7 @@ class Session:
         from tcg.runner.base import SpawnError
 
         try:  # first: its load (~4/5 of the time to the first prompt) overlaps everything below
-            self.masker = start_masker(self.env, serve=True, fork=True)
+            self.masker = start_masker(self.env, serve=True, fork=True, before_fork=self._policy_first)
         except Exception:  # noqa: BLE001 - tried again, and reported, once the shell runs
             self.masker = None
         try:
@@ -415,16 +418,32 @@ class Session:
                                shell) from exc
         return self._run(shell)
 
+    def _policy_first(self) -> Any:
+        """Right before the station forks its masking process (no fork server
+        served it): site-packages and the policy, which the fork inherits and so
+        loads neither again; without them in the station, both processes loaded
+        them side by side on a machine that has two cores for the station, the
+        masking process, the shell and the terminal. Raises PolicyUnusable (then
+        nothing is started, and the check in _start_rest refuses the session)."""
+        self._add_site()
+        self.policy = check_policy(self.env)
+        return self.policy
+
+    def _add_site(self) -> None:
+        if self.lean and not self._site_added:
+            import site
+
+            site.main()
+            self._site_added = True
+
     def _start_rest(self, shell: str) -> SessionOutput:
         """Everything after the shell's start, while it reads its rc files: its
         output is read only once this is done, so nothing of it is shown before
         the policy was found usable (fail closed) and the masker is on its way."""
-        if self.lean:
-            import site
-
-            site.main()
+        self._add_site()
         try:
-            self.policy = check_policy(self.env)
+            if self.policy is None:  # loaded before the fork (_policy_first) where there was one
+                self.policy = check_policy(self.env)
         except PolicyUnusable as exc:
             exc.shell = shell
             raise
