@@ -155,31 +155,6 @@ def check_policy(env: Mapping[str, str]) -> Any:
                                       "run `tcg doctor`; TCG_DEBUG=1 shows the details"), None) from exc
 
 
-class RawStderr:
-    """sys.stderr while the terminal is raw: LF becomes CR LF, so a warning the
-    station prints (an unwritable event log, TCG_DEBUG tracebacks) lands at the
-    start of a line instead of as a staircase."""
-
-    def __init__(self, fd: int = 2):
-        self.fd = fd
-
-    def write(self, text: str) -> int:
-        from tcg.runner.base import write_all
-
-        data = text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8", "replace")
-        try:
-            write_all(self.fd, data)
-        except OSError:
-            pass
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return os.isatty(self.fd)
-
-
 class SessionOutput:
     """The session's OutputFilter: a masking process (tcg.runner.maskproc) that
     writes to the terminal itself, replaced when it dies. What a dead one had
@@ -378,7 +353,6 @@ class Session:
         self.session_id = os.urandom(8).hex()
         self.policy: Any = None
         self.lean = False  # started without site-packages (lean_main)
-        self._site_added = False  # lean: site.main() has run (_add_site)
         self.masker: Any = None  # the masking process, started before the shell (run)
 
     def child_env(self, pipes: ch.ChannelPipes) -> dict[str, str]:
@@ -419,22 +393,18 @@ class Session:
         return self._run(shell)
 
     def _policy_first(self) -> Any:
-        """Right before the station forks its masking process (no fork server
-        served it): site-packages and the policy, which the fork inherits and so
-        loads neither again; without them in the station, both processes loaded
-        them side by side on a machine that has two cores for the station, the
-        masking process, the shell and the terminal. Raises PolicyUnusable (then
-        nothing is started, and the check in _start_rest refuses the session)."""
+        """Right before the station forks its masking process: site-packages and the
+        policy, which the fork inherits instead of loading both again beside the
+        station. Raises PolicyUnusable (nothing is started; _start_rest refuses)."""
         self._add_site()
         self.policy = check_policy(self.env)
         return self.policy
 
     def _add_site(self) -> None:
-        if self.lean and not self._site_added:
+        if self.lean and "site" not in sys.modules:
             import site
 
             site.main()
-            self._site_added = True
 
     def _start_rest(self, shell: str) -> SessionOutput:
         """Everything after the shell's start, while it reads its rc files: its
@@ -512,7 +482,7 @@ class Session:
         import termios
 
         from tcg.runner.base import SpawnError
-        from tcg.runner.loop import copy_loop, pty_signals, raw_mode
+        from tcg.runner.loop import RawStderr, copy_loop, pty_signals, raw_mode
         from tcg.runner.posix import get_winsize, spawn_pty
         from tcg.runner.signals import signal
 
