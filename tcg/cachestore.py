@@ -29,6 +29,11 @@ def read_cache(path: str | os.PathLike[str], key: bytes, kind: str) -> bytes | N
     return signed.read_signed(path, key, cache_tag(kind))
 
 
+def read_cache_view(path: str | os.PathLike[str], key: bytes, kind: str) -> tuple[bytes, memoryview] | None:
+    """``(MAC line, body)`` without copying the body, or None (tcg.signed.read_signed_view)."""
+    return signed.read_signed_view(path, key, cache_tag(kind))
+
+
 def read_cache_json(path: str | os.PathLike[str], key: bytes, kind: str) -> dict[str, object] | None:
     """A JSON object cached by write_cache, or None (see read_cache)."""
     return signed.read_signed_json(path, key, cache_tag(kind))

@@ -13,9 +13,10 @@ from __future__ import annotations
 import os
 import time
 
-from tcg import jsonl
+from tcg import eventlimits, jsonl
 from tcg._lean.jsonc import encode_basestring_ascii as _quote
 from tcg.errors import EventLogError
+from tcg.eventlimits import DEFAULT_KEEP, DEFAULT_MAX_BYTES, rotation, set_rotation  # noqa: F401 - re-exported
 from tcg.paths import get_paths
 
 TYPE_CHECKING = False  # typing, pathlib and dataclasses cost import time on every command
@@ -194,19 +195,7 @@ def _encode(value: Any, out: Callable[[str], Any]) -> None:
 
 # Rotation by size (policy ``[events]``, docs/events.md): the live file plus
 # ``keep`` rotated ones, so the log is bounded at about (keep + 1) * max_bytes.
-DEFAULT_MAX_BYTES = 8 * 1024 * 1024
-DEFAULT_KEEP = 5
-_limits: list[int] = [DEFAULT_MAX_BYTES, DEFAULT_KEEP]
-
-
-def set_rotation(max_bytes: int, keep: int) -> None:
-    """Rotation limits for this process's appends (set when a policy is loaded;
-    a process that loads none uses the defaults)."""
-    _limits[:] = [int(max_bytes), int(keep)]
-
-
-def rotation() -> tuple[int, int]:
-    return _limits[0], _limits[1]
+_limits = eventlimits.limits  # the policy's rotation settings (tcg.eventlimits)
 
 
 class EventLog:

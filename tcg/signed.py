@@ -26,8 +26,8 @@ SCHEME = b"blake2b:"
 PERSON = b"tcg signed file"
 
 
-def _mac(key: bytes, tag: str, body: bytes) -> bytes:
-    return SCHEME + keyed_blake2b(key, tag.encode("utf-8") + b"\0" + body, PERSON).encode("ascii")
+def _mac(key: bytes, tag: str, body: bytes | memoryview) -> bytes:
+    return SCHEME + keyed_blake2b(key, body, PERSON, tag.encode("utf-8") + b"\0").encode("ascii")
 
 
 def _legacy_mac(key: bytes, tag: str, body: bytes) -> bytes:
@@ -49,6 +49,24 @@ def verify(key: bytes, tag: str, data: bytes, *, legacy: bool = False) -> bytes 
     if legacy and mac:
         return body if compare_digest(mac, _legacy_mac(key, tag, body)) else None
     return None
+
+
+def read_signed_view(path: str | os.PathLike[str], key: bytes, tag: str) -> tuple[bytes, memoryview] | None:
+    """``(MAC line, body)`` of ``path`` when its MAC verifies (current scheme only),
+    else None. The body is a view of the one buffer the file was read into: a large
+    cache (the detector's compiled database) is read and verified without a copy.
+    The MAC line names that exact content (the key and tag fixed): a caller may use
+    it as the file's identity instead of hashing the file a second time."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    end = data.find(b"\n")
+    if end < 0 or not data.startswith(SCHEME):
+        return None
+    mac, body = data[:end], memoryview(data)[end + 1:]
+    return (mac, body) if compare_digest(mac, _mac(key, tag, body)) else None
 
 
 def read_signed(path: str | os.PathLike[str], key: bytes, tag: str, *, legacy: bool = False) -> bytes | None:

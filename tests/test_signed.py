@@ -65,3 +65,35 @@ def test_the_earlier_hmac_line_only_where_asked_for(tmp_path):
     assert signed.read_signed(path, KEY, "trash/settled.json", legacy=True) is None
     path.write_bytes(_hmac_line(KEY, "trash/manifest.json", b"{}") + b"\n{ }")
     assert signed.read_signed(path, KEY, "trash/manifest.json", legacy=True) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(key=st.binary(min_size=32, max_size=32), tag=st.text(max_size=40), body=st.binary(max_size=3000))
+def test_the_view_read_is_the_same_check_without_a_copy(tmp_path_factory, key, tag, body):
+    """read_signed_view (the detector's 1.3 MB database) accepts exactly what
+    read_signed accepts, returns the same body and the MAC line as its identity."""
+    path = tmp_path_factory.mktemp("v") / "file"
+    assert signed.write_signed(path, key, tag, body)
+    got = signed.read_signed_view(path, key, tag)
+    assert got is not None
+    mac, view = got
+    assert bytes(view) == body == signed.read_signed(path, key, tag)
+    assert mac == _blake_line(key, tag, body)
+    assert signed.read_signed_view(path, key, tag + "x") is None
+    assert signed.read_signed_view(path, bytes(b ^ 1 for b in key), tag) is None
+
+
+def test_the_view_read_refuses_tampering_and_legacy_lines(tmp_path):
+    path = tmp_path / "file"
+    body = b"meta\n" + bytes(range(256)) * 64
+    assert signed.write_signed(path, KEY, "kind", body)
+    good = path.read_bytes()
+    for bad in (good[:-1], good + b"x", good[:100] + bytes([good[100] ^ 1]) + good[101:],
+                b"x" + good, b"no newline at all",
+                _hmac_line(KEY, "kind", body) + b"\n" + body):  # legacy HMAC: caches never take it
+        path.write_bytes(bad)
+        assert signed.read_signed_view(path, KEY, "kind") is None
+    path.write_bytes(good)
+    assert signed.read_signed_view(path, KEY, "kind") is not None
+    path.unlink()
+    assert signed.read_signed_view(path, KEY, "kind") is None

@@ -31,6 +31,9 @@ libc.py       ctypes 2.0                       _ctypes 0.4       sandbox.linux (
 reparse.py    no public regex parser           re._parser        detect.regex (rule analysis)
 sockets.py    socket 7.0-9.2 (enum, selectors) _socket 0.45-0.5  runner.maskserver (the station's
                                                                  request at every session start)
+hs.py         hyperscan 4.6-5.5 (typing,       _hs_ext 1.7-2.5   detect (its compiled databases), the
+              contextlib, warnings)                              masker's anchors: a session's masking
+                                                                 process before its first prompt
 ============  ===============================  ================  =====================================
 
 Signed files (every start-up cache, among them the policy snapshot each hook

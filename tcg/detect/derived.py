@@ -10,12 +10,16 @@ install's HMAC key and bound to the code that wrote them (tcg.cachestore): a fil
 install's, truncated) reads as absent and is rebuilt, so a forged cache can
 never shrink a hold-back bound. Serialized hyperscan databases travel inside the
 signed body. Best effort throughout: no key or no cache dir only costs time.
+
+A session's masking process reads these before its first masked byte: they are
+parsed with tcg.leanjson and the fingerprint is built from ``repr`` (its Python
+version is part of it), so that path never imports ``json`` (~1.5 ms: its
+decoder compiles regexes at import); only a rebuild writes with ``json``.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import os
 import sys
 
@@ -34,7 +38,7 @@ def fingerprint(rules: Any, kind: str, params: str) -> str:
     the file's MAC, tcg.cachestore): the rules' fields, the Python and hyperscan
     versions, the machine and ``params``."""
     try:
-        import hyperscan
+        from tcg._lean import hs as hyperscan
 
         hs_version = str(getattr(hyperscan, "__version__", ""))
     except ImportError:  # pragma: no cover - the re engine
@@ -42,8 +46,8 @@ def fingerprint(rules: Any, kind: str, params: str) -> str:
     h = sha256(b"tcg-derived\0%d\0" % FORMAT)
     h.update(f"{kind}\0{params}\0{sys.version_info[:2]}\0{hs_version}\0{machine()}\0".encode())
     for r in rules:
-        h.update(json.dumps([r.id, r.category, r.regex, list(r.keywords), int(r.max_len),
-                             bool(getattr(r, "fold", False))]).encode("utf-8", "surrogatepass"))
+        h.update(repr([r.id, r.category, r.regex, list(r.keywords), int(r.max_len),
+                       bool(getattr(r, "fold", False))]).encode("utf-8", "surrogatepass") + b"\0")
     return h.hexdigest()[:32]
 
 
@@ -66,9 +70,11 @@ def load(detector: Any, kind: str, fp: str | None) -> dict[str, Any] | None:
     body = read_cache(os.path.join(where[0], f"{kind}-{fp}.json"), where[1], f"{kind}:{FORMAT}")
     if body is None:
         return None
+    from tcg.leanjson import loads
+
     try:
-        doc = json.loads(body)
-    except ValueError:
+        doc = loads(body.decode("utf-8"))
+    except ValueError:  # JSONError, UnicodeDecodeError
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -77,6 +83,8 @@ def store(detector: Any, kind: str, fp: str | None, state: dict[str, Any]) -> No
     where = _where(detector)
     if where is None or fp is None:
         return
+    import json
+
     from tcg.cachestore import write_cache
 
     try:
@@ -95,13 +103,13 @@ def s2b(s: str) -> bytes:
 
 
 def dump_hs(db: Any) -> str:
-    import hyperscan
+    from tcg._lean import hs as hyperscan
 
     return base64.b64encode(bytes(hyperscan.dumpb(db))).decode("ascii")
 
 
 def load_hs(blob: str) -> Any:
-    import hyperscan
+    from tcg._lean import hs as hyperscan
 
     db = hyperscan.loadb(base64.b64decode(blob), hyperscan.HS_MODE_BLOCK)
     db.scratch = hyperscan.Scratch(db)

@@ -137,8 +137,7 @@ class Detector:
         if self._fold_hs is None:
             db = None
             if self._hs_db is not None and all(c.kws for c in self._fold):
-                import hyperscan
-
+                from tcg._lean import hs as hyperscan
                 from tcg.detect import derived
                 from tcg.detect import fold as foldmod
 

@@ -47,7 +47,7 @@ class NeedsExamplesError(ValueError):
 
 def hyperscan_available() -> bool:
     try:
-        import hyperscan  # noqa: F401
+        from tcg._lean import hs as hyperscan  # noqa: F401
     except ImportError:
         return False
     return True
@@ -101,7 +101,7 @@ class HsPair:
 
                 self.helper = Helper()
             if self.helper_scratch is None:
-                import hyperscan
+                from tcg._lean import hs as hyperscan
 
                 self.helper_scratch = hyperscan.Scratch(self.dense)
             dense, scratch = self.dense, self.helper_scratch
@@ -152,8 +152,7 @@ def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
 
     Raises NeedsExamplesError when the database must be verified but the rules came
     from the memo without their examples."""
-    import hyperscan
-
+    from tcg._lean import hs as hyperscan
     from tcg.detect import regex as rx
 
     exprs: list[Entry] = []
@@ -189,10 +188,9 @@ def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
     key = memo.key if memo else None
     loaded = _cache_load(cache_file, exprs, key)
     if loaded is not None:
-        db, accepted = loaded
+        db, accepted, digest = loaded
         # The self-check compiles every rule's re (~0.3 s); skip it when the
         # authenticated memo says this exact file already passed it.
-        digest = _file_digest(cache_file)
         name = os.path.basename(cache_file) if cache_file is not None else ""
         if not (memo and digest and memo.is_verified(name, digest)):
             if any(not c.rule.examples_match for c, _, _ in accepted):
@@ -221,9 +219,9 @@ def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
             accepted = [item for item in accepted if item[0].index not in bad]
             db = compile_set(accepted, with_keywords=True)
         _cache_store(cache_file, db, accepted, key)
-        digest = _file_digest(cache_file)
-        if memo and digest and cache_file is not None:
-            memo.mark_verified(os.path.basename(cache_file), digest)
+        stored = _cache_load(cache_file, accepted, key)  # its identity: the MAC it was stored with
+        if memo and stored is not None and cache_file is not None:
+            memo.mark_verified(os.path.basename(cache_file), stored[2])
     return db, accepted
 
 
@@ -270,8 +268,7 @@ def _cache_path(cache_dir: str | os.PathLike[str] | None, exprs: list[Entry],
     """Cache path keyed by everything the database is built from."""
     if cache_dir is None:
         return None
-    import hyperscan
-
+    from tcg._lean import hs as hyperscan
     from tcg.osutil import machine
 
     h = sha256(_HS_CACHE_FORMAT + b"\0dense-factor-%d" % DENSE_FACTOR)
@@ -284,59 +281,52 @@ def _cache_path(cache_dir: str | os.PathLike[str] | None, exprs: list[Entry],
     return os.path.join(cache_dir, f"hs-{h.hexdigest()[:32]}.db")
 
 
-def _file_digest(path: str | None) -> str | None:
-    """The identity the memo records for a database file that passed its self-check:
-    BLAKE2b (~1 ms for the 1.3 MB file; the pure-C SHA-256 took ~9 ms of every
-    masking process's start). Whether the file is genuine is its MAC's job."""
-    if path is None:
-        return None
-    from tcg.digest import blake2b_256
-
-    try:
-        with open(path, "rb") as fh:
-            return "b2:" + blake2b_256(fh.read()).hexdigest()
-    except OSError:
-        return None
-
-
 def _cache_load(path: str | None, exprs: list[Entry], key: bytes | None
-                ) -> tuple[Any, list[Entry]] | None:
-    """The cached database, read only when its MAC verifies under the install key
-    and names this code (tcg.cachestore).
+                ) -> tuple[Any, list[Entry], str] | None:
+    """The cached database, the entries it runs and the file's identity for the
+    memo, read only when its MAC verifies under the install key and names this
+    code (tcg.cachestore).
 
     The cache dir is writable by anything running as the user: an unsigned or
     forged database (one that matches nothing, or a blob crafted against
     hyperscan's deserializer) must never be loaded. No key: no cache.
+
+    The identity is the verified MAC line: it names this exact content (a file
+    that passed the self-check once is known by it), so the file is not hashed a
+    second time, and the body is copied once (hyperscan.loadb takes bytes only).
     """
     if path is None or key is None:
         return None
-    import json
-
-    import hyperscan
-
-    from tcg.cachestore import read_cache
+    from tcg._lean import hs as hyperscan
+    from tcg.cachestore import read_cache_view
+    from tcg.leanjson import loads  # not json: its import compiles regexes (~1.5 ms)
 
     try:
-        raw = read_cache(path, key, _HS_TAG)
-        if raw is None:
+        got = read_cache_view(path, key, _HS_TAG)
+        if got is None:
             return None
-        head, _, blobs = raw.partition(b"\n")
-        meta = json.loads(head.decode("ascii"))
+        mac, raw = got
+        end = bytes(raw[:4096]).find(b"\n")  # the metadata line is short
+        if end < 0:
+            return None
+        meta: Any = loads(bytes(raw[:end]).decode("ascii"))
         indices, dense = set(meta["rules"]), frozenset(meta["dense"])
         accepted = [item for item in exprs if item[0].index in indices]
+        blobs = raw[end + 1:]
         main_len = int.from_bytes(blobs[:8], "big")
         main_blob, dense_blob = blobs[8 : 8 + main_len], blobs[8 + main_len :]
+        identity = "mac:" + mac.decode("ascii")
         if not main_blob and not dense_blob:
-            return (None, accepted) if not accepted else None
+            return (None, accepted, identity) if not accepted else None
 
-        def load(blob: bytes) -> Any:
+        def load(blob: memoryview) -> Any:
             if not blob:
                 return None
-            db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
+            db = hyperscan.loadb(bytes(blob), hyperscan.HS_MODE_BLOCK)  # it takes bytes only
             db.scratch = hyperscan.Scratch(db)
             return db
 
-        return HsPair(load(main_blob), load(dense_blob), dense), accepted
+        return HsPair(load(main_blob), load(dense_blob), dense), accepted, identity
     except (OSError, ValueError, TypeError, KeyError, hyperscan.error):
         return None
 
@@ -349,8 +339,7 @@ def _cache_store(path: str | None, db: Any, accepted: list[Entry],
         return
     import json
 
-    import hyperscan
-
+    from tcg._lean import hs as hyperscan
     from tcg.cachestore import write_cache
     from tcg.paths import ensure_private_dir
 
@@ -387,7 +376,7 @@ def matches_anywhere(db: Any, data: bytes) -> bool:
         seen.append(1)
         return True  # stop at the first match
 
-    import hyperscan
+    from tcg._lean import hs as hyperscan
 
     try:
         db.scan(data, match_event_handler=on_match)

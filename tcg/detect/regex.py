@@ -263,8 +263,7 @@ def hyperscan_pattern(pattern: str) -> tuple[bytes, int]:
     hyperscan flags, and leading class runs before a literal are dropped."""
     import re
 
-    import hyperscan
-
+    from tcg._lean import hs as hyperscan
     from tcg._lean.reparse import parser as _p
 
     tree = _p.parse(pattern.encode("utf-8"))

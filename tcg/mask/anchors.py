@@ -295,7 +295,7 @@ def _hs_db(exact: dict[bytes, bool], folded: dict[bytes, bool], compiled: Any = 
     every branch at every byte. None without hyperscan (then the regexes are used).
     ``compiled``: the database restored from the start-up cache."""
     try:
-        import hyperscan
+        from tcg._lean import hs as hyperscan
     except ImportError:  # pragma: no cover - the re engine
         return None
     items = [(a, False) for a in exact] + [(a, True) for a in folded]

@@ -388,7 +388,7 @@ def _anchor_db(exact: dict[bytes, int], folded: dict[bytes, int], span_len: int,
     without hyperscan: then hold_from searches the anchors with ``re``.
     ``compiled``: the database as restored from the start-up cache."""
     try:
-        import hyperscan
+        from tcg._lean import hs as hyperscan
     except ImportError:  # pragma: no cover - the re engine
         return None
     items = [(a, w, 0) for a, w in exact.items()]

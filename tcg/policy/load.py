@@ -176,10 +176,10 @@ def load_policy(
 def _apply_process_settings(policy: Policy) -> None:
     """Settings that act below the policy's callers: the event log's rotation
     applies to every record this process appends after loading its policy."""
-    from tcg import events
+    from tcg import eventlimits as limits  # not tcg.events: a masking process writes none
 
     settings = policy.model.events
-    events.set_rotation(settings.max_bytes or events.DEFAULT_MAX_BYTES, settings.keep or events.DEFAULT_KEEP)
+    limits.set_rotation(settings.max_bytes or limits.DEFAULT_MAX_BYTES, settings.keep or limits.DEFAULT_KEEP)
 
 
 def _read_text(path: str | os.PathLike[str]) -> str:

@@ -396,3 +396,26 @@ def _terminate(child: PtyChild) -> None:
     if child.poll() is None:
         child.send_signal(signal.SIGKILL)
         child.wait()
+
+
+class RawStderr:
+    """sys.stderr while the terminal is raw: LF becomes CR LF, so a warning the
+    station prints (an unwritable event log, TCG_DEBUG tracebacks) lands at the
+    start of a line instead of as a staircase."""
+
+    def __init__(self, fd: int = 2):
+        self.fd = fd
+
+    def write(self, text: str) -> int:
+        data = text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8", "replace")
+        try:
+            write_all(self.fd, data)
+        except OSError:
+            pass
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return os.isatty(self.fd)

@@ -27,7 +27,7 @@ from tcg.osutil import grow_pipe, write_all
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 WAIT_LIMIT = 30.0  # seconds flush() waits for the process to finish writing
@@ -48,18 +48,23 @@ class MaskerProcess:
     """
 
     def __init__(self, mode: str, policy_fingerprint: str | None, env: Mapping[str, str],
-                 serve: bool = False, fork: bool = False):
+                 serve: bool = False, fork: bool = False, before_fork: Callable[[], Any] | None = None):
         """``policy_fingerprint`` None: mask with the effective policy and follow
         its changes (a terminal session lasts longer than one policy). ``serve``
         (follow mode): ask the masking fork server (tcg.runner.maskserver) for the
         process; it then writes nothing before :meth:`confirm_policy`. ``fork``
         (follow mode): where no server serves it, the first process is a fork of
         this one instead of a fresh interpreter (:meth:`_start_forked`); only for
-        a caller that has started no thread and loaded nothing else yet."""
+        a caller that has started no thread and loaded nothing else yet.
+        ``before_fork``: called right before that fork, only then; what it returns
+        (the station's policy, loaded with site-packages) the fork masks with
+        instead of loading its own (tcg.runner.session_mask.forked_main). What it
+        raises (an unusable policy) is raised here, and nothing is started."""
         self.mode = mode
         self.fingerprint = policy_fingerprint
         self.env = dict(env)
         self.fork = fork and policy_fingerprint is None
+        self.before_fork = before_fork
         self.pid: int | None = None
         self._w: int | None = None
         self._control: int | None = None  # follow mode: short messages on the process's fd 3
@@ -161,6 +166,7 @@ class MaskerProcess:
         without an exec)."""
         if not sys.platform.startswith("linux"):
             return False
+        inherited = self.before_fork() if self.before_fork is not None else None  # raises: no fork
         threading = sys.modules.get("threading")
         if threading is not None and threading.active_count() > 1:
             return False
@@ -182,7 +188,7 @@ class MaskerProcess:
                 os.close(cw)
                 from tcg.runner.session_mask import forked_main
 
-                forked_main(self.mode, r, cr)
+                forked_main(self.mode, r, cr, inherited)
             finally:
                 os._exit(70)
         os.close(r)

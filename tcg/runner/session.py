@@ -155,31 +155,6 @@ def check_policy(env: Mapping[str, str]) -> Any:
                                       "run `tcg doctor`; TCG_DEBUG=1 shows the details"), None) from exc
 
 
-class RawStderr:
-    """sys.stderr while the terminal is raw: LF becomes CR LF, so a warning the
-    station prints (an unwritable event log, TCG_DEBUG tracebacks) lands at the
-    start of a line instead of as a staircase."""
-
-    def __init__(self, fd: int = 2):
-        self.fd = fd
-
-    def write(self, text: str) -> int:
-        from tcg.runner.base import write_all
-
-        data = text.replace("\r\n", "\n").replace("\n", "\r\n").encode("utf-8", "replace")
-        try:
-            write_all(self.fd, data)
-        except OSError:
-            pass
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return os.isatty(self.fd)
-
-
 class SessionOutput:
     """The session's OutputFilter: a masking process (tcg.runner.maskproc) that
     writes to the terminal itself, replaced when it dies. What a dead one had
@@ -328,14 +303,16 @@ class SessionOutput:
         return min(times) if times else None
 
 
-def start_masker(env: Mapping[str, str], serve: bool = False, fork: bool = False) -> Any:
+def start_masker(env: Mapping[str, str], serve: bool = False, fork: bool = False,
+                 before_fork: Any = None) -> Any:
     """A session's masking process (tcg.runner.session_mask), started: it loads
     the policy and the detector on its own while the station goes on. ``serve``:
     forked by the masking fork server where one runs (then confirm_policy()).
-    ``fork``: otherwise a fork of this process (the station's first step only)."""
+    ``fork``: otherwise a fork of this process (the station's first step only),
+    after ``before_fork`` loaded what the fork inherits (Session._policy_first)."""
     from tcg.runner.maskproc import MaskerProcess
 
-    proc = MaskerProcess("terminal", None, env, serve=serve, fork=fork)
+    proc = MaskerProcess("terminal", None, env, serve=serve, fork=fork, before_fork=before_fork)
     proc.start()
     return proc
 
@@ -397,7 +374,7 @@ class Session:
         from tcg.runner.base import SpawnError
 
         try:  # first: its load (~4/5 of the time to the first prompt) overlaps everything below
-            self.masker = start_masker(self.env, serve=True, fork=True)
+            self.masker = start_masker(self.env, serve=True, fork=True, before_fork=self._policy_first)
         except Exception:  # noqa: BLE001 - tried again, and reported, once the shell runs
             self.masker = None
         try:
@@ -415,16 +392,28 @@ class Session:
                                shell) from exc
         return self._run(shell)
 
+    def _policy_first(self) -> Any:
+        """Right before the station forks its masking process: site-packages and the
+        policy, which the fork inherits instead of loading both again beside the
+        station. Raises PolicyUnusable (nothing is started; _start_rest refuses)."""
+        self._add_site()
+        self.policy = check_policy(self.env)
+        return self.policy
+
+    def _add_site(self) -> None:
+        if self.lean and "site" not in sys.modules:
+            import site
+
+            site.main()
+
     def _start_rest(self, shell: str) -> SessionOutput:
         """Everything after the shell's start, while it reads its rc files: its
         output is read only once this is done, so nothing of it is shown before
         the policy was found usable (fail closed) and the masker is on its way."""
-        if self.lean:
-            import site
-
-            site.main()
+        self._add_site()
         try:
-            self.policy = check_policy(self.env)
+            if self.policy is None:  # loaded before the fork (_policy_first) where there was one
+                self.policy = check_policy(self.env)
         except PolicyUnusable as exc:
             exc.shell = shell
             raise
@@ -493,7 +482,7 @@ class Session:
         import termios
 
         from tcg.runner.base import SpawnError
-        from tcg.runner.loop import copy_loop, pty_signals, raw_mode
+        from tcg.runner.loop import RawStderr, copy_loop, pty_signals, raw_mode
         from tcg.runner.posix import get_winsize, spawn_pty
         from tcg.runner.signals import signal
 

@@ -40,11 +40,15 @@ def _load() -> Any:
 class FollowingMasker:
     """The OutputFilter interface of tcg.mask.Masker over a replaceable masker."""
 
-    def __init__(self, mode: str, load: Callable[[], Any] = _load, recheck: float = RECHECK):
+    def __init__(self, mode: str, load: Callable[[], Any] = _load, recheck: float = RECHECK,
+                 policy: Any = None):
+        """``policy``: the first policy, already loaded by ``load`` (a fork of the
+        station inherits the one the station loaded); later ones come from ``load``."""
         self.mode = mode
         self._load = load
         self._recheck = recheck
-        policy = load()
+        if policy is None:
+            policy = load()
         self.policy = policy
         self.fingerprint = policy.fingerprint
         self._masker = masker_for(policy, mode)
@@ -150,7 +154,7 @@ def read_header(fd: int) -> tuple[int, bytes]:
 
 
 def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1,
-               following: FollowingMasker | None = None) -> None:
+               following: FollowingMasker | None = None, policy: Any = None) -> None:
     """The session's masking process (:func:`main`, or :func:`run_served` with the
     masker it loaded); ``control_fd``: the station's messages (tcg.runner.session_screen)."""
     from tcg.mask.filter import READ_SIZE, pump_into
@@ -164,7 +168,7 @@ def run_worker(mode: str, in_fd: int = 0, out_fd: int = 1, control_fd: int = -1,
     # message is the one the user reads).
     if following is None:
         try:
-            following = FollowingMasker(mode)
+            following = FollowingMasker(mode, policy=policy)
         except Exception:
             read_header(in_fd)
             raise
@@ -248,14 +252,18 @@ def _signals_as_after_exec() -> None:
             signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
 
 
-def forked_main(mode: str, in_fd: int, control_fd: int) -> NoReturn:
+def forked_main(mode: str, in_fd: int, control_fd: int, inherited: Any = None) -> NoReturn:
     """The masking process as a fork of the station (tcg.runner.maskproc's
     ``_start_forked``): its descriptors put where a fresh process finds them (0
     input, 3 control; 1 and 2 are the station's, as a fresh process inherits them),
     every other one of the station's closed and site-packages added when the
     station started without them (the garbage collector comes back on once the
     masker is loaded, :func:`run_worker`); then the same
-    :func:`main` as ``python -I -c …session_mask…`` (tcg.runner.maskproc._entry)."""
+    :func:`main` as ``python -I -c …session_mask…`` (tcg.runner.maskproc._entry).
+
+    ``inherited``: the policy the station loaded (with site-packages) just before
+    the fork, for this environment and directory, which a fresh process would
+    load itself: the fork masks with it and loads neither again."""
     import fcntl
     import os
     import sys
@@ -274,18 +282,18 @@ def forked_main(mode: str, in_fd: int, control_fd: int) -> NoReturn:
     os.closerange(4, MAX_FD)  # the station's own (its terminal copies, its pipes) are not ours
     # The garbage collector stays off, as in the station, until the masker is loaded
     # (run_worker): the load allocates much and frees little (~2-3 ms of collections).
-    if sys.flags.no_site:  # the hook starts the station without site-packages; hyperscan is there
-        import site
+    if sys.flags.no_site and "site" not in sys.modules:  # the hook starts the station without
+        import site  # site-packages (hyperscan is there); one that loaded its policy added them
 
         site.main()
-    exit_after(lambda: main(["--mode", mode, "--control-fd", "3"]))
+    exit_after(lambda: main(["--mode", mode, "--control-fd", "3"], inherited))
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str], policy: Any = None) -> int:
     """``python -m tcg.runner.session_mask --worker --mode M [--control-fd N]``: the
     masking process of a terminal session (tcg.runner.maskproc starts it). stdin:
     the station's header line, then the shell's raw output; stdout: the user's
-    terminal; fd N: the station's messages."""
+    terminal; fd N: the station's messages. ``policy``: already loaded (forked_main)."""
     import sys
 
     from tcg.mask.filter import ignore_interrupts
@@ -304,7 +312,7 @@ def main(argv: list[str]) -> int:
         return ExitCode.USAGE
     ignore_interrupts()
     try:
-        run_worker(mode, control_fd=control)
+        run_worker(mode, control_fd=control, policy=policy)
     except BrokenPipeError:
         pass  # the terminal went away
     return 0

@@ -39,8 +39,15 @@ if sys.argv[2] == "signals":  # a late fork: the station's PTY signal handlers a
     signal.set_wakeup_fd(wake_w)
     for sig in (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGCONT):
         signal.signal(sig, lambda *a: None)
+before = None
+if sys.argv[2] == "inherit":  # as a station no fork server serves: site-packages and policy first
+    def before():
+        import site
+        site.main()
+        from tcg.policy.load import load_policy
+        return load_policy()
 from tcg.runner.maskproc import MaskerProcess
-m = MaskerProcess("terminal", None, dict(os.environ), fork=fork)
+m = MaskerProcess("terminal", None, dict(os.environ), fork=fork, before_fork=before)
 m.start()
 with open(f"/proc/{m.pid}/cmdline", "rb") as fh:
     cmdline = fh.read().decode(errors="replace")
@@ -157,3 +164,89 @@ def test_a_late_fork_does_not_keep_the_stations_signal_handlers(tcg_home):
     assert ok, why
     assert caught and caught == fresh_caught
     assert forked == fresh
+
+
+def test_the_masking_load_imports_neither_typing_nor_json_nor_the_event_log(tcg_home):
+    """What a session's masking process loads before its first masked byte (the
+    station's fork or a fresh process): hyperscan's extension without its package's
+    ``typing`` (tcg._lean.hs), its start-up caches without ``json`` (tcg.leanjson),
+    and a policy without the event log it never writes."""
+    code = (r"import sys; sys.path.append(sys.argv.pop(1)); import site; site.main()" "\n"
+            r"from tcg.runner.session_mask import FollowingMasker" "\n"
+            r"m = FollowingMasker('terminal')" "\n"
+            r"out = m.feed(sys.argv[1].encode() + b' P1> ') + m.flush()" "\n"
+            r"assert sys.argv[1].encode() not in out and b'<SECRET:' in out, out" "\n"
+            r"import tcg.detect.hsdb as h" "\n"
+            r"assert h.default_engine() == 'hyperscan'" "\n"
+            r"print(sorted(n for n in ('typing', 'hyperscan', 'json', 'tcg.events') if n in sys.modules))")
+    try:
+        import hyperscan  # noqa: F401
+    except ImportError:  # pragma: no cover - the re engine everywhere
+        pytest.skip("hyperscan is not installed")
+    for _ in range(2):  # the first builds the start-up caches (its rules come from TOML)
+        res = subprocess.run([sys.executable, "-I", "-S", "-c", code, ROOT, TOKEN], timeout=180,
+                             capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
+
+
+def test_a_fork_that_inherits_the_stations_policy_writes_what_a_fresh_one_writes(tcg_home):
+    """The station loads site-packages and the policy right before it forks (the
+    fork loads neither again): the output is still byte for byte a fresh process's."""
+    forked, ok, why, cmdline, comm = _run("fork", "inherit")
+    assert ok, why
+    assert "# fork-harness" in cmdline and comm == "tcg-masker"
+    fresh, ok, why, _, _ = _run("fresh")
+    assert ok, why
+    assert forked == fresh
+    assert TOKEN.encode() not in forked and forked.count(b"<SECRET:") == 3
+
+
+def test_a_fork_with_the_stations_policy_masks_with_hyperscan_and_that_policy(tcg_home, tmp_path):
+    """The inherited policy is the one masked with (a rule it disables stays
+    unmasked, as under a fresh process with that policy), and the detector is
+    hyperscan's: the station added site-packages before the fork."""
+    try:
+        import hyperscan  # noqa: F401
+    except ImportError:  # pragma: no cover - the re engine everywhere
+        pytest.skip("hyperscan is not installed")
+    probe = tmp_path / "engine"
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[detect]\ndisabled_rules = ["aws-access-key-id"]\n')
+    env = dict(os.environ, TCG_POLICY=str(policy))
+    code = (r"import os, sys; sys.path.append(sys.argv.pop(1));"
+            r"from tcg.runner import session_mask; import site; site.main()" "\n"
+            r"from tcg.policy.load import load_policy; pol = load_policy()" "\n"
+            r"r, w = os.pipe(); cr, cw = os.pipe(); pid = os.fork()" "\n"
+            r"if pid == 0:" "\n"
+            r"    os.environ['TCG_POLICY'] = '/nonexistent/policy.toml'  # a reload would fail" "\n"
+            r"    import tcg.detect.engine as e; orig = e.Detector.__init__" "\n"
+            r"    def spy(self, *a, **k):" "\n"
+            r"        orig(self, *a, **k); open(sys.argv[1], 'w').write(self.engine)" "\n"
+            r"    e.Detector.__init__ = spy" "\n"
+            r"    session_mask.forked_main('terminal', r, cr, pol)" "\n"
+            r"os.close(r); os.close(cr); os.write(w, b'TCGSHOWN 0\n' + sys.argv[2].encode()); os.close(w)" "\n"
+            r"_, st = os.waitpid(pid, 0); sys.exit(os.waitstatus_to_exitcode(st))")
+    line = f"{TOKEN} {AWS} P1> "
+    res = subprocess.run([sys.executable, "-I", "-S", "-c", code, ROOT, str(probe), line], timeout=180,
+                         capture_output=True, env=env)
+    assert res.returncode == 0, res.stderr
+    assert probe.read_text() == "hyperscan"
+    assert TOKEN.encode() not in res.stdout and AWS.encode() in res.stdout  # that policy's rules
+
+
+def test_an_unusable_policy_before_the_fork_starts_nothing(tcg_home):
+    """What the station's load before the fork raises (an unusable policy) reaches
+    the station, and no masking process was started (its own check refuses)."""
+    from tcg.runner.maskproc import MaskerProcess
+
+    class Unusable(Exception):
+        pass
+
+    def before():
+        raise Unusable("policy")
+
+    m = MaskerProcess("terminal", None, dict(os.environ), fork=True, before_fork=before)
+    with pytest.raises(Unusable):
+        m.start()
+    assert m.pid is None and m.input_fd is None
