@@ -49,6 +49,8 @@ from tcg.inbound.utf8 import Utf8, utf8_of
 #: a database in the cache, not read yet (InboundEngine._database)
 _STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
+SAME_SPAN = 4096  # count_matches remembers the count of a window up to this wide...
+SAME_MAX = 2048  # ...for this many distinct windows per rule and view (~8 MB at most)
 CACHE_FORMAT = "tcg-inbound-5"
 class _Compiled:
     """A rule ready to count: its pattern, allow patterns and width. The patterns
@@ -123,7 +125,24 @@ def count_matches(c: _Compiled, text: str, windows: list[tuple[int, int]] | None
     if fast and is_plain is None and windows is None:
         is_plain = plain(text)
     last = 0
+    # windows of the same text count the same (rule-words, logs, JSON arrays repeat lines)
+    seen: dict[tuple[str, int, bool], tuple[int, int]] = {}
     for lo, hi in spans:
+        key = None
+        if windows is not None and last <= lo and hi - lo <= SAME_SPAN:
+            # what re may read: the window, the LOOKAROUND_MAX before it, whether that starts
+            # the text (^, \A) and whether it ends it ($, the margin)
+            lo0 = max(0, lo - LOOKAROUND_MAX)
+            key = (text[lo0:hi], lo - lo0 if lo0 else -1 - lo, hi >= size)
+            got = seen.get(key)
+            if got is not None:
+                n = min(n + got[0], MAX_COUNT)
+                if got[1] >= 0:
+                    last = lo + got[1]
+                if n >= MAX_COUNT:
+                    break
+                continue
+        n0, last0 = n, last
         if fast and (is_plain or (is_plain is None and plain(text[max(0, lo - LOOKAROUND_MAX):hi]))):
             search, allow = c.ascii_pat.search, c.ascii_allow
         else:
@@ -143,6 +162,8 @@ def count_matches(c: _Compiled, text: str, windows: list[tuple[int, int]] | None
                 n += 1
                 pos = e if e > s else e + 1
                 last = pos
+        if key is not None and n < MAX_COUNT and len(seen) < SAME_MAX:
+            seen[key] = (n - n0, last - lo if last != last0 else -1)
     return n
 
 
