@@ -51,7 +51,7 @@ _STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
 SAME_SPAN = 4096  # count_matches remembers the count of a window up to this wide...
 SAME_MAX = 2048  # ...for this many distinct windows per rule and view (~8 MB at most)
-CACHE_FORMAT = "tcg-inbound-5"
+CACHE_FORMAT = "tcg-inbound-6"
 class _Compiled:
     """A rule ready to count: its pattern, allow patterns and width. The patterns
     are compiled on first use: with the databases and rules from the cache, a
