@@ -125,16 +125,20 @@ def count_matches(c: _Compiled, text: str, windows: list[tuple[int, int]] | None
     if fast and is_plain is None and windows is None:
         is_plain = plain(text)
     last = 0
-    # windows of the same text count the same (rule-words, logs, JSON arrays repeat lines)
-    seen: dict[tuple[str, int, bool], tuple[int, int]] = {}
+    # windows of the same text count the same (rule-words, logs, JSON arrays repeat lines):
+    # what re may read of one is its text from LOOKAROUND_MAX before it (lookbehinds, \b),
+    # where the window starts in that, whether that starts the text (^, \A) and whether the
+    # window ends it ($, the margin); looked up by its length and ends, then compared whole
+    seen: dict[tuple[int, int, bool, str, str], list[tuple[str, int, int]]] = {}
+    stored = 0
     for lo, hi in spans:
-        key = None
+        probe = None
         if windows is not None and last <= lo and hi - lo <= SAME_SPAN:
-            # what re may read: the window, the LOOKAROUND_MAX before it, whether that starts
-            # the text (^, \A) and whether it ends it ($, the margin)
-            lo0 = max(0, lo - LOOKAROUND_MAX)
-            key = (text[lo0:hi], lo - lo0 if lo0 else -1 - lo, hi >= size)
-            got = seen.get(key)
+            lo0 = lo - LOOKAROUND_MAX if lo > LOOKAROUND_MAX else 0
+            probe = (hi - lo0, lo - lo0 if lo0 else -1 - lo, hi >= size, text[lo0:lo0 + 32],
+                     text[max(lo0, hi - 32):hi])
+            # the same length: the same text
+            got = next(((k, rel) for same, k, rel in seen.get(probe, ()) if text.startswith(same, lo0)), None)
             if got is not None:
                 n = min(n + got[0], MAX_COUNT)
                 if got[1] >= 0:
@@ -162,8 +166,9 @@ def count_matches(c: _Compiled, text: str, windows: list[tuple[int, int]] | None
                 n += 1
                 pos = e if e > s else e + 1
                 last = pos
-        if key is not None and n < MAX_COUNT and len(seen) < SAME_MAX:
-            seen[key] = (n - n0, last - lo if last != last0 else -1)
+        if probe is not None and n < MAX_COUNT and stored < SAME_MAX:
+            seen.setdefault(probe, []).append((text[lo0:hi], n - n0, last - lo if last != last0 else -1))
+            stored += 1
     return n
 
 
@@ -554,12 +559,18 @@ def _windows(ends: list[int], before: int, after: int, n: int) -> list[tuple[int
     that end and stops at most ``after`` after it), plus the margin count_matches
     keeps for lookarounds on both sides."""
     out: list[tuple[int, int]] = []
+    if not ends:
+        return out
+    back, ahead = before + LOOKAROUND_MAX, after + LOOKAROUND_MAX + 1
+    # ends ascend, so each range's end is past the last one's: only a start can merge
+    lo, hi = max(0, ends[0] - back), ends[0] + ahead
     for e in ends:
-        lo, hi = max(0, e - before - LOOKAROUND_MAX), min(n, e + after + LOOKAROUND_MAX + 1)
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        if e - back <= hi:
+            hi = e + ahead
         else:
             out.append((lo, hi))
+            lo, hi = e - back, e + ahead
+    out.append((lo, min(n, hi)))
     return out
 
 

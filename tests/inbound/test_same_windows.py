@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tcg.inbound import engine as engine_mod
-from tcg.inbound.engine import MAX_COUNT, _Compiled, count_matches
+from tcg.inbound.engine import MAX_COUNT, _Compiled, _windows, count_matches
 from tcg.inbound.inspect import inspect
 from tcg.inbound.rules import LOOKAROUND_MAX
 from tests.inbound.conftest import RULES
@@ -108,6 +108,23 @@ def test_the_same_window_at_the_start_and_further_on():
         _assert_same(text, windows)
 
 
+def test_windows_alike_at_both_ends_but_not_between():
+    """Windows of one length whose first and last characters agree (the memo's lookup)
+    and whose middles differ, one a phrase that counts, one the same phrase with a
+    letter changed: each counted as its own text."""
+    edge = "-" * 40
+    changed = 0
+    for ex in MATCHES:
+        other = ex[: len(ex) // 2] + ("Q" if ex[len(ex) // 2] != "Q" else "R") + ex[len(ex) // 2 + 1:]
+        text, windows = "", []
+        for body in (other, ex, other, ex):
+            windows.append((len(text) + LOOKAROUND_MAX, len(text) + LOOKAROUND_MAX + len(edge) * 2 + len(ex)))
+            text += " " * LOOKAROUND_MAX + edge + body + edge
+        text += "\n" * (LOOKAROUND_MAX + 2)
+        changed += _assert_same(text, windows) > 0
+    assert changed >= len(MATCHES) // 2
+
+
 def test_allow_listed_and_counted_lines_repeated():
     """Lines an allow pattern drops and lines that count, hundreds of times over (more of each than MAX_COUNT), one
     window a line: the same counts, MAX_COUNT reached the same way."""
@@ -144,3 +161,36 @@ def test_both_engines_agree_on_repeated_corpus_lines(engines):
     verdicts = {name: inspect(e, text) for name, e in engines.items()}
     first = next(iter(verdicts.values()))
     assert all((v.rules, v.where) == (first.rules, first.where) for v in verdicts.values())
+
+
+def _reference_windows(ends: list[int], before: int, after: int, n: int) -> list[tuple[int, int]]:
+    """Each end's range clamped to the text, merged with the last when they touch."""
+    out: list[tuple[int, int]] = []
+    for e in ends:
+        lo, hi = max(0, e - before - LOOKAROUND_MAX), min(n, e + after + LOOKAROUND_MAX + 1)
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+@given(n=st.integers(1, 3000), ends=st.lists(st.integers(0, 3000), max_size=40),
+       before=st.integers(0, 900), after=st.integers(0, 300))
+def test_windows_are_the_merged_ranges(n, ends, before, after):
+    """_windows (one pass, merging only at a range's start) gives the ranges of
+    clamping and merging each end's range in turn."""
+    ends = sorted(e for e in ends if e <= n)
+    assert _windows(ends, before, after, n) == _reference_windows(ends, before, after, n)
+
+
+def test_windows_that_touch_merge():
+    """Two ends whose ranges touch (the second starts where the first stops) give one
+    range, as the reference merges them; one character further apart, two."""
+    before, after = 50, 10
+    gap = before + after + 2 * LOOKAROUND_MAX + 1
+    for apart in (gap - 1, gap, gap + 1):
+        ends = [100, 100 + apart]
+        got = _windows(ends, before, after, 1000)
+        assert got == _reference_windows(ends, before, after, 1000)
+        assert len(got) == (1 if apart <= gap else 2)
