@@ -125,20 +125,17 @@ def count_matches(c: _Compiled, text: str, windows: list[tuple[int, int]] | None
     if fast and is_plain is None and windows is None:
         is_plain = plain(text)
     last = 0
-    # windows of the same text count the same (rule-words, logs, JSON arrays repeat lines):
-    # what re may read of one is its text from LOOKAROUND_MAX before it (lookbehinds, \b),
-    # where the window starts in that, whether that starts the text (^, \A) and whether the
-    # window ends it ($, the margin); looked up by its length and ends, then compared whole
-    seen: dict[tuple[int, int, bool, str, str], list[tuple[str, int, int]]] = {}
-    stored = 0
+    # windows of the same text count the same (rule-words, logs, JSON arrays repeat lines)
+    seen: dict[tuple[str, int, bool], tuple[int, int]] = {}
     for lo, hi in spans:
-        probe = None
+        key = None
         if windows is not None and last <= lo and hi - lo <= SAME_SPAN:
-            lo0 = lo - LOOKAROUND_MAX if lo > LOOKAROUND_MAX else 0
-            probe = (hi - lo0, lo - lo0 if lo0 else -1 - lo, hi >= size, text[lo0:lo0 + 32],
-                     text[max(lo0, hi - 32):hi])
-            # the same length: the same text
-            got = next(((k, rel) for same, k, rel in seen.get(probe, ()) if text.startswith(same, lo0)), None)
+            # what re may read: the window, the LOOKAROUND_MAX before it, whether that starts
+            # the text (^, \A) and whether it ends it ($, the margin); a slice of a wide text
+            # that is ASCII is narrow, so hashing and comparing it is quick
+            lo0 = max(0, lo - LOOKAROUND_MAX)
+            key = (text[lo0:hi], lo - lo0 if lo0 else -1 - lo, hi >= size)
+            got = seen.get(key)
             if got is not None:
                 n = min(n + got[0], MAX_COUNT)
                 if got[1] >= 0:
@@ -166,9 +163,8 @@ def count_matches(c: _Compiled, text: str, windows: list[tuple[int, int]] | None
                 n += 1
                 pos = e if e > s else e + 1
                 last = pos
-        if probe is not None and n < MAX_COUNT and stored < SAME_MAX:
-            seen.setdefault(probe, []).append((text[lo0:hi], n - n0, last - lo if last != last0 else -1))
-            stored += 1
+        if key is not None and n < MAX_COUNT and len(seen) < SAME_MAX:
+            seen[key] = (n - n0, last - lo if last != last0 else -1)
     return n
 
 
