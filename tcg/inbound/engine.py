@@ -474,7 +474,8 @@ class InboundEngine:
         u = u if u is not None else utf8_of(text)
         wide = [(w[1], w[3]) for w in u.wide]
         with self._lock:
-            raw, capped = marks.scan_hyperscan(lambda kind: self._database("marks", kind), u.data, kinds, wide)
+            raw, capped = marks.scan_hyperscan(lambda kind: self._database("marks", kind), u.data, kinds, wide,
+                                               screen=marks.has_screens(self._marks_db))
         out = Marks(capped=capped)
         if raw:
             conv = u.to_char(sorted({b for v in raw.values() for b in v}))

@@ -96,15 +96,23 @@ def compile_databases() -> dict[int, Any]:
         out[kind] = db
     one = hyperscan.HS_FLAG_SINGLEMATCH
     screened = [(pats[kind][0][0].encode("ascii"), kind) for kind in (INVISIBLE, EXPENSIVE, NFKC, TRIGGER)]
-    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    db.compile(expressions=[e for e, _ in screened], ids=[k for _, k in screened],
-               flags=[hyperscan.HS_FLAG_UTF8 | one] * len(screened))
-    out[SCREEN_UTF8] = db
-    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     adjacent = _adjacent_bytes()
-    db.compile(expressions=adjacent, ids=[TRIGGER] * len(adjacent), flags=[one] * len(adjacent))
-    out[SCREEN_BYTES] = db
+    try:
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=[e for e, _ in screened], ids=[k for _, k in screened],
+                   flags=[hyperscan.HS_FLAG_UTF8 | one] * len(screened))
+        out[SCREEN_UTF8] = db
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=adjacent, ids=[TRIGGER] * len(adjacent), flags=[one] * len(adjacent))
+        out[SCREEN_BYTES] = db
+    except hyperscan.error:
+        pass  # a screen refused: has_screens is false, every kind is scanned
     return out
+
+
+def has_screens(databases: dict[int, Any]) -> bool:
+    """Whether both screens compiled (scan_hyperscan's ``screen`` may be on)."""
+    return SCREEN_UTF8 in databases and SCREEN_BYTES in databases
 
 
 def kinds_of(text: str) -> tuple[int, ...]:

@@ -297,6 +297,27 @@ def test_screened_marks_are_every_kind_scanned(engines, text):
 
 
 @pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+def test_a_screen_hyperscan_refuses_leaves_every_kind_scanned(monkeypatch):
+    """When hyperscan refuses a screen, the engine has none and scans every kind: the
+    same marks."""
+    import hyperscan
+
+    class Refusing(hyperscan.Database):
+        def compile(self, expressions, *args, **kwargs):
+            if any(rb"\xd0-\xd3" in e for e in expressions):
+                raise hyperscan.error("Pattern is too large.")
+            return super().compile(expressions, *args, **kwargs)
+
+    monkeypatch.setattr(hyperscan, "Database", Refusing)
+    engine = InboundEngine(RULES[:2], engine="hyperscan")
+    assert not marks_mod.has_screens(engine._marks_db)
+    for text in ("plain ascii", "b\u0430 \u200b\u200b \uff41 \u0f40", "\u0436" * 50 + "x"):
+        got = engine.marks(text)
+        want, capped = _whole_scan_marks(engine, text)
+        assert got.at == want and got.capped == capped and want or text == "plain ascii"
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
 def test_latin_cyrillic_pairs_in_bytes_are_the_utf8_pairs():
     """The screen's byte expressions report a Latin letter next to a Cyrillic one
     where the TRIGGER database's UTF-8 expressions do: every code point from U+0300
