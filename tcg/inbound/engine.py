@@ -26,6 +26,7 @@ import re
 import sys
 import threading
 from bisect import bisect_right
+from collections import defaultdict
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -342,21 +343,13 @@ class InboundEngine:
         found: dict[int, set[int]] = {}
         halves: dict[int, list[int]] = {}  # utf8 literal id -> byte ends
 
+        by_slot: defaultdict[int, list[int]] = defaultdict(list)  # ends by slot, to rules below
+
         def on_pair(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
-            idx = slots[sid][0]
-            got = found.get(idx)
-            if got is None:
-                found[idx] = {to}
-            else:
-                got.add(to)
+            by_slot[sid].append(to)
 
         def on_letters(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
-            idx = slots[sid][0]
-            got = found.get(idx)
-            if got is None:
-                found[idx] = {at + to}
-            else:
-                got.add(at + to)
+            by_slot[sid].append(at + to)
 
         at = 0  # where the scanned part of the letters copy starts
 
@@ -397,6 +390,12 @@ class InboundEngine:
                 for lo, hi in self._letter_parts(u, len(text)):
                     at = lo
                     dbs["letters"].scan(letters_copy(text[lo:hi]), match_event_handler=on_letters)
+        for sid, ends in by_slot.items():
+            got = found.get(slots[sid][0])
+            if got is None:
+                found[slots[sid][0]] = set(ends)
+            else:
+                got.update(ends)
         if halves:
             self._match_halves(u, halves, found)
         return {idx: sorted(ends) for idx, ends in found.items() if ends}
