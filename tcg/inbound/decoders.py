@@ -44,7 +44,9 @@ def _try(fn, data: str) -> str | None:  # type: ignore[no-untyped-def]
 
 
 def decoded_runs(text: str, data: bytes) -> list[str]:
-    """Decoded texts hidden in ``text`` (``data``: its UTF-8)."""
+    """Decoded texts hidden in ``text`` (``data``: its UTF-8, or its lead-byte copy
+    tcg.inbound.utf8.ascii_proxy: every other character a byte above 0x7F in both, so
+    the same base64 runs, one byte per character)."""
     from tcg.detect.encoded import encoded_runs
 
     out = [d.decode("utf-8", "replace") for _s, _e, d in encoded_runs(data)]

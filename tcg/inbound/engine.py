@@ -26,6 +26,7 @@ import re
 import sys
 import threading
 from bisect import bisect_right
+from collections import defaultdict
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
@@ -49,7 +50,9 @@ from tcg.inbound.utf8 import Utf8, utf8_of
 #: a database in the cache, not read yet (InboundEngine._database)
 _STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
-CACHE_FORMAT = "tcg-inbound-5"
+SAME_SPAN = 4096  # count_matches remembers the count of a window up to this wide...
+SAME_MAX = 2048  # ...for this many distinct windows per rule and view (~8 MB at most)
+CACHE_FORMAT = "tcg-inbound-6"
 class _Compiled:
     """A rule ready to count: its pattern, allow patterns and width. The patterns
     are compiled on first use: with the databases and rules from the cache, a
@@ -123,7 +126,25 @@ def count_matches(c: _Compiled, text: str, windows: list[tuple[int, int]] | None
     if fast and is_plain is None and windows is None:
         is_plain = plain(text)
     last = 0
+    # windows of the same text count the same (rule-words, logs, JSON arrays repeat lines)
+    seen: dict[tuple[str, int, bool], tuple[int, int]] = {}
     for lo, hi in spans:
+        key = None
+        if windows is not None and last <= lo and hi - lo <= SAME_SPAN:
+            # what re may read: the window, the LOOKAROUND_MAX before it, whether that starts
+            # the text (^, \A) and whether it ends it ($, the margin); a slice of a wide text
+            # that is ASCII is narrow, so hashing and comparing it is quick
+            lo0 = max(0, lo - LOOKAROUND_MAX)
+            key = (text[lo0:hi], lo - lo0 if lo0 else -1 - lo, hi >= size)
+            got = seen.get(key)
+            if got is not None:
+                n = min(n + got[0], MAX_COUNT)
+                if got[1] >= 0:
+                    last = lo + got[1]
+                if n >= MAX_COUNT:
+                    break
+                continue
+        n0, last0 = n, last
         if fast and (is_plain or (is_plain is None and plain(text[max(0, lo - LOOKAROUND_MAX):hi]))):
             search, allow = c.ascii_pat.search, c.ascii_allow
         else:
@@ -143,6 +164,8 @@ def count_matches(c: _Compiled, text: str, windows: list[tuple[int, int]] | None
                 n += 1
                 pos = e if e > s else e + 1
                 last = pos
+        if key is not None and n < MAX_COUNT and len(seen) < SAME_MAX:
+            seen[key] = (n - n0, last - lo if last != last0 else -1)
     return n
 
 
@@ -320,21 +343,13 @@ class InboundEngine:
         found: dict[int, set[int]] = {}
         halves: dict[int, list[int]] = {}  # utf8 literal id -> byte ends
 
+        by_slot: defaultdict[int, list[int]] = defaultdict(list)  # ends by slot, to rules below
+
         def on_pair(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
-            idx = slots[sid][0]
-            got = found.get(idx)
-            if got is None:
-                found[idx] = {to}
-            else:
-                got.add(to)
+            by_slot[sid].append(to)
 
         def on_letters(sid: int, _f: int, to: int, _fl: int, _c: Any) -> None:
-            idx = slots[sid][0]
-            got = found.get(idx)
-            if got is None:
-                found[idx] = {at + to}
-            else:
-                got.add(at + to)
+            by_slot[sid].append(at + to)
 
         at = 0  # where the scanned part of the letters copy starts
 
@@ -375,6 +390,12 @@ class InboundEngine:
                 for lo, hi in self._letter_parts(u, len(text)):
                     at = lo
                     dbs["letters"].scan(letters_copy(text[lo:hi]), match_event_handler=on_letters)
+        for sid, ends in by_slot.items():
+            got = found.get(slots[sid][0])
+            if got is None:
+                found[slots[sid][0]] = set(ends)
+            else:
+                got.update(ends)
         if halves:
             self._match_halves(u, halves, found)
         return {idx: sorted(ends) for idx, ends in found.items() if ends}
@@ -452,7 +473,8 @@ class InboundEngine:
         u = u if u is not None else utf8_of(text)
         wide = [(w[1], w[3]) for w in u.wide]
         with self._lock:
-            raw, capped = marks.scan_hyperscan(lambda kind: self._database("marks", kind), u.data, kinds, wide)
+            raw, capped = marks.scan_hyperscan(lambda kind: self._database("marks", kind), u.data, kinds, wide,
+                                               screen=marks.has_screens(self._marks_db))
         out = Marks(capped=capped)
         if raw:
             conv = u.to_char(sorted({b for v in raw.values() for b in v}))
@@ -533,12 +555,18 @@ def _windows(ends: list[int], before: int, after: int, n: int) -> list[tuple[int
     that end and stops at most ``after`` after it), plus the margin count_matches
     keeps for lookarounds on both sides."""
     out: list[tuple[int, int]] = []
+    if not ends:
+        return out
+    back, ahead = before + LOOKAROUND_MAX, after + LOOKAROUND_MAX + 1
+    # ends ascend, so each range's end is past the last one's: only a start can merge
+    lo, hi = max(0, ends[0] - back), ends[0] + ahead
     for e in ends:
-        lo, hi = max(0, e - before - LOOKAROUND_MAX), min(n, e + after + LOOKAROUND_MAX + 1)
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        if e - back <= hi:
+            hi = e + ahead
         else:
             out.append((lo, hi))
+            lo, hi = e - back, e + ahead
+    out.append((lo, min(n, hi)))
     return out
 
 

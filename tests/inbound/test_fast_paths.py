@@ -9,6 +9,8 @@ Each fast path is compared with the path it replaces on texts built to tell them
   encoded as such) against encoding the whole text, its byte-to-character offsets
   against decoding, and the mark scans over the non-ASCII parts alone against scans
   of the whole UTF-8 (caps included);
+- the screens that say which mark kinds a text holds (only those are scanned) against
+  scanning every kind, and their Latin-Cyrillic pairs in byte mode against UTF-8 mode;
 - the base64 pass decoding each distinct run once against decoding every run;
 - the literal pairs and their choice: tests/inbound/test_literal_pairs.py.
 """
@@ -246,7 +248,7 @@ def _whole_scan_marks(engine, text):
     """The marks as one scan of the whole UTF-8 per kind finds them: the reference."""
     data = encode(text)
     raw, capped = marks_mod.scan_hyperscan(lambda kind: engine._database("marks", kind), data,
-                                           marks_mod.kinds_of(text))
+                                           marks_mod.kinds_of(text), screen=False)
     conv = _char_offsets(data, {b for v in raw.values() for b in v})
     return {kind: [conv[b] for b in hits] for kind, hits in raw.items()}, capped
 
@@ -255,9 +257,10 @@ def _whole_scan_marks(engine, text):
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=WIDE_TEXTS, chunk=st.integers(1, 9), cap=st.integers(1, 6))
 def test_marks_of_the_non_ascii_parts_are_the_marks_of_the_whole(engines, text, chunk, cap):
-    """Scanning only the non-ASCII parts (and the character on each side) finds the
-    marks one scan of the whole UTF-8 finds, a Latin-Cyrillic pair across a chunk
-    edge included, and stops at the same mark when a kind reaches its cap."""
+    """Scanning only the non-ASCII parts (and the character on each side), and only the
+    kinds the screens find there, finds the marks one scan of the whole UTF-8 per kind
+    finds, a Latin-Cyrillic pair across a chunk edge included, and stops at the same
+    mark when a kind reaches its cap."""
     engine = engines["hyperscan"]
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(marks_mod, "MARK_CAPS", {k: cap for k in marks_mod.MARK_CAPS})
@@ -277,6 +280,64 @@ def test_marks_of_a_long_mostly_ascii_text(engines):
             got = engine.marks(text, u)
             want, capped = _whole_scan_marks(engine, text)
             assert got.at == want and got.capped == capped
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=WIDE_TEXTS)
+def test_screened_marks_are_every_kind_scanned(engines, text):
+    """Over the whole UTF-8 too: the kinds the screens let through give the marks
+    scanning every kind gives, and each kind with a mark is let through."""
+    engine, data = engines["hyperscan"], encode(text)
+    db = lambda kind: engine._database("marks", kind)  # noqa: E731
+    kinds = marks_mod.kinds_of(text)
+    assert marks_mod.scan_hyperscan(db, data, kinds) == marks_mod.scan_hyperscan(db, data, kinds, screen=False)
+    every, _ = marks_mod.scan_hyperscan(db, data, kinds, screen=False)
+    assert set(every) - {marks_mod.PERCENT} <= marks_mod._screen(db, data, None)
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+def test_a_screen_hyperscan_refuses_leaves_every_kind_scanned(monkeypatch):
+    """When hyperscan refuses a screen, the engine has none and scans every kind: the
+    same marks."""
+    import hyperscan
+
+    class Refusing(hyperscan.Database):
+        def compile(self, expressions, *args, **kwargs):
+            if any(rb"\xd0-\xd3" in e for e in expressions):
+                raise hyperscan.error("Pattern is too large.")
+            return super().compile(expressions, *args, **kwargs)
+
+    monkeypatch.setattr(hyperscan, "Database", Refusing)
+    engine = InboundEngine(RULES[:2], engine="hyperscan")
+    assert not marks_mod.has_screens(engine._marks_db)
+    for text in ("plain ascii", "b\u0430 \u200b\u200b \uff41 \u0f40", "\u0436" * 50 + "x"):
+        got = engine.marks(text)
+        want, capped = _whole_scan_marks(engine, text)
+        assert got.at == want and got.capped == capped and want or text == "plain ascii"
+
+
+@pytest.mark.skipif(not hyperscan_available(), reason="hyperscan wheel not installed")
+def test_latin_cyrillic_pairs_in_bytes_are_the_utf8_pairs():
+    """The screen's byte expressions report a Latin letter next to a Cyrillic one
+    where the TRIGGER database's UTF-8 expressions do: every code point from U+0300
+    to U+05FF, and the 3- and 4-byte characters whose bytes hold 0xD0..0xD3, on
+    each side of a Latin letter and of a digit."""
+    import hyperscan
+
+    def ends(exprs, flags, data):
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=exprs, ids=list(range(len(exprs))), flags=[flags] * len(exprs))
+        got: set[int] = set()
+        db.scan(data, match_event_handler=lambda _i, _f, to, _fl, _c: got.add(to))
+        return got
+
+    utf8 = [hs.encode("ascii") for hs, _ in marks_mod.marks_patterns()[marks_mod.TRIGGER][1:]]
+    chars = [chr(cp) for cp in range(0x300, 0x600)] + ["㐀", "퀀", "𐐀", "ⴀ", ""]
+    text = "".join(f"a{c}Z 1{c}2 {c}b " for c in chars)
+    data = encode(text)
+    want = ends(utf8, hyperscan.HS_FLAG_UTF8, data)
+    assert want and ends(marks_mod._adjacent_bytes(), 0, data) == want
 
 
 # ---------------------------------------------------------------- encoded runs, decoded once
