@@ -40,6 +40,7 @@ from tcg.inbound.expressions import (  # noqa: F401 - re-exported
     UTF8_PAIR_GAP,
     WHOLE,
     _literal,
+    covered,
     rule_expressions,
 )
 from tcg.inbound.marks import EXPENSIVE, INVISIBLE, NFKC, PERCENT, TRIGGER, Marks  # noqa: F401 - re-exported
@@ -321,19 +322,7 @@ class InboundEngine:
                 db.compile(expressions=[e for e, _, _ in part], ids=[i for _, _, i in part],
                            flags=[f for _, f, _ in part])
                 self._rules_db[name] = db
-        from tcg.detect.hsdb import all_starts
-
-        good = {c.index for c in self._compiled if c.rule.prefilter}
-        for c in self._compiled:
-            if c.index not in good:
-                continue
-            for ex in c.rule.examples_match + c.rule.examples_no_match:
-                for text in (ex, "padding " * 5 + ex + " trailing", "\u00e9 " + ex + " \u0436"):
-                    ends = self._candidates(text).get(c.index, [])
-                    for m in all_starts(c.pat, text):
-                        if not any(m.start() < e <= m.end() for e in ends):
-                            good.discard(c.index)
-        return good
+        return covered(self._compiled, slots, self._candidates)
 
     def _candidates(self, text: str, u: Utf8 | None = None) -> dict[int, list[int]]:
         """Rule index -> character offsets (ascending) inside every match of the

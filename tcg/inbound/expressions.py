@@ -29,6 +29,7 @@ close pair, one expression.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tcg.inbound.prefilter import SPACE, SPACE_RUN
@@ -63,14 +64,30 @@ def _literal(s: str, utf8: bool = False) -> tuple[bytes, int]:
     mode whatever the literal), else for the one-byte copy (:data:`_WS_PROXY`)."""
     import hyperscan
 
-    space = _WS_UTF8 if utf8 or not s.isascii() else _WS_PROXY
-    body = space.join(b"".join(c.encode("utf-8") if c.isalnum() and not c.isascii()
-                               else b"\\x%02x" % ord(c) if c.isascii() else
-                               b"\\x{%x}" % ord(c) for c in piece) for piece in s.split(SPACE))
+    wide = utf8 or not s.isascii()
+    space = _WS_UTF8 if wide else _WS_PROXY
+    body = space.join(b"".join(_char(c, wide) for c in piece) for piece in s.split(SPACE))
     flags = hyperscan.HS_FLAG_CASELESS
     if not s.isascii():
         flags |= hyperscan.HS_FLAG_UTF8
     return body, flags
+
+
+def _char(c: str, wide: bool) -> bytes:
+    """One literal character as a hyperscan expression; ``wide`` (UTF-8 mode): with the
+    characters ``re`` folds to it case-insensitively and hyperscan does not (LONG S for
+    s, ROUNDED VE for в: tcg.inbound.proxyrx.FOLDED), so the utf8 literals find what
+    ``re`` finds."""
+    def one(x: str) -> bytes:
+        return x.encode("utf-8") if x.isalnum() and not x.isascii() else \
+            b"\\x%02x" % ord(x) if x.isascii() else b"\\x{%x}" % ord(x)
+
+    if not wide:
+        return one(c)
+    from tcg.inbound.proxyrx import FOLDED
+
+    folds = [x for x, y in FOLDED.items() if y == c.lower()]
+    return b"(?:" + b"|".join(map(one, [c, *folds])) + b")" if folds else one(c)
 
 
 def whole_rule(rule: InboundRule) -> bool:
@@ -176,3 +193,45 @@ def rule_expressions(compiled: Any, close_pairs: bool = True, whole: bool = True
                         utf8_slots[lid].append(len(slots))
                 slots.append((c.index, alt, k))
     return slots, utf8_slots, exprs
+
+
+def covered(compiled: Any, slots: list[tuple[int, int, int]],
+            candidates: Callable[[str], dict[int, list[int]]]) -> set[int]:
+    """The indices of the rules ``compiled`` (engine._Compiled) whose every ``re`` match
+    in their examples (as written, with the letters ``re`` folds to them swapped in, in
+    upper case, inside wider text) the databases just compiled cover: ``candidates``
+    gives an end whose window, as ``set_window`` draws it for that kind of slot, holds
+    the match. A fallback whose tables miss a fold loses the rule to ``re``, not the
+    match."""
+    from tcg.detect.hsdb import all_starts
+
+    whole = {idx for idx, _alt, k in slots if k == WHOLE}
+    good = {c.index for c in compiled if c.rule.prefilter}
+    for c in compiled:
+        if c.index not in good:
+            continue
+        c.set_window(c.index in whole)
+        before, after = c.before, c.after
+        for ex in c.rule.examples_match + c.rule.examples_no_match:
+            for spelt in _spellings(ex):
+                for text in (spelt, "padding " * 5 + spelt + " trailing", "\u00e9 " + spelt + " \u0436"):
+                    ends = candidates(text).get(c.index, [])
+                    for m in all_starts(c.pat, text):
+                        if c.index in whole:
+                            hit = any(m.end() <= e <= m.start() + before for e in ends)
+                        else:
+                            hit = any(m.start() < e <= m.end() and e - before <= m.start()
+                                      and m.end() <= e + after for e in ends)
+                        if not hit:
+                            good.discard(c.index)
+    return good
+
+
+def _spellings(text: str) -> list[str]:
+    """``text``, with the letters ``re`` folds to others swapped in (LONG S for s,
+    KELVIN SIGN for k, ROUNDED VE for в…), and in upper case."""
+    from tcg.inbound.proxyrx import FOLDED
+
+    swaps = {y: x for x, y in FOLDED.items()}
+    folded = "".join(swaps.get(c.lower(), c) for c in text)
+    return list(dict.fromkeys((text, folded, text.upper())))

@@ -49,6 +49,7 @@ FOLDED = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k", "\u1e9e": 
           "\u1c80": "в", "\u1c81": "д", "\u1c82": "о", "\u1c83": "с", "\u1c84": "т",
           "\u1c85": "т", "\u1c86": "ъ"}
 _TABLE = "".join(map(chr, range(128))) + LETTERS + "".join(FOLDED)
+assert len(_TABLE) <= 256, "the letters copy gives each character of the table one byte"
 OTHER = ord("?")  # any character outside _TABLE in the letters copy
 
 
