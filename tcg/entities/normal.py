@@ -44,6 +44,7 @@ CSI_TEXT = "\x1b\\[[\x30-\x3f]{0,16}[\x20-\x2f]{0,4}[\x40-\x7e]"
 CSI_BYTES = rb"\x1b\[[\x30-\x3f]{0,16}[\x20-\x2f]{0,4}[\x40-\x7e]"
 CSI_MAX = 2 + 16 + 4 + 1
 _CSI = re.compile(CSI_TEXT)
+_CSI_B = re.compile(CSI_BYTES)
 
 SEP = " "  # a separator in the full view
 DEL = "\x00"  # a deleted character in the full view
@@ -210,6 +211,18 @@ def char_start(data: bytes, i: int) -> int:
         else:
             break
     return i
+
+
+def csi_start(data: bytes, i: int) -> int:
+    """Move ``i`` back to the ESC of a colour sequence it falls inside (the view
+    deletes the sequence whole). The held bytes after a stream's cut are scanned
+    apart from those before it: cut inside «ESC[0m», they would start with «[0m»
+    or «0m», and the «m» reads as a letter glued to the name after it."""
+    esc = data.rfind(b"\x1b", max(0, i - CSI_MAX + 1), i)
+    if esc < 0:
+        return i
+    m = _CSI_B.match(data, esc)
+    return esc if m is not None and m.end() > i else i
 
 
 def first_chars(forms: Iterable[str]) -> set[str]:

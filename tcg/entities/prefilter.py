@@ -199,7 +199,40 @@ def form_pieces(text: str) -> set[tuple[bytes, int, tuple[str, str] | None]]:
     sk = compact_skeleton(w)
     if sk.isascii() and not w.isascii():
         out.add((*_ascii_piece(sk.encode()), None))
+    cyr = _cyrillic_spelling(w)
+    if cyr is not None:
+        out |= {(v.encode(), LEFT | RIGHT, None) for v in _variants(cyr)}
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _cyrillic_twins() -> dict[str, str]:
+    """ASCII letter -> its lower-case look-alike among U+0430..U+045F (а for a, і for
+    i, ...): each letter that has one has exactly one there (ё aside: _yo() spells it);
+    the others elsewhere in U+0400..U+052F are triggers (_CYRILLIC_LOOKALIKES)."""
+    from tcg.entities.normal import skeleton_char
+
+    out: dict[str, str] = {}
+    for cp in range(0x430, 0x460):
+        c = chr(cp)
+        sk = skeleton_char(c)
+        if sk.isascii() and sk.isalpha() and c != "ё":
+            out.setdefault(sk, c)
+    return out
+
+
+def _cyrillic_spelling(word: str) -> str | None:
+    """An ASCII word all of whose letters have a Cyrillic look-alike, spelled in
+    those (lower case): «асме» for Acme. Its Cyrillic letters touch no Latin one, so
+    no trigger fires on it; None for any other word (a Cyrillic spelling of it
+    holds a Latin letter beside a Cyrillic one, or a trigger's look-alike)."""
+    if not word.isascii() or not word.isalpha():
+        return None
+    twins = _cyrillic_twins()
+    low = word.lower()
+    if not all(c in twins for c in low):
+        return None
+    return "".join(twins[c] for c in low)
 
 
 def _ascii_piece(word: bytes) -> tuple[bytes, int]:
@@ -427,9 +460,11 @@ def key_chars(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-#: Cyrillic letters outside U+0410..U+044F/Ёё whose skeleton is a Russian letter's
-#: (Ү ү → у, һ → н): a Cyrillic-only respelling no piece spells and no other trigger sees
-_CYRILLIC_LOOKALIKES = ("\u04ae", "\u04af", "\u04bb")
+#: Cyrillic letters past U+045F whose skeleton is that of a letter of U+0410..U+045F
+#: or an ASCII letter (Ү ү → у, һ → н, ԁ → d, Ԛ ԛ → q, Ԝ ԝ → w): a Cyrillic-only
+#: respelling no piece spells and no other trigger sees
+_CYRILLIC_LOOKALIKES = ("\u04ae", "\u04af", "\u04bb", "\u0501", "\u051a", "\u051b",
+                        "\u051c", "\u051d")
 
 
 @functools.lru_cache(maxsize=4)
