@@ -12,8 +12,11 @@ One character at a time, every character gets a *skeleton*:
   «Рoмашка» (Latin o), «POMAШKA» and «Ромашка» all have the skeleton
   ``pomaшka``; case is ignored here and checked on the raw text.
 
-The skeleton of a character depends on that character only, so
-:func:`view` keeps a map from every view character to its raw offset.
+The skeleton of a character depends on that character only (but for a colour
+sequence, deleted whole, and combining marks after a Cyrillic letter: composed with
+it where Unicode has one letter for both, «и\u0306» → й, and deleted like an invisible
+character, «Петро\u0301в»), so :class:`View` keeps a map from every view character
+to its raw offset.
 Matching happens on the *compact* view (separators and deleted characters
 removed), gaps are counted from the raw text.
 """
@@ -144,6 +147,8 @@ class View:
         part = text[lo:hi]
         if "\x1b" in part:
             part = _CSI.sub(lambda m: UNIT + TAIL * (len(m.group()) - 1), part)
+        if _ANY_MARK.search(part) is not None:
+            part = _MARKS.sub(_composed, part)
         full = part.translate(translate_table())
         self.full = full
         off: list[int] = []
@@ -196,6 +201,26 @@ class View:
             i += 1
         return None, sep
 
+
+#: combining marks (U+0300..U+036F) after a Cyrillic letter: «и\u0306» (й as macOS
+#: file names and some keyboards write it), «е\u0308» (ё), stress marks «о\u0301»
+_ANY_MARK = re.compile("[\u0300-\u036f]")
+_MARKS = re.compile("([\u0400-\u04ff])([\u0300-\u036f]+)")
+
+
+def _composed(m: re.Match[str]) -> str:
+    """A Cyrillic letter with the marks after it: the letter composed with the first
+    mark where Unicode has one character for both (и+U+0306 = й), each mark then an
+    invisible character (deleted from the view, one gap unit like a zero-width space)."""
+    import unicodedata
+
+    letter, marks = m.group(1), m.group(2)
+    both = unicodedata.normalize("NFC", letter + marks[0])
+    return (both if len(both) == 1 else letter) + MARK_STANDIN * len(marks)
+
+
+#: what a combining mark after a Cyrillic letter reads as (an invisible character)
+MARK_STANDIN = "\u200b"
 
 _SKIPPED = frozenset((DEL, UNIT, TAIL))
 _LETTERS = re.compile("[^ \x00\x03\x04]+")

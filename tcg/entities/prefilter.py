@@ -402,6 +402,9 @@ _CSI_END = re.compile(CSI_BYTES)
 #: a colour sequence right before a Cyrillic letter: word_before() looks through it,
 #: which LEFT_CONTEXT does not (a trigger instead)
 _CSI_THEN_CYRILLIC = CSI_BYTES + rb"[\xd0\xd1]"
+#: a combining mark (U+0300..U+036F) right after a Cyrillic letter: the view composes
+#: or deletes it (normal.View), which no piece spells
+_CYRILLIC_THEN_MARK = rb"[\xd0-\xd3][\x80-\xbf](?:\xcc[\x80-\xbf]|\xcd[\x80-\xaf])"
 
 #: the bytes before a piece that starts a word, for a piece starting with a letter of
 #: U+0400..U+047F (in the full database; hyperscan then skips the occurrences inside
@@ -442,7 +445,8 @@ def _bounded(expr: bytes, literal: bytes, bound: int) -> bytes:
 #: trigger expressions of _trigger_expressions() that match only where a byte
 #: 0xD0..0xD3 is (left out of the database for text without one)
 _NEEDS_CYRILLIC_LEAD = frozenset({
-    rb"[A-Za-z][\xd0-\xd3]", rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]", _CSI_THEN_CYRILLIC, _LONE_LEAD})
+    rb"[A-Za-z][\xd0-\xd3]", rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]", _CSI_THEN_CYRILLIC, _LONE_LEAD,
+    _CYRILLIC_THEN_MARK})
 
 
 def _needs_cyrillic_lead(expr: bytes, literal: bytes | None) -> bool:
@@ -498,6 +502,7 @@ def _trigger_expressions(keys: frozenset[str] | None = None) -> list[bytes]:
         rb"[0-9A-Za-z\x80-\xbf]" + gap + rb"[0-9A-Za-z\xc0-\xff]",
         _CSI_THEN_CYRILLIC,
         _LONE_LEAD,
+        _CYRILLIC_THEN_MARK,
     ]
 
 

@@ -171,3 +171,59 @@ def test_lookalikes_past_u045f_fire_a_trigger(matcher, text):
     them, a trigger fires on each."""
     data = text.encode()
     assert replace_bytes(data, matcher.find_bytes(data)) == reference(matcher, text)
+
+
+# ------------------------------------- combining marks after a Cyrillic letter
+
+@pytest.mark.parametrize(("text", "token"), [
+    ("Сулеи\u0306манов", None),  # not registered here: see the next test's names
+    ("Е\u0308лкин", None),
+    ("Петро\u0301в пришёл", "CTXG_PERSON_1"),
+    ("у ПЕТРО\u0301ВА", "CTXG_PERSON_1"),
+    ("Алексе\u0301и\u0306 Петро\u0300в", "CTXG_PERSON_1"),
+    ("Ли\u0301 и Ли", "CTXG_PERSON_2"),
+])
+def test_combining_marks_after_a_cyrillic_letter(matcher, text, token):
+    data = text.encode()
+    want = reference(matcher, text)
+    if token is not None:
+        assert token.encode() in want
+    assert replace_bytes(data, matcher.find_bytes(data)) == want
+
+
+@pytest.fixture(scope="module")
+def marked_matcher() -> Matcher:
+    reg = Registry("/p")
+    for value, kind, gender in [("Сулейманов", "person", "m"), ("Ёлкин", "person", "m"),
+                                ("Петров Алексей Иванович", "person", None), ("Ли", "person", None)]:
+        add_entity(reg, value, kind, "h", gender=gender)
+    return Matcher([EntitySpec(e.alias, e.capital, tuple(e.forms)) for e in reg.entities])
+
+
+def test_decomposed_letters_and_stress_marks_are_found(marked_matcher):
+    """й written и+U+0306 (macOS file names), ё as е+U+0308, stress marks: the view
+    composes or deletes them and the fast path fires on them, whole and streamed in
+    random chunks; one mark after every Cyrillic letter of a form in turn."""
+    m = marked_matcher
+    rnd = random.Random(3)
+    forms = sorted({t for e in m.entities for t, _ in e.forms})
+    assert "Сулейманов" in forms and "Ёлкин" in forms
+    reach = AliasStream(m)._reach
+    found = 0
+    for form in rnd.sample(forms, 60) + ["Сулейманов", "Ёлкин", "Сулейманову", "Ли"]:
+        spelled = form.replace("й", "и\u0306").replace("Ё", "Е\u0308").replace("ё", "е\u0308")
+        variants = {spelled}
+        for i, c in enumerate(spelled):
+            if "\u0400" <= c <= "\u04ff":
+                variants.add(spelled[: i + 1] + rnd.choice("\u0301\u0300\u0306\u0308") + spelled[i + 1 :])
+        for v in sorted(variants):
+            text = f"a у {v}, " + " y" * rnd.randint(0, 200) + "\n"
+            data = text.encode()
+            want = reference(m, text)
+            found += b"CTXG_" in want
+            assert replace_bytes(data, m.find_bytes(data)) == want, text
+            cuts = sorted(rnd.sample(range(len(data) + 1), rnd.randint(1, 5)))
+            assert streamed(m, data, cuts) == want, (text, cuts)
+            c = rnd.randrange(len(data))
+            assert streamed(m, data, [c + reach, c + reach + 1]) == want, (text, c)
+    assert found > 300
