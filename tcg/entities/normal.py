@@ -12,8 +12,11 @@ One character at a time, every character gets a *skeleton*:
   «Рoмашка» (Latin o), «POMAШKA» and «Ромашка» all have the skeleton
   ``pomaшka``; case is ignored here and checked on the raw text.
 
-The skeleton of a character depends on that character only, so
-:func:`view` keeps a map from every view character to its raw offset.
+The skeleton of a character depends on that character only (but for a colour
+sequence, deleted whole, and combining marks after a Cyrillic letter: composed with
+it where Unicode has one letter for both, «и\u0306» → й, and deleted like an invisible
+character, «Петро\u0301в»), so :class:`View` keeps a map from every view character
+to its raw offset.
 Matching happens on the *compact* view (separators and deleted characters
 removed), gaps are counted from the raw text.
 """
@@ -44,6 +47,7 @@ CSI_TEXT = "\x1b\\[[\x30-\x3f]{0,16}[\x20-\x2f]{0,4}[\x40-\x7e]"
 CSI_BYTES = rb"\x1b\[[\x30-\x3f]{0,16}[\x20-\x2f]{0,4}[\x40-\x7e]"
 CSI_MAX = 2 + 16 + 4 + 1
 _CSI = re.compile(CSI_TEXT)
+_CSI_B = re.compile(CSI_BYTES)
 
 SEP = " "  # a separator in the full view
 DEL = "\x00"  # a deleted character in the full view
@@ -143,6 +147,8 @@ class View:
         part = text[lo:hi]
         if "\x1b" in part:
             part = _CSI.sub(lambda m: UNIT + TAIL * (len(m.group()) - 1), part)
+        if _ANY_MARK.search(part) is not None:
+            part = _MARKS.sub(_composed, part)
         full = part.translate(translate_table())
         self.full = full
         off: list[int] = []
@@ -196,6 +202,26 @@ class View:
         return None, sep
 
 
+#: combining marks (U+0300..U+036F) after a Cyrillic letter: «и\u0306» (й as macOS
+#: file names and some keyboards write it), «е\u0308» (ё), stress marks «о\u0301»
+_ANY_MARK = re.compile("[\u0300-\u036f]")
+_MARKS = re.compile("([\u0400-\u04ff])([\u0300-\u036f]+)")
+
+
+def _composed(m: re.Match[str]) -> str:
+    """A Cyrillic letter with the marks after it: the letter composed with the first
+    mark where Unicode has one character for both (и+U+0306 = й), each mark then an
+    invisible character (deleted from the view, one gap unit like a zero-width space)."""
+    import unicodedata
+
+    letter, marks = m.group(1), m.group(2)
+    both = unicodedata.normalize("NFC", letter + marks[0])
+    return (both if len(both) == 1 else letter) + MARK_STANDIN * len(marks)
+
+
+#: what a combining mark after a Cyrillic letter reads as (an invisible character)
+MARK_STANDIN = "\u200b"
+
 _SKIPPED = frozenset((DEL, UNIT, TAIL))
 _LETTERS = re.compile("[^ \x00\x03\x04]+")
 _UNITS = re.compile("[ \x00\x03]")
@@ -210,6 +236,18 @@ def char_start(data: bytes, i: int) -> int:
         else:
             break
     return i
+
+
+def csi_start(data: bytes, i: int) -> int:
+    """Move ``i`` back to the ESC of a colour sequence it falls inside (the view
+    deletes the sequence whole). The held bytes after a stream's cut are scanned
+    apart from those before it: cut inside «ESC[0m», they would start with «[0m»
+    or «0m», and the «m» reads as a letter glued to the name after it."""
+    esc = data.rfind(b"\x1b", max(0, i - CSI_MAX + 1), i)
+    if esc < 0:
+        return i
+    m = _CSI_B.match(data, esc)
+    return esc if m is not None and m.end() > i else i
 
 
 def first_chars(forms: Iterable[str]) -> set[str]:

@@ -199,7 +199,40 @@ def form_pieces(text: str) -> set[tuple[bytes, int, tuple[str, str] | None]]:
     sk = compact_skeleton(w)
     if sk.isascii() and not w.isascii():
         out.add((*_ascii_piece(sk.encode()), None))
+    cyr = _cyrillic_spelling(w)
+    if cyr is not None:
+        out |= {(v.encode(), LEFT | RIGHT, None) for v in _variants(cyr)}
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _cyrillic_twins() -> dict[str, str]:
+    """ASCII letter -> its lower-case look-alike among U+0430..U+045F (а for a, і for
+    i, ...): each letter that has one has exactly one there (ё aside: _yo() spells it);
+    the others elsewhere in U+0400..U+052F are triggers (_CYRILLIC_LOOKALIKES)."""
+    from tcg.entities.normal import skeleton_char
+
+    out: dict[str, str] = {}
+    for cp in range(0x430, 0x460):
+        c = chr(cp)
+        sk = skeleton_char(c)
+        if sk.isascii() and sk.isalpha() and c != "ё":
+            out.setdefault(sk, c)
+    return out
+
+
+def _cyrillic_spelling(word: str) -> str | None:
+    """An ASCII word all of whose letters have a Cyrillic look-alike, spelled in
+    those (lower case): «асме» for Acme. Its Cyrillic letters touch no Latin one, so
+    no trigger fires on it; None for any other word (a Cyrillic spelling of it
+    holds a Latin letter beside a Cyrillic one, or a trigger's look-alike)."""
+    if not word.isascii() or not word.isalpha():
+        return None
+    twins = _cyrillic_twins()
+    low = word.lower()
+    if not all(c in twins for c in low):
+        return None
+    return "".join(twins[c] for c in low)
 
 
 def _ascii_piece(word: bytes) -> tuple[bytes, int]:
@@ -369,6 +402,9 @@ _CSI_END = re.compile(CSI_BYTES)
 #: a colour sequence right before a Cyrillic letter: word_before() looks through it,
 #: which LEFT_CONTEXT does not (a trigger instead)
 _CSI_THEN_CYRILLIC = CSI_BYTES + rb"[\xd0\xd1]"
+#: a combining mark (U+0300..U+036F) right after a Cyrillic letter: the view composes
+#: or deletes it (normal.View), which no piece spells
+_CYRILLIC_THEN_MARK = rb"[\xd0-\xd3][\x80-\xbf](?:\xcc[\x80-\xbf]|\xcd[\x80-\xaf])"
 
 #: the bytes before a piece that starts a word, for a piece starting with a letter of
 #: U+0400..U+047F (in the full database; hyperscan then skips the occurrences inside
@@ -409,7 +445,8 @@ def _bounded(expr: bytes, literal: bytes, bound: int) -> bytes:
 #: trigger expressions of _trigger_expressions() that match only where a byte
 #: 0xD0..0xD3 is (left out of the database for text without one)
 _NEEDS_CYRILLIC_LEAD = frozenset({
-    rb"[A-Za-z][\xd0-\xd3]", rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]", _CSI_THEN_CYRILLIC, _LONE_LEAD})
+    rb"[A-Za-z][\xd0-\xd3]", rb"[\xd0-\xd3][\x80-\xbf][A-Za-z]", _CSI_THEN_CYRILLIC, _LONE_LEAD,
+    _CYRILLIC_THEN_MARK})
 
 
 def _needs_cyrillic_lead(expr: bytes, literal: bytes | None) -> bool:
@@ -427,9 +464,11 @@ def key_chars(texts: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
-#: Cyrillic letters outside U+0410..U+044F/Ёё whose skeleton is a Russian letter's
-#: (Ү ү → у, һ → н): a Cyrillic-only respelling no piece spells and no other trigger sees
-_CYRILLIC_LOOKALIKES = ("\u04ae", "\u04af", "\u04bb")
+#: Cyrillic letters past U+045F whose skeleton is that of a letter of U+0410..U+045F
+#: or an ASCII letter (Ү ү → у, һ → н, ԁ → d, Ԛ ԛ → q, Ԝ ԝ → w): a Cyrillic-only
+#: respelling no piece spells and no other trigger sees
+_CYRILLIC_LOOKALIKES = ("\u04ae", "\u04af", "\u04bb", "\u0501", "\u051a", "\u051b",
+                        "\u051c", "\u051d")
 
 
 @functools.lru_cache(maxsize=4)
@@ -463,6 +502,7 @@ def _trigger_expressions(keys: frozenset[str] | None = None) -> list[bytes]:
         rb"[0-9A-Za-z\x80-\xbf]" + gap + rb"[0-9A-Za-z\xc0-\xff]",
         _CSI_THEN_CYRILLIC,
         _LONE_LEAD,
+        _CYRILLIC_THEN_MARK,
     ]
 
 

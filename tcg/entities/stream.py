@@ -127,12 +127,13 @@ class AliasStream:
 
     def _cut(self, buf: bytes) -> int:
         """Where a non-final release of ``buf`` ends: after its last line break, or
-        the reach before its end if that is later (on a character boundary)."""
-        from tcg.entities.normal import char_start
+        the reach before its end if that is later (on a character boundary, and
+        never inside a colour sequence: see csi_start())."""
+        from tcg.entities.normal import char_start, csi_start
 
         nl = buf.rfind(b"\n")
         last = max(nl, buf.rfind(b"\r", nl + 1))
-        return char_start(buf, max(last + 1, len(buf) - self._reach))
+        return csi_start(buf, char_start(buf, max(last + 1, len(buf) - self._reach)))
 
     def _advance(self, final: bool, hits: tuple[list[int] | None] | None = None) -> bytes:
         """Release what is decided of the held bytes, aliased. ``hits``: the prefilter's
