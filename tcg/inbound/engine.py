@@ -44,7 +44,7 @@ from tcg.inbound.expressions import (  # noqa: F401 - re-exported
 )
 from tcg.inbound.marks import EXPENSIVE, INVISIBLE, NFKC, PERCENT, TRIGGER, Marks  # noqa: F401 - re-exported
 from tcg.inbound.rules import FLAGS, LOOKAROUND_MAX, InboundRule, builtin_rule_files
-from tcg.inbound.store import load_state, packaged_rules, store_state
+from tcg.inbound.store import file_tag, load_state, packaged_rules, store_state
 from tcg.inbound.utf8 import Utf8, utf8_of
 
 #: a database in the cache, not read yet (InboundEngine._database)
@@ -53,13 +53,6 @@ MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a ver
 SAME_SPAN = 4096  # count_matches remembers the count of a window up to this wide...
 SAME_MAX = 2048  # ...for this many distinct windows per rule and view (~8 MB at most)
 CACHE_FORMAT = "tcg-inbound-7"  # 7: the file name in every cache file's MAC tag
-
-
-def _hs_tag(path: Path | None) -> str:
-    """The MAC tag of a database file: its name (the rule set's fingerprint, which
-    database) is bound in, so a genuine file of another rule set or another
-    database copied under this name fails the check and everything is compiled again."""
-    return f"{CACHE_FORMAT}\0{path.name if path is not None else ''}"
 
 
 class _Compiled:
@@ -286,7 +279,7 @@ class InboundEngine:
             for table, prefix in ((self._rules_db, "rules"), (self._marks_db, "marks")):
                 for name, db in table.items():
                     path = self._cache_path(f"{prefix}-{name}.hs")
-                    write_signed(path, key, _hs_tag(path),  # type: ignore[arg-type]
+                    write_signed(path, key, file_tag(CACHE_FORMAT, path),  # type: ignore[arg-type]
                                  derived.dump_hs(db).encode("ascii"))
             store_state(self._cache_path("json"), key, CACHE_FORMAT,
                          {"rules": sorted(accepted), "slots": self._slots, "utf8_slots": self._utf8_slots,
@@ -306,7 +299,7 @@ class InboundEngine:
         from tcg.signed import read_signed
 
         path = self._cache_path(f"{prefix}-{name}.hs")
-        body = read_signed(path, self._cache[1], _hs_tag(path)) if path and self._cache else None
+        body = read_signed(path, self._cache[1], file_tag(CACHE_FORMAT, path)) if path and self._cache else None
         if body is None:
             self._accept(self._compile_all())
             table = self._rules_db if prefix == "rules" else self._marks_db
