@@ -36,6 +36,11 @@ def _legacy_mac(key: bytes, tag: str, body: bytes) -> bytes:
     return hmac_sha256(key, tag.encode("utf-8") + b"\0" + body).encode("ascii")
 
 
+def mac_line(key: bytes, tag: str, body: bytes) -> bytes:
+    """The MAC line write_signed writes for ``body`` (read_signed_view's identity)."""
+    return _mac(key, tag, body)
+
+
 def signed_bytes(key: bytes, tag: str, body: bytes) -> bytes:
     """The file content write_signed writes (MAC line + body)."""
     return _mac(key, tag, body) + b"\n" + body

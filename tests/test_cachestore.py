@@ -117,6 +117,30 @@ def test_a_cache_written_by_other_code_or_tampered_reads_as_absent(tmp_path, cod
     assert cachestore.read_cache(path, KEY, "kind") is None
 
 
+def test_a_genuine_cache_copied_under_another_name_reads_as_absent(tmp_path, code):
+    """Most caches are named by a hash of what they were built from: the name is in
+    the MAC, so one identity's genuine file cannot stand in for another's."""
+    code("a" * 32)
+    one, other = tmp_path / "c" / "hs-aaaa.db", tmp_path / "c" / "hs-bbbb.db"
+    mac = cachestore.write_cache_mac(one, KEY, "kind", b"body of a")
+    assert mac is not None and cachestore.read_cache_view(one, KEY, "kind")[0] == mac
+    assert cachestore.read_cache(one, KEY, "kind") == b"body of a"
+    shutil.copyfile(one, other)
+    assert cachestore.read_cache(other, KEY, "kind") is None
+    assert cachestore.read_cache_view(other, KEY, "kind") is None
+    assert cachestore.read_cache_json(other, KEY, "kind") is None
+    (tmp_path / "d").mkdir()
+    shutil.copyfile(one, tmp_path / "d" / one.name)  # the same name elsewhere: the caller's tag decides
+    assert cachestore.read_cache(tmp_path / "d" / one.name, KEY, "kind") == b"body of a"
+
+
+def test_a_failed_cache_write_returns_no_mac(tmp_path, code):
+    code("a" * 32)
+    (tmp_path / "taken").mkdir()  # a directory where the file should go: os.replace fails
+    assert cachestore.write_cache_mac(tmp_path / "taken", KEY, "kind", b"body") is None
+    assert not cachestore.write_cache(tmp_path / "taken", KEY, "kind", b"body")
+
+
 def test_every_cache_is_invalidated_by_a_code_change(tmp_home_paths, code):
     """The caches through their own interfaces: policy snapshots, the launch gate's
     result, the rule-analysis memo, derived detector tables."""

@@ -6,8 +6,9 @@ parsing ~220 regexes and compiling their hyperscan databases costs ~0.25 s, a
 sixth of a 200 MB `tcg mask` run. The results depend only on the rules, the
 code that derives them and the library versions, so they are kept in the
 detector's cache dir, one file per (kind, fingerprint), signed with the
-install's HMAC key and bound to the code that wrote them (tcg.cachestore): a file that fails the check (edited, another
-install's, truncated) reads as absent and is rebuilt, so a forged cache can
+install's key and bound to the code that wrote them and to their fingerprint (tcg.cachestore):
+a file that fails the check (edited, another install's, truncated, another rule set's file
+copied under this one's name) reads as absent and is rebuilt, so a forged cache can
 never shrink a hold-back bound. Serialized hyperscan databases travel inside the
 signed body. Best effort throughout: no key or no cache dir only costs time.
 
@@ -30,7 +31,7 @@ TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked by
 if TYPE_CHECKING:
     from typing import Any
 
-FORMAT = 1
+FORMAT = 2  # 2: the fingerprint and file name in the MAC tag
 
 
 def fingerprint(rules: Any, kind: str, params: str) -> str:
@@ -67,7 +68,7 @@ def load(detector: Any, kind: str, fp: str | None) -> dict[str, Any] | None:
         return None
     from tcg.cachestore import read_cache
 
-    body = read_cache(os.path.join(where[0], f"{kind}-{fp}.json"), where[1], f"{kind}:{FORMAT}")
+    body = read_cache(os.path.join(where[0], f"{kind}-{fp}.json"), where[1], f"{kind}:{FORMAT}:{fp}")
     if body is None:
         return None
     from tcg.leanjson import loads
@@ -91,7 +92,7 @@ def store(detector: Any, kind: str, fp: str | None, state: dict[str, Any]) -> No
         body = json.dumps(state, separators=(",", ":")).encode("utf-8")
     except (TypeError, ValueError):  # pragma: no cover - a state that is not JSON
         return
-    write_cache(os.path.join(where[0], f"{kind}-{fp}.json"), where[1], f"{kind}:{FORMAT}", body)
+    write_cache(os.path.join(where[0], f"{kind}-{fp}.json"), where[1], f"{kind}:{FORMAT}:{fp}", body)
 
 
 def b2s(b: bytes) -> str:

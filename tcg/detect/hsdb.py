@@ -35,7 +35,7 @@ DENSE_FACTOR = 2
 PARALLEL_MIN = 1 << 17
 THREADS_ENV = "TCG_DETECT_THREADS"
 KW_BASE = 1 << 20  # hyperscan ids at and above this are keyword literals, not rules
-_HS_CACHE_FORMAT = b"tcg-hsdb-5"  # 5: main + dense databases (change when the split rule changes)
+_HS_CACHE_FORMAT = b"tcg-hsdb-6"  # 6: the file name in the MAC tag (5: main + dense databases)
 _HS_TAG = "hyperscan-db"
 
 
@@ -218,10 +218,13 @@ def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
         if bad:
             accepted = [item for item in accepted if item[0].index not in bad]
             db = compile_set(accepted, with_keywords=True)
-        _cache_store(cache_file, db, accepted, key)
-        stored = _cache_load(cache_file, accepted, key)  # its identity: the MAC it was stored with
+        # The identity marked verified is the MAC line this process wrote, never a
+        # re-read of the path: what is there now may be another file (a replayed one
+        # after a failed write). A failed write: this process still uses ``db``, but
+        # nothing is remembered.
+        stored = _cache_store(cache_file, db, accepted, key)
         if memo and stored is not None and cache_file is not None:
-            memo.mark_verified(os.path.basename(cache_file), stored[2])
+            memo.mark_verified(os.path.basename(cache_file), stored)
     return db, accepted
 
 
@@ -285,7 +288,8 @@ def _cache_load(path: str | None, exprs: list[Entry], key: bytes | None
                 ) -> tuple[Any, list[Entry], str] | None:
     """The cached database, the entries it runs and the file's identity for the
     memo, read only when its MAC verifies under the install key and names this
-    code (tcg.cachestore).
+    code and this file name (tcg.cachestore): the name is the hash of the rule
+    set, so another rule set's genuine database copied here fails and is rebuilt.
 
     The cache dir is writable by anything running as the user: an unsigned or
     forged database (one that matches nothing, or a blob crafted against
@@ -332,15 +336,17 @@ def _cache_load(path: str | None, exprs: list[Entry], key: bytes | None
 
 
 def _cache_store(path: str | None, db: Any, accepted: list[Entry],
-                 key: bytes | None) -> None:
+                 key: bytes | None) -> str | None:
     """Best effort: a cache that cannot be written only costs compile time. Signed
-    with the install key (see _cache_load); without a key nothing is written."""
+    with the install key (see _cache_load); without a key nothing is written.
+    The identity of the file written (as _cache_load returns it), or None when
+    nothing was written."""
     if path is None or key is None:
-        return
+        return None
     import json
 
     from tcg._lean import hs as hyperscan
-    from tcg.cachestore import write_cache
+    from tcg.cachestore import write_cache_mac
     from tcg.paths import ensure_private_dir
 
     try:
@@ -350,9 +356,10 @@ def _cache_store(path: str | None, db: Any, accepted: list[Entry],
         main = bytes(hyperscan.dumpb(db.main)) if db is not None and db.main is not None else b""
         dense = bytes(hyperscan.dumpb(db.dense)) if db is not None and db.dense is not None else b""
         body = json.dumps(meta).encode("ascii") + b"\n" + len(main).to_bytes(8, "big") + main + dense
-        write_cache(path, key, _HS_TAG, body)
+        mac = write_cache_mac(path, key, _HS_TAG, body)
     except (OSError, hyperscan.error):
-        return
+        return None
+    return None if mac is None else "mac:" + mac.decode("ascii")
 
 
 def all_starts(pat: re.Pattern[Any], data: Any) -> list[re.Match[Any]]:

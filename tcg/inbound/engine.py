@@ -45,7 +45,7 @@ from tcg.inbound.expressions import (  # noqa: F401 - re-exported
 )
 from tcg.inbound.marks import EXPENSIVE, INVISIBLE, NFKC, PERCENT, TRIGGER, Marks  # noqa: F401 - re-exported
 from tcg.inbound.rules import FLAGS, LOOKAROUND_MAX, InboundRule, builtin_rule_files
-from tcg.inbound.store import load_state, packaged_rules, store_state
+from tcg.inbound.store import file_tag, load_state, packaged_rules, store_state
 from tcg.inbound.utf8 import Utf8, utf8_of
 
 #: a database in the cache, not read yet (InboundEngine._database)
@@ -53,7 +53,9 @@ _STORED = object()
 MAX_COUNT = 100  # matches counted per rule and view; more adds nothing to a verdict
 SAME_SPAN = 4096  # count_matches remembers the count of a window up to this wide...
 SAME_MAX = 2048  # ...for this many distinct windows per rule and view (~8 MB at most)
-CACHE_FORMAT = "tcg-inbound-6"
+CACHE_FORMAT = "tcg-inbound-7"  # 7: the file name in every cache file's MAC tag
+
+
 class _Compiled:
     """A rule ready to count: its pattern, allow patterns and width. The patterns
     are compiled on first use: with the databases and rules from the cache, a
@@ -277,8 +279,9 @@ class InboundEngine:
             key = self._cache[1]
             for table, prefix in ((self._rules_db, "rules"), (self._marks_db, "marks")):
                 for name, db in table.items():
-                    write_signed(self._cache_path(f"{prefix}-{name}.hs"), key,  # type: ignore[arg-type]
-                                 CACHE_FORMAT, derived.dump_hs(db).encode("ascii"))
+                    path = self._cache_path(f"{prefix}-{name}.hs")
+                    write_signed(path, key, file_tag(CACHE_FORMAT, path),  # type: ignore[arg-type]
+                                 derived.dump_hs(db).encode("ascii"))
             store_state(self._cache_path("json"), key, CACHE_FORMAT,
                          {"rules": sorted(accepted), "slots": self._slots, "utf8_slots": self._utf8_slots,
                           "rules_db": sorted(self._rules_db), "marks": sorted(self._marks_db)})
@@ -297,7 +300,7 @@ class InboundEngine:
         from tcg.signed import read_signed
 
         path = self._cache_path(f"{prefix}-{name}.hs")
-        body = read_signed(path, self._cache[1], CACHE_FORMAT) if path and self._cache else None
+        body = read_signed(path, self._cache[1], file_tag(CACHE_FORMAT, path)) if path and self._cache else None
         if body is None:
             self._accept(self._compile_all())
             table = self._rules_db if prefix == "rules" else self._marks_db

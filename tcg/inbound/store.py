@@ -16,6 +16,13 @@ from tcg.inbound.rules import InboundRule, load_rules, rule_from_record
 RULES_FORMAT = "tcg-inbound-rules-2"  # the parsed packaged rules (signed like the databases)
 
 
+def file_tag(fmt: str, path: Path | None) -> str:
+    """The MAC tag of a database file signed without tcg.cachestore: its name (the
+    rule set's fingerprint, which database) is bound in, so another rule set's or
+    another database's genuine file copied under this name fails the check."""
+    return f"{fmt}\0{path.name if path is not None else ''}"
+
+
 def load_state(path: Path | None, key: bytes | None, tag: str) -> dict[str, Any] | None:
     """A signed cache file's JSON object; None when absent, forged or unreadable."""
     if path is None or key is None:

@@ -401,10 +401,10 @@ class Session:
         return self.policy
 
     def _add_site(self) -> None:
-        if self.lean and "site" not in sys.modules:
-            import site
+        if self.lean:
+            import tcg
 
-            site.main()
+            tcg.add_site_packages()
 
     def _start_rest(self, shell: str) -> SessionOutput:
         """Everything after the shell's start, while it reads its rc files: its

@@ -266,7 +266,6 @@ def forked_main(mode: str, in_fd: int, control_fd: int, inherited: Any = None) -
     load itself: the fork masks with it and loads neither again."""
     import fcntl
     import os
-    import sys
 
     from tcg.mask.filter import exit_after
 
@@ -282,10 +281,11 @@ def forked_main(mode: str, in_fd: int, control_fd: int, inherited: Any = None) -
     os.closerange(4, MAX_FD)  # the station's own (its terminal copies, its pipes) are not ours
     # The garbage collector stays off, as in the station, until the masker is loaded
     # (run_worker): the load allocates much and frees little (~2-3 ms of collections).
-    if sys.flags.no_site and "site" not in sys.modules:  # the hook starts the station without
-        import site  # site-packages (hyperscan is there); one that loaded its policy added them
+    # The hook starts the station without site-packages (hyperscan is there); one that
+    # loaded its policy added them, and the fork inherits that (tcg.add_site_packages).
+    import tcg
 
-        site.main()
+    tcg.add_site_packages()
     exit_after(lambda: main(["--mode", mode, "--control-fd", "3"], inherited))
 
 

@@ -250,3 +250,17 @@ def test_an_unusable_policy_before_the_fork_starts_nothing(tcg_home):
     with pytest.raises(Unusable):
         m.start()
     assert m.pid is None and m.input_fd is None
+
+
+def test_site_packages_are_added_under_dash_s_even_when_site_was_imported():
+    """`python -S` with site imported (by anything) has not run site.main(): the
+    station and its masking process must still add site-packages (hyperscan lives
+    there), so "site" in sys.modules cannot be the sign that it ran."""
+    code = ("import site, sys, tcg; had = any(p.endswith('site-packages') for p in sys.path); "
+            "tcg.add_site_packages(); tcg.add_site_packages(); "
+            "print(had, any(p.endswith('site-packages') for p in sys.path))")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(tcg.__file__)))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True, cwd=root, env=env)
+    assert out.stdout.split() == ["False", "True"]
