@@ -130,8 +130,14 @@ class Trash:
         return signed_bytes(self.key, tag, encode_record(doc).rstrip(b"\n"))
 
     def read_doc(self, txdir: str, name: str) -> Any:
-        """A signed JSON file of the transaction, or None (absent or not verifying)."""
-        return read_signed_json(os.path.join(txdir, name), self.key, f"trash/{name}", legacy=True)
+        """A signed JSON file of the transaction, or None (absent or not verifying).
+        A manifest must name its own folder: the tag binds the file's name, not the
+        transaction, so a genuine manifest copied into another folder would otherwise
+        be rolled back there onto the first transaction's paths."""
+        doc = read_signed_json(os.path.join(txdir, name), self.key, f"trash/{name}", legacy=True)
+        if name == MANIFEST and (not isinstance(doc, dict) or doc.get("txid") != os.path.basename(txdir)):
+            return None
+        return doc
 
     def write_doc(self, txdir: str, name: str, doc: Any, durable: bool = True) -> None:
         """Write a signed document once (O_EXCL). ``durable``: fsync it and its

@@ -232,6 +232,10 @@ def _spellings(text: str) -> list[str]:
     KELVIN SIGN for k, ROUNDED VE for в…), and in upper case."""
     from tcg.inbound.proxyrx import FOLDED
 
-    swaps = {y: x for x, y in FOLDED.items()}
-    folded = "".join(swaps.get(c.lower(), c) for c in text)
-    return list(dict.fromkeys((text, folded, text.upper())))
+    swaps: dict[str, list[str]] = {}
+    for x, y in FOLDED.items():
+        swaps.setdefault(y, []).append(x)
+    rounds = max(map(len, swaps.values()))  # each look-alike of a letter in one spelling
+    folded = ["".join(swaps[c.lower()][k % len(swaps[c.lower()])] if c.lower() in swaps else c
+                      for c in text) for k in range(rounds)]
+    return list(dict.fromkeys((text, *folded, text.upper())))

@@ -43,7 +43,9 @@ SHALLOW_DEPTH = 2  # a "project" that is the home directory or /
 
 class Walk:
     """One root's remembered walk: ``dirs`` maps a directory to
-    (mtime_ns, inode, matched files, subdirectories)."""
+    (ctime_ns, inode, matched files, subdirectories). The change time, not the
+    modification time: ``os.utime`` sets the latter back, so a store created after the
+    walk would stay unhidden; the kernel sets ctime on every change, utime included."""
 
     __slots__ = ("dirs", "partial", "changed")
 
@@ -93,12 +95,12 @@ def refresh(walk: Walk, root: str, depth: int, match: Callable[[str], bool], ski
         if not stat.S_ISDIR(st.st_mode):
             continue
         cached = old.get(path)
-        if cached is not None and cached[0] == st.st_mtime_ns and cached[1] == st.st_ino:
+        if cached is not None and cached[0] == st.st_ctime_ns and cached[1] == st.st_ino:
             files, subdirs = cached[2], cached[3]
         else:
             files, subdirs = _scan(path, match, skip)
             walk.changed = True
-        new[path] = (st.st_mtime_ns, st.st_ino, files, subdirs)
+        new[path] = (st.st_ctime_ns, st.st_ino, files, subdirs)
         found.extend(files)
         if left != 0:
             stack.extend((d, left - 1) for d in subdirs)

@@ -288,6 +288,23 @@ def test_restore_refuses_a_manifest_not_signed_by_this_install(tmp_path):
     assert not target.exists()
 
 
+def test_a_manifest_copied_into_another_folder_is_not_rolled_back(tmp_path):
+    """A genuine manifest of one transaction, copied into a new folder with no commit
+    marker, must not make recovery move that folder's payload onto the first
+    transaction's paths (the signature binds the file's name, the txid binds its folder)."""
+    cwd = tmp_path / "p"
+    cwd.mkdir()
+    target = cwd / "victim.txt"
+    first, second = "20260101-000000-eeeeee", "20260101-000000-ffffff"
+    craft(second, {"txid": first, "cwd": str(cwd), "entries": [entry(str(target))]}, {0: b"evil\n"})
+    for marker in ("committed", "settled.json"):  # pending: recovery would roll it back
+        (trash_dir() / second / marker).unlink()
+    assert tcg("trash", "list", cwd=cwd).returncode == 0  # any start recovers
+    assert not target.exists()
+    proc = tcg("restore", second, cwd=cwd)
+    assert proc.returncode == 1 and not target.exists()
+
+
 @pytest.mark.parametrize("sign", [True, False])
 def test_a_transaction_signed_by_an_earlier_version_still_restores(sign, tmp_path):
     """Trash records outlive an upgrade: the HMAC-SHA256 line earlier versions wrote

@@ -70,6 +70,23 @@ def test_the_remembered_walk_sees_a_new_store_and_ignores_a_forged_cache(tmp_pat
     assert third == second
 
 
+def test_the_remembered_walk_sees_a_store_whose_directory_time_was_set_back(tmp_path):
+    """A store created after the walk, its directory's modification time then set back
+    with utime (what any process may do), is still found: the walk compares the change
+    time, which utime cannot set."""
+    policy = load_policy(include_repo=False)
+    home, proj = _setup(tmp_path)
+    cache = WalkCache(str(tmp_path / "cache"), os.urandom(32), "salt")
+    api = proj / "svc" / "api"
+    before = os.stat(api)
+    first, _ = _found(policy, home, proj, cache)
+    (api / ".env.local").write_text("NEW=1\n")
+    os.utime(api, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert os.stat(api).st_mtime_ns == before.st_mtime_ns
+    second, _ = _found(policy, home, proj, cache)
+    assert set(second) - set(first) == {str(api / ".env.local")}
+
+
 def test_a_tree_beyond_max_dirs_is_partial(tmp_path):
     home, proj = _setup(tmp_path)
     rules = secret_store_rules(load_policy(include_repo=False), {"HOME": str(home)})
