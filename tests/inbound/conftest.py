@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from tcg.detect.hsdb import hyperscan_available
-from tcg.inbound.engine import InboundEngine
+from tcg.inbound.engine import InboundEngine, _Compiled
 from tcg.inbound.rules import load_rules
 
 RULES = load_rules()
+COMPILED = [_Compiled(i, r) for i, r in enumerate(RULES)]
+EXAMPLES = [ex for r in RULES for ex in r.examples_match + r.examples_no_match]
 ENGINES = ["re"] + (["hyperscan"] if hyperscan_available() else [])
 
 

@@ -37,10 +37,8 @@ from tcg.inbound.inspect import inspect
 from tcg.inbound.rules import FLAGS, parse_rule
 from tcg.inbound.utf8 import ascii_proxy, chunked, encode, utf8_of, whole
 from tests.detect.test_encoded import _reference_runs
-from tests.inbound.conftest import RULES
+from tests.inbound.conftest import COMPILED, EXAMPLES, RULES
 
-COMPILED = [_Compiled(i, r) for i, r in enumerate(RULES)]
-EXAMPLES = [ex for r in RULES for ex in r.examples_match + r.examples_no_match]
 # what Unicode and ASCII matching read differently: U+001C..U+001F are whitespace to
 # Unicode's \s only; KELVIN SIGN, LONG S and DOTLESS I fold to ASCII letters
 ODD = ["\x1c", "\x1d", "\x1e", "\x1f", "\u212a", "\u017f", "\u0131", "\u0130", "\u00e9", "\u0436", "\u00a0"]

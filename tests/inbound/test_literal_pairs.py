@@ -26,16 +26,13 @@ from tcg.inbound.engine import (
     _WS_PROXY,
     SPACES,
     InboundEngine,
-    _Compiled,
     _follows,
 )
 from tcg.inbound.inspect import inspect
 from tcg.inbound.prefilter import SPACE, SPACE_RUN
 from tcg.inbound.rules import FLAGS
-from tests.inbound.conftest import RULES
+from tests.inbound.conftest import EXAMPLES, RULES
 
-COMPILED = [_Compiled(i, r) for i, r in enumerate(RULES)]
-EXAMPLES = [ex for r in RULES for ex in r.examples_match + r.examples_no_match]
 NON_ASCII_EXAMPLES = [ex for ex in EXAMPLES if not ex.isascii()]
 
 

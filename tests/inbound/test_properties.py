@@ -11,9 +11,8 @@ from hypothesis import strategies as st
 from tcg.detect.hsdb import hyperscan_available
 from tcg.inbound.gate import check
 from tcg.inbound.inspect import inspect
-from tests.inbound.conftest import RULES
+from tests.inbound.conftest import EXAMPLES, RULES
 
-EXAMPLES = [ex for r in RULES for ex in r.examples_match + r.examples_no_match]
 NOISE = st.text(alphabet=st.sampled_from(
     list("abcxyz ABC\n\t.,:;'ʻ’ʼ-_/%+#<|>[]()!0123") + list("аеорсхиклмнт") +
     ["\u200b", "\u200d", "\u00ad", "\U000e0041", "\ufe0f", "\u0f40", "𝐢", "ｉ", "\u00a0"]),

@@ -20,10 +20,8 @@ from tcg.inbound import engine as engine_mod
 from tcg.inbound.engine import MAX_COUNT, _Compiled, _windows, count_matches
 from tcg.inbound.inspect import inspect
 from tcg.inbound.rules import LOOKAROUND_MAX
-from tests.inbound.conftest import RULES
+from tests.inbound.conftest import COMPILED, EXAMPLES, RULES
 
-COMPILED = [_Compiled(i, r) for i, r in enumerate(RULES)]
-EXAMPLES = [ex for r in RULES for ex in r.examples_match + r.examples_no_match]
 MATCHES = [ex for r in RULES for ex in r.examples_match]
 
 
