@@ -55,5 +55,4 @@ def write_cache(path: str | os.PathLike[str], key: bytes, kind: str, body: bytes
 def write_cache_mac(path: str | os.PathLike[str], key: bytes, kind: str, body: bytes) -> bytes | None:
     """write_cache, returning the MAC line it wrote (the file's identity, as
     read_cache_view returns it) when the write succeeded, else None."""
-    tag = cache_tag(kind, path)
-    return signed.mac_line(key, tag, body) if signed.write_signed(path, key, tag, body) else None
+    return signed.write_signed_mac(path, key, cache_tag(kind, path), body)

@@ -36,11 +36,6 @@ def _legacy_mac(key: bytes, tag: str, body: bytes) -> bytes:
     return hmac_sha256(key, tag.encode("utf-8") + b"\0" + body).encode("ascii")
 
 
-def mac_line(key: bytes, tag: str, body: bytes) -> bytes:
-    """The MAC line write_signed writes for ``body`` (read_signed_view's identity)."""
-    return _mac(key, tag, body)
-
-
 def signed_bytes(key: bytes, tag: str, body: bytes) -> bytes:
     """The file content write_signed writes (MAC line + body)."""
     return _mac(key, tag, body) + b"\n" + body
@@ -103,6 +98,12 @@ def read_signed_json(path: str | os.PathLike[str], key: bytes, tag: str, *,
 def write_signed(path: str | os.PathLike[str], key: bytes, tag: str, body: bytes) -> bool:
     """Atomically replace ``path`` (0600, in a 0700 directory) with a signed ``body``.
     Best effort: False on failure (no temp file is left behind)."""
+    return write_signed_mac(path, key, tag, body) is not None
+
+
+def write_signed_mac(path: str | os.PathLike[str], key: bytes, tag: str, body: bytes) -> bytes | None:
+    """write_signed, returning the MAC line it wrote (read_signed_view's identity of
+    the file) on success, else None."""
     from tcg.paths import ensure_private_dir
 
     path = os.fspath(path)
@@ -110,14 +111,15 @@ def write_signed(path: str | os.PathLike[str], key: bytes, tag: str, body: bytes
     tmp = os.path.join(parent, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
         ensure_private_dir(parent)
+        mac = _mac(key, tag, body)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(signed_bytes(key, tag, body))
+            fh.write(mac + b"\n" + body)
         os.replace(tmp, path)
     except OSError:
         try:
             os.unlink(tmp)
         except OSError:
             pass
-        return False
-    return True
+        return None
+    return mac
