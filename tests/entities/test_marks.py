@@ -222,3 +222,25 @@ def test_streamed_is_the_whole_text_view(mm):
         assert streamed(mm, data, cs) == want
 
     check()
+
+
+def test_read_then_edit_puts_the_marked_bytes_back(ents, tmp_path):
+    """The twin path through the hook functions: Read shows the aliases clean (no mark
+    after them), an Edit written with them puts the file's own bytes back, marks
+    included, Latin and Cyrillic."""
+    from tcg.entities.hooks import post_tool_use, pre_tool_use
+
+    line = "Jose\u0301 Garcia\u0332 и Петров\u0301 из Ac\u0332me Corp\u0336\u0332"
+    raw = line + "\nnext\n"
+    path = tmp_path / "notes.txt"
+    path.write_text(raw, encoding="utf-8")
+    resp = {"type": "text", "file": {"filePath": str(path), "content": raw, "numLines": 2}}
+    shown, n = post_tool_use("Read", resp, ents)
+    seen = shown["file"]["content"].splitlines()[0]
+    assert (n, seen) == (3, "CTXG_PERSON_2 и CTXG_PERSON_1 из CTXG_COMPANY_A")
+    r = pre_tool_use("Edit", {"file_path": str(path), "old_string": seen,
+                              "new_string": seen + " (CTXG_PERSON_1)", "replace_all": False},
+                     ents, read_file=lambda p: open(p, encoding="utf-8").read())
+    assert r.action == "update"
+    assert r.tool_input["old_string"] == line
+    assert r.tool_input["new_string"] == line + " (Петров Алексей Иванович)"  # a new one: the value
