@@ -24,6 +24,10 @@ import os
 from tcg import signed
 from tcg.fingerprint import code_fingerprint
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 def cache_tag(kind: str, path: str | os.PathLike[str]) -> str:
     """The MAC tag of the cache of ``kind`` at ``path`` written by this code: the
@@ -37,9 +41,11 @@ def read_cache(path: str | os.PathLike[str], key: bytes, kind: str) -> bytes | N
     return signed.read_signed(path, key, cache_tag(kind, path))
 
 
-def read_cache_view(path: str | os.PathLike[str], key: bytes, kind: str) -> tuple[bytes, memoryview] | None:
-    """``(MAC line, body)`` without copying the body, or None (tcg.signed.read_signed_view)."""
-    return signed.read_signed_view(path, key, cache_tag(kind, path))
+def read_cache_pieces(path: str | os.PathLike[str], key: bytes, kind: str,
+                      cut: Callable[[bytes, int], list[int] | None]) -> tuple[bytes, list[bytes]] | None:
+    """``(MAC line, the body in pieces)``, each read into its own bytes and none
+    copied again, or None (tcg.signed.read_signed_pieces)."""
+    return signed.read_signed_pieces(path, key, cache_tag(kind, path), cut)
 
 
 def read_cache_json(path: str | os.PathLike[str], key: bytes, kind: str) -> dict[str, object] | None:
@@ -54,5 +60,5 @@ def write_cache(path: str | os.PathLike[str], key: bytes, kind: str, body: bytes
 
 def write_cache_mac(path: str | os.PathLike[str], key: bytes, kind: str, body: bytes) -> bytes | None:
     """write_cache, returning the MAC line it wrote (the file's identity, as
-    read_cache_view returns it) when the write succeeded, else None."""
+    read_cache_pieces returns it) when the write succeeded, else None."""
     return signed.write_signed_mac(path, key, cache_tag(kind, path), body)

@@ -20,7 +20,11 @@ from __future__ import annotations
 
 import os
 
-from tcg.digest import compare_digest, keyed_blake2b
+from tcg.digest import compare_digest, keyed_blake2b, keyed_blake2b_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 SCHEME = b"blake2b:"
 PERSON = b"tcg signed file"
@@ -28,6 +32,10 @@ PERSON = b"tcg signed file"
 
 def _mac(key: bytes, tag: str, body: bytes | memoryview) -> bytes:
     return SCHEME + keyed_blake2b(key, body, PERSON, tag.encode("utf-8") + b"\0").encode("ascii")
+
+
+def _mac_of(key: bytes, tag: str, pieces: list[bytes]) -> bytes:
+    return SCHEME + keyed_blake2b_of(key, pieces, PERSON, tag.encode("utf-8") + b"\0").encode("ascii")
 
 
 def _legacy_mac(key: bytes, tag: str, body: bytes) -> bytes:
@@ -51,22 +59,38 @@ def verify(key: bytes, tag: str, data: bytes, *, legacy: bool = False) -> bytes 
     return None
 
 
-def read_signed_view(path: str | os.PathLike[str], key: bytes, tag: str) -> tuple[bytes, memoryview] | None:
-    """``(MAC line, body)`` of ``path`` when its MAC verifies (current scheme only),
-    else None. The body is a view of the one buffer the file was read into: a large
-    cache (the detector's compiled database) is read and verified without a copy.
-    The MAC line names that exact content (the key and tag fixed): a caller may use
-    it as the file's identity instead of hashing the file a second time."""
+PEEK = 4096  # bytes of the body read_signed_pieces' ``cut`` sees
+
+
+def read_signed_pieces(path: str | os.PathLike[str], key: bytes, tag: str,
+                       cut: Callable[[bytes, int], list[int] | None]) -> tuple[bytes, list[bytes]] | None:
+    """``(MAC line, pieces of the body)`` of ``path`` when its MAC verifies (current
+    scheme only), else None. The body is read in the pieces ``cut(start, size)``
+    names (``start``: up to its first PEEK bytes, ``size``: its length; the lengths
+    must add up to ``size``), each straight into a bytes object of its own: a large
+    cache made of parts a C library takes as bytes only (the detector's compiled
+    databases, hyperscan.loadb) is read and verified without copying any part again
+    (the copy of a 1.3 MB database: ~250 page faults of a masking process's start).
+    ``cut`` sees bytes not yet verified: they only say where to cut, and the MAC is
+    checked over the pieces in turn, so a wrong cut reads as absent. The MAC line
+    names that exact content (the key and tag fixed): a caller may use it as the
+    file's identity instead of hashing the file a second time."""
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            mac = fh.readline(len(SCHEME) + 256)
+            if not mac.startswith(SCHEME) or not mac.endswith(b"\n"):
+                return None
+            size = os.fstat(fh.fileno()).st_size - len(mac)
+            sizes = cut(fh.peek(PEEK)[:PEEK], size)
+            if sizes is None or any(n < 0 for n in sizes) or sum(sizes) != size:
+                return None
+            pieces = [fh.read(n) for n in sizes]
     except OSError:
         return None
-    end = data.find(b"\n")
-    if end < 0 or not data.startswith(SCHEME):
+    if [len(p) for p in pieces] != sizes:  # shorter than it was a moment ago
         return None
-    mac, body = data[:end], memoryview(data)[end + 1:]
-    return (mac, body) if compare_digest(mac, _mac(key, tag, body)) else None
+    mac = mac[:-1]
+    return (mac, pieces) if compare_digest(mac, _mac_of(key, tag, pieces)) else None
 
 
 def read_signed(path: str | os.PathLike[str], key: bytes, tag: str, *, legacy: bool = False) -> bytes | None:
@@ -102,7 +126,7 @@ def write_signed(path: str | os.PathLike[str], key: bytes, tag: str, body: bytes
 
 
 def write_signed_mac(path: str | os.PathLike[str], key: bytes, tag: str, body: bytes) -> bytes | None:
-    """write_signed, returning the MAC line it wrote (read_signed_view's identity of
+    """write_signed, returning the MAC line it wrote (read_signed_pieces' identity of
     the file) on success, else None."""
     from tcg.paths import ensure_private_dir
 

@@ -123,11 +123,11 @@ def test_a_genuine_cache_copied_under_another_name_reads_as_absent(tmp_path, cod
     code("a" * 32)
     one, other = tmp_path / "c" / "hs-aaaa.db", tmp_path / "c" / "hs-bbbb.db"
     mac = cachestore.write_cache_mac(one, KEY, "kind", b"body of a")
-    assert mac is not None and cachestore.read_cache_view(one, KEY, "kind")[0] == mac
+    assert mac is not None and cachestore.read_cache_pieces(one, KEY, "kind", lambda s, n: [n])[0] == mac
     assert cachestore.read_cache(one, KEY, "kind") == b"body of a"
     shutil.copyfile(one, other)
     assert cachestore.read_cache(other, KEY, "kind") is None
-    assert cachestore.read_cache_view(other, KEY, "kind") is None
+    assert cachestore.read_cache_pieces(other, KEY, "kind", lambda s, n: [n]) is None
     assert cachestore.read_cache_json(other, KEY, "kind") is None
     (tmp_path / "d").mkdir()
     shutil.copyfile(one, tmp_path / "d" / one.name)  # the same name elsewhere: the caller's tag decides

@@ -67,23 +67,38 @@ def test_the_earlier_hmac_line_only_where_asked_for(tmp_path):
     assert signed.read_signed(path, KEY, "trash/manifest.json", legacy=True) is None
 
 
+def _whole(start: bytes, size: int) -> list[int]:
+    return [size]
+
+
 @settings(max_examples=100, deadline=None)
-@given(key=st.binary(min_size=32, max_size=32), tag=st.text(max_size=40), body=st.binary(max_size=3000))
-def test_the_view_read_is_the_same_check_without_a_copy(tmp_path_factory, key, tag, body):
-    """read_signed_view (the detector's 1.3 MB database) accepts exactly what
-    read_signed accepts, returns the same body and the MAC line as its identity."""
+@given(key=st.binary(min_size=32, max_size=32), tag=st.text(max_size=40), body=st.binary(max_size=9000),
+       cuts=st.lists(st.integers(min_value=0, max_value=9000), max_size=4))
+def test_the_read_in_pieces_is_the_same_check(tmp_path_factory, key, tag, body, cuts):
+    """read_signed_pieces (the detector's 1.3 MB database, each part into bytes of
+    its own) accepts exactly what read_signed accepts, wherever the body is cut,
+    returns the body in those pieces, and the MAC line as its identity."""
     path = tmp_path_factory.mktemp("v") / "file"
     assert signed.write_signed(path, key, tag, body)
-    got = signed.read_signed_view(path, key, tag)
+    seen = []
+
+    def cut(start: bytes, size: int) -> list[int]:
+        seen.append((start, size))
+        at = sorted({min(c, size) for c in cuts} | {0, size})
+        return [b - a for a, b in zip(at, at[1:], strict=False)] or [0]
+
+    got = signed.read_signed_pieces(path, key, tag, cut)
     assert got is not None
-    mac, view = got
-    assert bytes(view) == body == signed.read_signed(path, key, tag)
+    mac, pieces = got
+    assert all(type(p) is bytes for p in pieces)
+    assert b"".join(pieces) == body == signed.read_signed(path, key, tag)
+    assert seen == [(body[:signed.PEEK], len(body))]
     assert mac == _blake_line(key, tag, body)
-    assert signed.read_signed_view(path, key, tag + "x") is None
-    assert signed.read_signed_view(path, bytes(b ^ 1 for b in key), tag) is None
+    assert signed.read_signed_pieces(path, key, tag + "x", cut) is None
+    assert signed.read_signed_pieces(path, bytes(b ^ 1 for b in key), tag, cut) is None
 
 
-def test_the_view_read_refuses_tampering_and_legacy_lines(tmp_path):
+def test_the_read_in_pieces_refuses_tampering_legacy_lines_and_wrong_cuts(tmp_path):
     path = tmp_path / "file"
     body = b"meta\n" + bytes(range(256)) * 64
     assert signed.write_signed(path, KEY, "kind", body)
@@ -92,8 +107,11 @@ def test_the_view_read_refuses_tampering_and_legacy_lines(tmp_path):
                 b"x" + good, b"no newline at all",
                 _hmac_line(KEY, "kind", body) + b"\n" + body):  # legacy HMAC: caches never take it
         path.write_bytes(bad)
-        assert signed.read_signed_view(path, KEY, "kind") is None
+        assert signed.read_signed_pieces(path, KEY, "kind", _whole) is None
     path.write_bytes(good)
-    assert signed.read_signed_view(path, KEY, "kind") is not None
+    assert signed.read_signed_pieces(path, KEY, "kind", _whole) == (good.partition(b"\n")[0], [body])
+    for wrong in (lambda s, n: None, lambda s, n: [n - 1], lambda s, n: [n + 1], lambda s, n: [n + 1, -1],
+                  lambda s, n: [1, n - 1, 1]):  # no cut, too short, too long, a negative piece
+        assert signed.read_signed_pieces(path, KEY, "kind", wrong) is None
     path.unlink()
-    assert signed.read_signed_view(path, KEY, "kind") is None
+    assert signed.read_signed_pieces(path, KEY, "kind", _whole) is None

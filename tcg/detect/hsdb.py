@@ -75,9 +75,9 @@ class HsPair:
         self.dense = dense
         self.dense_ids = dense_ids if dense is not None else frozenset()
         # the helper thread's scan of the dense database: a scratch of its own
-        import threading  # here, not at import: asking for the engine stays cheap
+        from tcg._lean.threads import allocate_lock  # not threading: a masking process's start
 
-        self.helper_lock = threading.Lock()
+        self.helper_lock = allocate_lock()
         self.helper_scratch: Any = None
         self.helper: Helper | None = None
 
@@ -297,42 +297,48 @@ def _cache_load(path: str | None, exprs: list[Entry], key: bytes | None
 
     The identity is the verified MAC line: it names this exact content (a file
     that passed the self-check once is known by it), so the file is not hashed a
-    second time, and the body is copied once (hyperscan.loadb takes bytes only).
+    second time, and each database is read straight into the bytes hyperscan.loadb
+    takes (it takes bytes only), never copied out of a buffer of the whole file.
     """
     if path is None or key is None:
         return None
     from tcg._lean import hs as hyperscan
-    from tcg.cachestore import read_cache_view
+    from tcg.cachestore import read_cache_pieces
     from tcg.leanjson import loads  # not json: its import compiles regexes (~1.5 ms)
 
     try:
-        got = read_cache_view(path, key, _HS_TAG)
+        got = read_cache_pieces(path, key, _HS_TAG, _cut)
         if got is None:
             return None
-        mac, raw = got
-        end = bytes(raw[:4096]).find(b"\n")  # the metadata line is short
-        if end < 0:
-            return None
-        meta: Any = loads(bytes(raw[:end]).decode("ascii"))
+        mac, (head, main_blob, dense_blob) = got
+        meta: Any = loads(head[:-9].decode("ascii"))
         indices, dense = set(meta["rules"]), frozenset(meta["dense"])
         accepted = [item for item in exprs if item[0].index in indices]
-        blobs = raw[end + 1:]
-        main_len = int.from_bytes(blobs[:8], "big")
-        main_blob, dense_blob = blobs[8 : 8 + main_len], blobs[8 + main_len :]
         identity = "mac:" + mac.decode("ascii")
         if not main_blob and not dense_blob:
             return (None, accepted, identity) if not accepted else None
 
-        def load(blob: memoryview) -> Any:
+        def load(blob: bytes) -> Any:
             if not blob:
                 return None
-            db = hyperscan.loadb(bytes(blob), hyperscan.HS_MODE_BLOCK)  # it takes bytes only
+            db = hyperscan.loadb(blob, hyperscan.HS_MODE_BLOCK)
             db.scratch = hyperscan.Scratch(db)
             return db
 
         return HsPair(load(main_blob), load(dense_blob), dense), accepted, identity
     except (OSError, ValueError, TypeError, KeyError, hyperscan.error):
         return None
+
+
+def _cut(start: bytes, size: int) -> list[int] | None:
+    """Where the cached file's body (_cache_store) divides: the metadata line with
+    the main database's 8-byte length, the main database, the dense one (the rest)."""
+    end = start.find(b"\n")  # the metadata line is short
+    if end < 0 or len(start) < end + 9:
+        return None
+    head = end + 9
+    main_len = int.from_bytes(start[end + 1 : head], "big")
+    return [head, main_len, size - head - main_len] if head + main_len <= size else None
 
 
 def _cache_store(path: str | None, db: Any, accepted: list[Entry],

@@ -214,6 +214,28 @@ def test_hyperscan_cache_on_disk_is_verified(tmp_path):
     assert not list((tmp_path / "nokey").glob("hs-*.db"))
 
 
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan wheel not installed")
+def test_the_cached_database_is_loaded_not_compiled_again(tmp_path, monkeypatch):
+    """A second detector over the same rules takes both databases from the signed
+    file (read in its pieces, each straight into the bytes hyperscan.loadb takes):
+    nothing is compiled, and it finds what the first one found."""
+    from tcg._lean import hs
+    from tcg.detect.regex import AnalysisMemo
+
+    key = b"k" * 32
+    rules = engine_rules()
+    d1 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path, memo=AnalysisMemo(None, key))
+
+    def no_compile(*_a: object, **_k: object) -> None:
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(hs, "Database", no_compile)
+    d2 = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path, memo=AnalysisMemo(None, key))
+    text = f"a {TOKEN} passwd=q1w2e3r4t5 ivan@corp.ru 4111 1111 1111 1111"
+    assert d2.find(text) == d1.find(text) and len(d1.find(text)) >= 3
+    assert d2.hyperscan_rules == d1.hyperscan_rules
+
+
 DEMOTE_RULE = r"""
 [[rule]]
 id = "tst-caseless-alternation"

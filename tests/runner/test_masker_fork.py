@@ -264,3 +264,46 @@ def test_site_packages_are_added_under_dash_s_even_when_site_was_imported():
     out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True,
                          timeout=120, check=True, cwd=root, env=env)
     assert out.stdout.split() == ["False", "True"]
+
+
+# Not needed before a session's first masked byte, and loaded by none of what masks it: the
+# fork's start (the first prompt waits for it) takes _thread and _signal (tcg._lean) instead
+# of threading and signal's enum wrapper, binascii instead of base64 (and struct), and
+# collections.abc only for annotations. (re, with enum and functools, it does need.)
+NOT_AFTER_THE_FORK = ("threading", "signal", "base64", "struct", "collections.abc", "typing", "json",
+                      "tcg.events")
+
+
+def test_the_fork_loads_no_heavy_standard_module_before_its_first_masked_byte(tcg_home, tmp_path):
+    """The station's own step before the fork (Session._policy_first: site-packages
+    and the policy), then the fork: what it imports between the fork and its
+    first write to the terminal (a prompt, nothing in it to mask) includes none of
+    NOT_AFTER_THE_FORK, and it writes the prompt as it came."""
+    probe = tmp_path / "loaded"
+    code = (r"import os, sys; sys.path.append(sys.argv.pop(1))" "\n"
+            r"from tcg.runner.session import Options, Session" "\n"
+            r"s = Session(Options()); s.lean = True; pol = s._policy_first()" "\n"
+            r"r, w = os.pipe(); cr, cw = os.pipe(); pid = os.fork()" "\n"
+            r"if pid == 0:" "\n"
+            r"    before = set(sys.modules)" "\n"
+            r"    import tcg.runner.term_writer as tw; orig = tw.TerminalWriter.put" "\n"
+            r"    def spy(self, data):" "\n"
+            r"        if data and not os.path.exists(sys.argv[1]):" "\n"
+            r"            open(sys.argv[1], 'w').write(' '.join(sorted(set(sys.modules) - before)))" "\n"
+            r"        orig(self, data)" "\n"
+            r"    tw.TerminalWriter.put = spy" "\n"
+            r"    from tcg.runner.session_mask import forked_main  # as maskproc's fork does" "\n"
+            r"    forked_main('terminal', r, cr, pol)" "\n"
+            r"os.close(r); os.close(cr); os.write(w, b'TCGSHOWN 0\n' + sys.argv[2].encode()); os.close(w)" "\n"
+            r"_, st = os.waitpid(pid, 0); sys.exit(os.waitstatus_to_exitcode(st))")
+    line = "\x1b]0;me@host: ~/src\x07\x1b[1mme@host\x1b[0m:~/src P1> "
+    for _ in range(2):  # the first builds the start-up caches
+        if probe.exists():
+            probe.unlink()
+        res = subprocess.run([sys.executable, "-I", "-S", "-c", code, ROOT, str(probe), line], timeout=180,
+                             capture_output=True)
+        assert res.returncode == 0, res.stderr
+    assert res.stdout == line.encode()
+    loaded = probe.read_text().split()
+    assert "re" in loaded and "tcg.detect.hsdb" in loaded  # the probe saw the fork's own load
+    assert sorted(m for m in loaded if m in NOT_AFTER_THE_FORK or m.startswith("typing.")) == [], " ".join(loaded)
