@@ -30,7 +30,7 @@ import bisect
 import re
 from dataclasses import dataclass
 
-from tcg.entities.normal import DEL, MAX_GAP, WILDCARD, View, char_start, compact_skeleton, is_word
+from tcg.entities.normal import MAX_GAP, WILDCARD, View, char_start, compact_skeleton, is_word
 from tcg.entities.prefilter import INSERT_MIN_WORD, Prefilter, is_cyrillic
 
 TYPE_CHECKING = False
@@ -258,7 +258,7 @@ class Matcher:
                 return None
         if f.capital and not text[s].isupper():
             return None
-        return (s, inserted, -(e - s), _marks_end(view, text, e, s + len(f.key) + EXTRA_CHARS), f)
+        return (s, inserted, -(e - s), e, f)
 
     # ------------------------------------------------------------ fast path
 
@@ -388,18 +388,6 @@ def _key_at(chars: str, i: int, key: str) -> bool:
         elif a != b:
             return False
     return True
-
-
-def _marks_end(view: View, text: str, e: int, limit: int) -> int:
-    """The end of a match taking the combining marks after its last letter (which the
-    view composed into it or deleted): the alias then stands clean, not
-    ``CTXG_PERSON_1`` with the mark drawn on its last character, and the raw span
-    (what Edit and Write put back) keeps them. At most up to ``limit``, the raw size
-    every match keeps within (the stream's reach)."""
-    stop = min(limit, view.hi)
-    while e < stop and "\u0300" <= text[e] <= "\u036f" and view.full[e - view.lo] == DEL:
-        e += 1
-    return e
 
 
 def _resolve(cands: list[tuple[int, int, int, int, _Form]]) -> list[Match]:

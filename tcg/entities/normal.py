@@ -13,11 +13,10 @@ One character at a time, every character gets a *skeleton*:
   ``pomaшka``; case is ignored here and checked on the raw text.
 
 The skeleton of a character depends on that character only (but for a colour
-sequence, deleted whole, and combining marks after a Latin or Cyrillic letter: composed
-with it where Unicode has one letter for both, «и\u0306» → й, «Jose\u0301» → José, as
-the precomposed text reads, and otherwise deleted like an invisible character,
-«Петро\u0301в»), so :class:`View` keeps a map from every view character to its raw
-offset.
+sequence, deleted whole, and combining marks after a Cyrillic letter: composed with
+it where Unicode has one letter for both, «и\u0306» → й, and deleted like an invisible
+character, «Петро\u0301в»), so :class:`View` keeps a map from every view character
+to its raw offset.
 Matching happens on the *compact* view (separators and deleted characters
 removed), gaps are counted from the raw text.
 """
@@ -203,35 +202,24 @@ class View:
         return None, sep
 
 
-#: combining marks (U+0300..U+036F) after a letter: «и\u0306» (й as macOS file names
-#: and some keyboards write it), «е\u0308» (ё), stress marks «о\u0301», decomposed
-#: Latin letters «Jose\u0301», «Tra\u0302\u0300n» (macOS file names are decomposed)
+#: combining marks (U+0300..U+036F) after a Cyrillic letter: «и\u0306» (й as macOS
+#: file names and some keyboards write it), «е\u0308» (ё), stress marks «о\u0301»
 _ANY_MARK = re.compile("[\u0300-\u036f]")
-#: the letters marks are composed with or deleted after: Latin (ASCII, Latin-1 and
-#: Extended-A/B letters, the precomposed Vietnamese ones of U+1E00..U+1EFF) and Cyrillic
-MARKED_LETTER = "A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff\u0400-\u04ff"
-_MARKS = re.compile(f"[{MARKED_LETTER}][\u0300-\u036f]+")
+_MARKS = re.compile("([\u0400-\u04ff])([\u0300-\u036f]+)")
 
 
 def _composed(m: re.Match[str]) -> str:
-    """A letter with the marks after it: the letter as NFC composes it with them (one
-    character, as the precomposed text has it: и+U+0306 = й, e+U+0301 = é,
-    a+U+0302+U+0300 = ầ), each mark then an invisible character (deleted from the view,
-    one gap unit like a zero-width space), so the view is as long as the text; marks
-    NFC leaves apart are deleted (stress marks, «Петро\u0301в»)."""
-    return _compose(m.group())
-
-
-@functools.lru_cache(maxsize=4096)
-def _compose(run: str) -> str:
-    """_composed() of one letter and its marks (decomposed Vietnamese text repeats a
-    few hundred of them)."""
+    """A Cyrillic letter with the marks after it: the letter composed with the first
+    mark where Unicode has one character for both (и+U+0306 = й), each mark then an
+    invisible character (deleted from the view, one gap unit like a zero-width space)."""
     import unicodedata
 
-    return unicodedata.normalize("NFC", run)[0] + MARK_STANDIN * (len(run) - 1)
+    letter, marks = m.group(1), m.group(2)
+    both = unicodedata.normalize("NFC", letter + marks[0])
+    return (both if len(both) == 1 else letter) + MARK_STANDIN * len(marks)
 
 
-#: what a combining mark after a letter reads as (an invisible character)
+#: what a combining mark after a Cyrillic letter reads as (an invisible character)
 MARK_STANDIN = "\u200b"
 
 _SKIPPED = frozenset((DEL, UNIT, TAIL))

@@ -261,10 +261,6 @@ _CSI_THEN_CYRILLIC = CSI_BYTES + rb"[\xd0\xd1]"
 #: a combining mark (U+0300..U+036F) right after a Cyrillic letter: the view composes
 #: or deletes it (normal.View), which no piece spells
 _CYRILLIC_THEN_MARK = rb"[\xd0-\xd3][\x80-\xbf](?:\xcc[\x80-\xbf]|\xcd[\x80-\xaf])"
-#: the same after a Latin letter (normal.MARKED_LETTER: ASCII, U+00C0..U+024F,
-#: U+1E00..U+1EFF): «Jose\u0301» is José, «Ac\u0332me» is Acme to the view
-_LATIN_THEN_MARK = (rb"(?:[A-Za-z]|[\xc3-\xc9][\x80-\xbf]|\xe1[\xb8-\xbb][\x80-\xbf])"
-                    rb"(?:\xcc[\x80-\xbf]|\xcd[\x80-\xaf])")
 
 #: the bytes before a piece that starts a word, for a piece starting with a letter of
 #: U+0400..U+047F (in the full database; hyperscan then skips the occurrences inside
@@ -363,7 +359,6 @@ def _trigger_expressions(keys: frozenset[str] | None = None) -> list[bytes]:
         _CSI_THEN_CYRILLIC,
         _LONE_LEAD,
         _CYRILLIC_THEN_MARK,
-        _LATIN_THEN_MARK,
     ]
 
 
