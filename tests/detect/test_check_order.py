@@ -11,6 +11,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tcg.detect import regex as rx
 from tcg.detect import validators as v
 from tcg.detect.engine import Detector
 from tcg.detect.entropy import shannon_entropy
@@ -18,7 +19,7 @@ from tcg.detect.rule import load_rules
 
 _PIECES = st.sampled_from([
     b"0123456789abcdef", b"abcd1234", b"a1b2c3", b"xxxx", b"AAAA", b"-", b"_", b".", b"=", b"g",
-    b"Key", b"example", b"${X}", b"sk-proj-", b"test_", b"9876", b"ZZZZZZ", b"/", b":",
+    b"Key", b"example", b"EXAMPLE", b"Sample", b"111-22-3333", b"NONE", b"${X}", b"sk-proj-", b"test_", b"9876", b"ZZZZZZ", b"/", b":",
 ])
 _TOKEN_ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-+/.=~:"
 VALUES = st.one_of(
@@ -48,15 +49,17 @@ def test_token_like_is_the_conjunction_of_its_checks(value: bytes) -> None:
                                    and not v._edited_hex(value))
 
 
-_GENERIC = Detector.from_rules([r for r in load_rules() if r.id.startswith("generic-")], engine="re")
+# every rule with an allow-list, its patterns searched one by one as the reference
+_GENERIC = Detector.from_rules([r for r in load_rules() if r.allow_patterns], engine="re")
 
 
 @settings(max_examples=600, deadline=None)
 @given(VALUES)
 def test_value_ok_is_the_conjunction_of_its_checks(value: bytes) -> None:
     for c in _GENERIC._compiled:
+        one_by_one = [rx.compile_bytes(p) for p in c.rule.allow_patterns]
         expected = (bool(value) and value not in c.allow_values
-                    and not any(p.search(value) for p in c.allow_pats)
+                    and not any(p.search(value) for p in one_by_one)
                     and (c.entropy is None or shannon_entropy(value) >= c.entropy)
                     and (c.validator is None or c.validator(value)))
         assert _GENERIC._value_ok(c, value) == expected, c.rule.id
