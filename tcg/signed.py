@@ -72,11 +72,16 @@ def read_signed_pieces(path: str | os.PathLike[str], key: bytes, tag: str,
     databases, hyperscan.loadb) is read and verified without copying any part again
     (the copy of a 1.3 MB database: ~250 page faults of a masking process's start).
     ``cut`` sees bytes not yet verified: they only say where to cut, and the MAC is
-    checked over the pieces in turn, so a wrong cut reads as absent. The MAC line
+    checked over the pieces in turn. The MAC covers the joined bytes, not where they
+    are cut: the boundaries are bound only because ``cut`` must be a pure function
+    of the body's bytes it sees (which the MAC covers), and lengths that do not add
+    up to the file's size read as absent. The MAC line
     names that exact content (the key and tag fixed): a caller may use it as the
     file's identity instead of hashing the file a second time."""
     try:
-        with open(path, "rb") as fh:
+        # The buffer holds the MAC line and PEEK bytes after it, whatever the file
+        # system's block size: peek() returns only what is buffered.
+        with open(path, "rb", buffering=2 * PEEK) as fh:
             mac = fh.readline(len(SCHEME) + 256)
             if not mac.startswith(SCHEME) or not mac.endswith(b"\n"):
                 return None
