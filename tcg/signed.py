@@ -18,6 +18,7 @@ approvals) still accept that form (``legacy=True``), caches never need to.
 
 from __future__ import annotations
 
+import io  # already loaded by the interpreter: open() is io.open
 import os
 
 from tcg.digest import compare_digest, keyed_blake2b, keyed_blake2b_of
@@ -81,7 +82,7 @@ def read_signed_pieces(path: str | os.PathLike[str], key: bytes, tag: str,
     try:
         # The buffer holds the MAC line and PEEK bytes after it, whatever the file
         # system's block size: peek() returns only what is buffered.
-        with open(path, "rb", buffering=2 * PEEK) as fh:
+        with io.BufferedReader(io.FileIO(path), 2 * PEEK) as fh:
             mac = fh.readline(len(SCHEME) + 256)
             if not mac.startswith(SCHEME) or not mac.endswith(b"\n"):
                 return None
