@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,11 @@ def make_repo(path: Path) -> Path:
     (path / "tracked.py").write_bytes(b"print('hello')\n")
     (path / ".gitignore").write_bytes(b"*.o\n")
     git(path, "add", ".")
-    git(path, "commit", "-q", "-m", "init")
+    # A fixed date: twin repositories built a second apart must get the same commit id
+    # (tests compare `git reset --hard`'s "HEAD is now at <id>" between them).
+    subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", "init"], check=True, capture_output=True,
+                   timeout=60, env={**os.environ, "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+                                    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z"})
     return path
 
 
