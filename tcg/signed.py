@@ -21,7 +21,7 @@ from __future__ import annotations
 import io  # already loaded by the interpreter: open() is io.open
 import os
 
-from tcg.digest import compare_digest, keyed_blake2b, keyed_blake2b_of
+from tcg.digest import compare_digest, keyed_blake2b_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,12 +31,9 @@ SCHEME = b"blake2b:"
 PERSON = b"tcg signed file"
 
 
-def _mac(key: bytes, tag: str, body: bytes | memoryview) -> bytes:
-    return SCHEME + keyed_blake2b(key, body, PERSON, tag.encode("utf-8") + b"\0").encode("ascii")
-
-
-def _mac_of(key: bytes, tag: str, pieces: list[bytes]) -> bytes:
-    return SCHEME + keyed_blake2b_of(key, pieces, PERSON, tag.encode("utf-8") + b"\0").encode("ascii")
+def _mac(key: bytes, tag: str, *parts: bytes | memoryview) -> bytes:
+    """The MAC line of the body made of ``parts`` joined (hashed in turn, never joined)."""
+    return SCHEME + keyed_blake2b_of(key, parts, PERSON, tag.encode("utf-8") + b"\0").encode("ascii")
 
 
 def _legacy_mac(key: bytes, tag: str, body: bytes) -> bytes:
@@ -96,7 +93,7 @@ def read_signed_pieces(path: str | os.PathLike[str], key: bytes, tag: str,
     if [len(p) for p in pieces] != sizes:  # shorter than it was a moment ago
         return None
     mac = mac[:-1]
-    return (mac, pieces) if compare_digest(mac, _mac_of(key, tag, pieces)) else None
+    return (mac, pieces) if compare_digest(mac, _mac(key, tag, *pieces)) else None
 
 
 def read_signed(path: str | os.PathLike[str], key: bytes, tag: str, *, legacy: bool = False) -> bytes | None:
