@@ -11,6 +11,7 @@ import random
 import string
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from tcg.cli import main
@@ -24,6 +25,7 @@ from .gitutil import commit_file, git, init_repo, remove_file
 _rng = random.Random(3)
 VALUE = "".join(_rng.choice(string.ascii_letters + string.digits) for _ in range(22))
 ENV = f"STRIPE_WEBHOOK={VALUE}\n"
+SCHEMA = json.loads((Path(__file__).parent / "sarif-2.1.0-subset.schema.json").read_text())
 
 
 def scan(args: list[str], capsys) -> tuple[int, str, str]:
@@ -62,7 +64,9 @@ def test_a_tracked_env_is_a_finding_in_every_format(tmp_path, fmt, capsys, tcg_h
         assert f["blob"] == git(r, "rev-parse", "HEAD:.env") and f["length"] == len(ENV)
         assert doc["counts_by_rule"] == {STORE_RULE: 1}
     else:
-        (res,) = json.loads(out)["runs"][0]["results"]
+        doc = json.loads(out)
+        jsonschema.validate(doc, SCHEMA)
+        (res,) = doc["runs"][0]["results"]
         assert res["ruleId"] == STORE_RULE
         assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == ".env"
     assert_no_secret_written(tcg_home, [VALUE])
@@ -142,3 +146,14 @@ def test_allow_paths_and_disabled_rule_drop_the_finding(tmp_path, monkeypatch):
         monkeypatch.setenv("TCG_POLICY", str(user))
         res = scan_paths([r], load_policy(include_repo=False), jobs=1)
         assert res.status == "clean", body
+
+
+def test_a_dotfiles_repository_matches_the_policy_path_globs(tmp_path, monkeypatch):
+    """`~/.config/gh/hosts.yml` is a store by its absolute path only (no telling name):
+    a repository rooted at the home directory that tracks it holds a store."""
+    home = init_repo(tmp_path / "home")
+    monkeypatch.setenv("HOME", str(home))
+    commit_file(home, ".config/gh/hosts.yml", f"github.com:\n  oauth_token: {VALUE}\n", "dotfiles")
+    commit_file(home, ".config/other/hosts.yml", "nothing\n", "other")
+    _, found = store_findings(home)
+    assert [f.path for f in found] == [".config/gh/hosts.yml"]
