@@ -106,6 +106,11 @@ def _findings_summary(agent: str, gate: Any, root_display: str) -> str:
         "(`tcg:allow` on its line, or scan.allow_paths in your policy); or launch this once anyway with "
         f"`tcg launch --accept-findings {agent} …` (recorded in the event log)",
     ]
+    if "secret-store-in-git" in gate.counts_by_rule:
+        lines.append("hint: git holds a secret store (.env, a key file …): git diff, log -p and grep would show "
+                     "it to the agent; untrack it (`git rm --cached FILE`, then add it to .gitignore) and, if it "
+                     "was ever committed, rewrite the history (git filter-repo) and rotate what it held; a "
+                     "template that holds no secret: scan.allow_paths in your policy")
     return "\n".join(lines) + "\n"
 
 

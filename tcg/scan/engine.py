@@ -27,6 +27,7 @@ from tcg.scan.findings import (
     group_distinct,
     new_stats,
 )
+from tcg.scan.stores import STORE_CATEGORY, STORE_RULE, StoreMatcher, policy_stores, store_rows
 
 TYPE_CHECKING = False  # typing costs ~8 ms on every scan's start-up
 if TYPE_CHECKING:
@@ -191,14 +192,16 @@ class _Target(Record, fields="index path repo bare", defaults=(False,)):
     bare: bool
 
 
-class _Plan(Record, fields="blobs files stats"):
-    """One target's work: blob items, file items (each with its size) and pre-read stats."""
+class _Plan(Record, fields="blobs files stats stores"):
+    """One target's work: blob items, file items (each with its size), pre-read stats, and
+    the blobs git holds at secret-store paths (oid, path, commit, source, size)."""
 
     __slots__ = ()
 
     blobs: list[tuple[tuple[str, str, str | None, str], int]]
     files: list[tuple[tuple[str, str], int]]
     stats: dict[str, int]
+    stores: list[tuple[str, str, str | None, str, int]]
 
 
 def _allowed(path: str, patterns: tuple[str, ...]) -> bool:
@@ -244,15 +247,20 @@ def _batches(kind: str, root: str, items: Iterable[tuple[Any, int]]) -> Iterator
 
 
 def _index_items(repo: str, pairs: list[tuple[str, str]], allow: tuple[str, ...],
-                 max_blob: int, stats: dict[str, int]) -> list[tuple[tuple[str, str, str | None, str], int]]:
-    """Blob items for (oid, path) pairs of the index, with their sizes from git."""
+                 max_blob: int, stats: dict[str, int], is_store: StoreMatcher,
+                 stores: list[tuple[str, str, str | None, str, int]]) -> list[tuple[tuple[str, str, str | None, str], int]]:
+    """Blob items for (oid, path) pairs of the index, with their sizes from git; the
+    pairs at secret-store paths are added to ``stores``."""
     sizes = gitobjects.blob_sizes(repo, [oid for oid, _ in pairs]) if pairs else {}
     out: list[tuple[tuple[str, str, str | None, str], int]] = []
     for oid, path in pairs:
         size = sizes.get(oid, 0)
         if _allowed(path, allow):
             stats["blobs_skipped_allowed"] += 1
-        elif size > max_blob:
+            continue
+        if is_store(path):
+            stores.append((oid, path, None, "index", size))
+        if size > max_blob:
             stats["blobs_skipped_large"] += 1
         else:
             out.append(((oid, path, None, "index"), size))
@@ -260,11 +268,12 @@ def _index_items(repo: str, pairs: list[tuple[str, str]], allow: tuple[str, ...]
 
 
 def _enumerate(target: _Target, history: bool, staged: bool, max_blob: int,
-               allow: tuple[str, ...]) -> _Plan:
+               allow: tuple[str, ...], secret_stores: Any = None) -> _Plan:
     """The work of one target. Runs in a thread when there are several targets."""
     stats = new_stats()
     blobs: list[tuple[tuple[str, str, str | None, str], int]] = []
     files: list[tuple[tuple[str, str], int]] = []
+    stores: list[tuple[str, str, str | None, str, int]] = []
     if target.repo is None:
         if staged:
             raise TcgError(f"--staged needs a git repository: {target.path} is not the root of one")
@@ -276,13 +285,14 @@ def _enumerate(target: _Target, history: bool, staged: bool, max_blob: int,
                 stats["files_skipped_allowed"] += 1
             else:
                 files.append(((rel, "file"), _size_of(root, rel)))
-        return _Plan(blobs, files, stats)
+        return _Plan(blobs, files, stats, stores)
     repo = target.repo
+    is_store = StoreMatcher(secret_stores, None if target.bare else repo)
     if staged:
         # What the next commit would add: the index against HEAD (an unborn branch:
         # against the empty tree). Nothing from history or the working tree.
-        blobs = _index_items(repo, gitobjects.staged_blobs(repo), allow, max_blob, stats)
-        return _Plan(blobs, files, stats)
+        blobs = _index_items(repo, gitobjects.staged_blobs(repo), allow, max_blob, stats, is_store, stores)
+        return _Plan(blobs, files, stats, stores)
     if history:
         seen: set[str] = set()
         for ref in gitobjects.iter_reachable_blobs(repo):
@@ -291,10 +301,13 @@ def _enumerate(target: _Target, history: bool, staged: bool, max_blob: int,
                 stats["blobs_missing"] += 1
             elif _allowed(ref.path, allow):
                 stats["blobs_skipped_allowed"] += 1
-            elif ref.size > max_blob:
-                stats["blobs_skipped_large"] += 1
             else:
-                blobs.append(((ref.oid, ref.path, ref.commit, "history"), ref.size))
+                if is_store(ref.path):
+                    stores.append((ref.oid, ref.path, ref.commit, "history", ref.size))
+                if ref.size > max_blob:
+                    stats["blobs_skipped_large"] += 1
+                else:
+                    blobs.append(((ref.oid, ref.path, ref.commit, "history"), ref.size))
         if not target.bare:
             # Staged but never committed content is readable by anyone with the repo.
             fresh = []
@@ -302,14 +315,23 @@ def _enumerate(target: _Target, history: bool, staged: bool, max_blob: int,
                 if oid not in seen:
                     seen.add(oid)
                     fresh.append((oid, path))
-            blobs.extend(_index_items(repo, fresh, allow, max_blob, stats))
+            blobs.extend(_index_items(repo, fresh, allow, max_blob, stats, is_store, stores))
     if not target.bare:
+        named_store = False
         for rel in worktree.repo_files(repo, changed_only=history):
             if _allowed(rel, allow):
                 stats["files_skipped_allowed"] += 1
             else:
+                named_store = named_store or is_store(rel)
                 files.append(((rel, "worktree"), _size_of(repo, rel)))
-    return _Plan(blobs, files, stats)
+        if named_store and not history:
+            # Without the history, the index says which of them git holds (an untracked
+            # store is not a finding); only then is it listed.
+            held = [(oid, path) for oid, path in gitobjects.index_blobs(repo)
+                    if not _allowed(path, allow) and is_store(path)]
+            sizes = gitobjects.blob_sizes(repo, [oid for oid, _ in held]) if held else {}
+            stores.extend((oid, path, None, "index", sizes.get(oid, 0)) for oid, path in held)
+    return _Plan(blobs, files, stats, stores)
 
 
 def _size_of(root: str, rel: str) -> int:
@@ -340,7 +362,7 @@ def _resolve_targets(paths: Iterable[str | os.PathLike[str]]) -> list[_Target]:
 
 
 def _plan_all(targets: list[_Target], history: bool, staged: bool, max_blob: int,
-              allow: tuple[str, ...], errors: list[str]) -> list[tuple[_Target, _Plan]]:
+              allow: tuple[str, ...], errors: list[str], secret_stores: Any = None) -> list[tuple[_Target, _Plan]]:
     """Every target's plan, in target order. Several targets list in threads (git does the
     work in child processes); one target lists here, without starting a thread."""
     live = []
@@ -352,7 +374,7 @@ def _plan_all(targets: list[_Target], history: bool, staged: bool, max_blob: int
 
     def one(t: _Target) -> _Plan | str:
         try:
-            return _enumerate(t, history, staged, max_blob, allow)
+            return _enumerate(t, history, staged, max_blob, allow, secret_stores)
         except (TcgError, OSError) as exc:
             return f"{t.path}: {getattr(exc, 'message', None) or exc}"
 
@@ -448,8 +470,13 @@ def scan_paths(
     #    budget always cuts the same objects.
     tasks: list[tuple[Any, ...]] = []
     planned = 0
-    for t, plan in _plan_all(targets, history, staged, max_blob, allow, errors):
+    held: list[tuple[int, list[tuple[str, str, str | None, str, int]]]] = []  # stores git holds
+    report_stores = STORE_RULE not in disabled and STORE_CATEGORY in categories
+    for t, plan in _plan_all(targets, history, staged, max_blob, allow, errors,
+                             policy_stores(policy) if report_stores else None):
         add_counts(stats, plan.stats)
+        if plan.stores:
+            held.append((t.index, plan.stores))
         root = os.path.dirname(t.path) if os.path.isfile(t.path) else t.path  # a single file: its dir
         kept_b = [(item, n) for item, n in plan.blobs if budget.take(n)]
         kept_f = [(item, n) for item, n in plan.files if budget.take(n)]
@@ -500,10 +527,14 @@ def scan_paths(
         _close_readers()
 
     # 4. One finding per distinct secret, at its first location in scan order.
+    #    A store git holds needs no content: it is found whatever the budget scanned.
     def occurrences() -> Iterator[ScanFinding]:
         for seq in sorted(batches):
             tidx, rows = batches[seq]
             for r in rows:
+                yield ScanFinding(r[0], r[1], str(targets[tidx].path), *r[2:])
+        for tidx, items in held:
+            for r in store_rows(items, secret_key):
                 yield ScanFinding(r[0], r[1], str(targets[tidx].path), *r[2:])
 
     findings, every = group_distinct(occurrences())

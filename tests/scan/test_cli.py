@@ -24,8 +24,8 @@ SCHEMA = json.loads((Path(__file__).parent / "sarif-2.1.0-subset.schema.json").r
 def leaky(tmp_path: Path) -> Path:
     r = init_repo(tmp_path / "leaky repo")
     commit_file(r, "README.md", "# hi\n", "init")
-    commit_file(r, "conf/app.env", "".join(f"K{i}={v}\n" for i, v in enumerate(VALUES)), "add")
-    remove_file(r, "conf/app.env", "remove")
+    commit_file(r, "conf/app.cfg", "".join(f"K{i}={v}\n" for i, v in enumerate(VALUES)), "add")
+    remove_file(r, "conf/app.cfg", "remove")
     (r / "dirty.txt").write_text(f"token {SECRETS['github-pat-classic']}\n")
     return r
 
@@ -50,9 +50,9 @@ def test_every_format_reports_findings_without_values(leaky, fmt, capsys, tcg_ho
     assert_no_value(out + err)
     if fmt == "text":
         assert err == ""  # stderr is not a terminal here: no progress line
-        # the token committed in conf/app.env and left in dirty.txt is ONE secret, at its
+        # the token committed in conf/app.cfg and left in dirty.txt is ONE secret, at its
         # first location (the commit that introduced it), with where else it is
-        assert "conf/app.env:1:4: github-pat-classic (secret) in commit " in out
+        assert "conf/app.cfg:1:4: github-pat-classic (secret) in commit " in out
         assert "— 2 occurrence(s) in 2 blob(s)/file(s), 2 path(s)" in out
         assert "dirty.txt:1:7" not in out
         assert "by rule:" in out and "github-pat-classic  1 secret(s) in 2 place(s)" in out
@@ -62,7 +62,7 @@ def test_every_format_reports_findings_without_values(leaky, fmt, capsys, tcg_ho
         assert doc["status"] == "findings" and doc["finding_count"] == 3 and doc["occurrences"] == 4
         assert {f["rule_id"] for f in doc["findings"]} == set(SECRETS)
         f = next(f for f in doc["findings"] if f["rule_id"] == "github-pat-classic")
-        assert f["path"] == "conf/app.env" and f["commit"] and f["source"] == "history"
+        assert f["path"] == "conf/app.cfg" and f["commit"] and f["source"] == "history"
         assert len(f["hash"]) == 16 and (f["occurrences"], f["blobs"], f["paths"]) == (2, 2, 2)
         assert "locations" not in f
     elif fmt == "jsonl":
@@ -80,7 +80,7 @@ def test_every_format_reports_findings_without_values(leaky, fmt, capsys, tcg_ho
         loc = results[0]["locations"][0]["physicalLocation"]
         assert loc["region"]["startLine"] >= 1 and loc["artifactLocation"]["uriBaseId"] == "TARGET0"
         gh = next(r for r in results if r["ruleId"] == "github-pat-classic")
-        assert gh["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "conf/app.env"
+        assert gh["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "conf/app.cfg"
         related = gh["relatedLocations"]
         assert [x["physicalLocation"]["artifactLocation"]["uri"] for x in related] == ["dirty.txt"]
         assert gh["properties"]["occurrences"] == 2
@@ -156,7 +156,7 @@ def test_all_occurrences_lists_every_place(leaky, capsys):
     rc, out, _ = run([str(leaky), "--all-occurrences"], capsys)
     assert rc == 1
     lines = out.splitlines()
-    first = next(i for i, x in enumerate(lines) if x.startswith("conf/app.env:1:4: github-pat-classic"))
+    first = next(i for i, x in enumerate(lines) if x.startswith("conf/app.cfg:1:4: github-pat-classic"))
     assert lines[first + 1] == "    also dirty.txt:1:7 in working tree"
     rc, out, _ = run([str(leaky), "--all-occurrences", "--format", "json"], capsys)
     doc = json.loads(out)

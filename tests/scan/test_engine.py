@@ -280,11 +280,11 @@ def test_staged_scans_only_what_the_next_commit_adds(repo):
 
 def test_staged_on_a_branch_without_commits(tmp_path):
     r = init_repo(tmp_path / "unborn")
-    (r / "a.env").write_text(f"TOKEN={GH}\n")
+    (r / "a.cfg").write_text(f"TOKEN={GH}\n")
     (r / "b.txt").write_text("nothing\n")
     git(r, "add", ".")
     res = scan_paths([r], load_policy(), staged=True, jobs=1)
-    assert [(f.path, f.source) for f in res.findings] == [("a.env", "index")]
+    assert [(f.path, f.source) for f in res.findings] == [("a.cfg", "index")]
 
 
 def test_both_engines_report_the_same_scan(repo):

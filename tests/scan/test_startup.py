@@ -38,7 +38,7 @@ def _comparable(record: dict) -> dict:
 
 def test_quick_exit_keeps_output_exit_code_and_event(tmp_path, tcg_home):
     repo = init_repo(tmp_path / "r")
-    commit_file(repo, "a.env", "".join(f"K{i}={v}\n" for i, v in enumerate(SECRETS.values())), "add")
+    commit_file(repo, "a.cfg", "".join(f"K{i}={v}\n" for i, v in enumerate(SECRETS.values())), "add")
     commit_file(repo, "notes.txt", "".join(f"line {i}\n" for i in range(5000)), "notes")
     env = _env(tcg_home)
     results = {}
