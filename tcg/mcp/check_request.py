@@ -36,6 +36,7 @@ from urllib.parse import unquote, urlsplit
 from tcg.detect.normalize import normalize_for_match
 from tcg.leanjson import strings_in
 from tcg.policy.compiled import MCP_MINIMUM_BASENAMES, MCP_MINIMUM_SEGMENTS, SecretStores
+from tcg.policy.realpath import MAX_PATH_LEN, real_path
 
 REASON = "protected-resource"
 RULE_DOTENV = "mcp-dotenv"
@@ -48,11 +49,11 @@ RULE_SECRET_STORE = "mcp-secret-store"
 _DOTENV_NAMES = tuple(b for b in MCP_MINIMUM_BASENAMES if b.startswith(".env"))
 SSH_KEY_BASENAMES = frozenset(b for b in MCP_MINIMUM_BASENAMES if b not in _DOTENV_NAMES)
 _SSH_DIRS = frozenset(MCP_MINIMUM_SEGMENTS)
-_SEGMENT_SPLIT = re.compile(r"[/\s\"'`;|&<>(){}\[\],=:*?]+")
+# NUL splits too: a C-level open stops there, so ".env\0" names .env
+_SEGMENT_SPLIT = re.compile(r"[/\s\x00\"'`;|&<>(){}\[\],=:*?]+")
 # substrings a segment of the minimum must contain (a cheap gate before splitting)
 _BUILTIN_KEYS = tuple(dict.fromkeys(n.split("*")[0].rstrip(".") for n in (*MCP_MINIMUM_BASENAMES, *_SSH_DIRS)))
 _GLOB = re.compile(r"[*?\[]")
-MAX_PATH_LEN = 4096  # longer strings are matched as text but never resolved as paths
 MAX_RESOLVE_TOKENS = 64  # whitespace-separated words resolved per string
 
 
@@ -155,8 +156,10 @@ class RequestChecker:
 
     def _resolved_forms(self, text: str) -> Iterator[str]:
         """``text`` resolved as a local path through symlinks (absolute, or relative
-        to the cwd and every root)."""
-        if not text or len(text) > MAX_PATH_LEN or "\x00" in text or "\n" in text:
+        to the cwd and every root); a string holding NUL as what precedes it (where a
+        C-level open stops)."""
+        text = text.split("\x00", 1)[0]
+        if not text or len(text) > MAX_PATH_LEN or "\n" in text:
             return
         candidates = [text]
         words = text.split()
@@ -170,7 +173,9 @@ class RequestChecker:
                 cand = os.path.expanduser(cand)
             try:
                 if os.path.isabs(cand):
-                    yield os.path.realpath(cand)
+                    real = real_path(cand)
+                    if real is not None:
+                        yield real
                     continue
                 first = cand.split("/", 1)[0]
                 for base in [self.cwd, *self.roots]:
@@ -181,7 +186,9 @@ class RequestChecker:
                         continue
                     # the whole resolved path is matched: a cwd or root inside .ssh or a
                     # .env.d directory makes its existing entries protected too (fail closed)
-                    yield os.path.realpath(os.path.join(real_base, cand))
+                    real = real_path(os.path.join(real_base, cand))
+                    if real is not None:
+                        yield real
             except (OSError, ValueError):
                 continue
 
@@ -189,7 +196,7 @@ class RequestChecker:
         key = str(base)
         real = self._real_cache.get(key)
         if real is None:
-            real = self._real_cache[key] = os.path.realpath(key)
+            real = self._real_cache[key] = real_path(key) or key
         return real
 
     def check_string(self, s: str) -> str | None:

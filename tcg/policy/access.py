@@ -26,6 +26,7 @@ import posixpath
 from tcg.errors import PolicyError
 from tcg.policy.glob import fnmatchcase
 from tcg.policy.model import Decision, Reason, Verdict
+from tcg.policy.realpath import real_path
 from tcg.policy.words import DYN, Word
 
 TYPE_CHECKING = False  # typing and dataclasses cost import time on every mediated command
@@ -209,13 +210,23 @@ def evaluate_access(
         home = environ.get("HOME") or None
         where = os.fspath(cwd) if cwd is not None else None
         ev = PathChecks(policy, actor, _Rules(policy, environ, home), where, home)
+        real_home = real_path(home) if home else None
         for who, path, access in accesses:
             if access not in ACCESSES:
                 raise ValueError(f"unknown access {access!r}")
-            word = Word(_expand_home(path, home), static=True)
-            if any(c in path for c in "*?["):
-                word = Word(word.value, static=True, glob=True, pattern=word.value, recursive=True)
-            ev.check_path(who, word, access, reader=access in (READ, RW))
+            if "\x00" in path:
+                ev.add("unresolved-path", f"{who} names {_show(path)}: a path holding NUL names no file", "nul-path")
+                continue
+            given = _expand_home(path, home)
+            pattern = any(c in path for c in "*?[")
+            # judged as written and where it leads: a store, guard file or tcg's own
+            # file on either side refuses, with the reason the direct path gets
+            real = _leads_to(ev.resolve(given), pattern, home, real_home)
+            for value, via in ((given, ""), (real, f"through {_show(given)} ")):
+                if value is not None:
+                    word = Word(value, static=True, glob=pattern, pattern=value if pattern else None,
+                                recursive=pattern)
+                    ev.check_path(who, word, access, reader=access in (READ, RW), via=via)
         return Verdict.combine(ev.reasons)
     except PolicyError as exc:
         return Verdict.combine([Reason("policy-invalid", Decision.BLOCK, _clip(exc.message))])
@@ -223,6 +234,25 @@ def evaluate_access(
         return Verdict.combine(
             [Reason("internal-error", Decision.BLOCK, f"tcg failed while deciding ({type(exc).__name__})")]
         )
+
+
+def _leads_to(path: str, pattern: bool, home: str | None, real_home: str | None) -> str | None:
+    """Where an absolute ``path`` leads when that differs from ``path`` (a symlink on
+    the way: the file, a parent directory, a chain, a dangling link's target); for a
+    pattern, where its literal directories lead. A path under the real home is
+    written under ``home`` again, so ``~/…`` stores and guard files still match
+    when the home directory itself is reached through a link."""
+    if not posixpath.isabs(path):
+        return None
+    parts = path.split("/")
+    cut = next((i for i, p in enumerate(parts) if any(c in p for c in "*?[")), len(parts)) if pattern else len(parts)
+    real = real_path("/".join(parts[:cut]) or "/")
+    if real is None:
+        return None
+    real = posixpath.join(real, *parts[cut:])
+    if home and real_home and real_home != home and (real == real_home or real.startswith(real_home + "/")):
+        real = home + real[len(real_home):]
+    return None if real == path else real
 
 
 class PathChecks:

@@ -225,3 +225,27 @@ def test_mcp_tool_calls_are_checked_and_their_results_masked(claude_bin, project
     assert server_cmds and server_cmds[0]["actor"] == "agent"
     post = [e for e in events if e["event"] == "hook_decision" and e["hook_event"] == "PostToolUse"]
     assert {e["tool"] for e in post} == {"mcp__files__read_file", "mcp__files__echo"}
+
+
+def test_a_link_the_agent_makes_leads_nowhere_protected(claude_bin, project, hermetic_home, tcg_home):
+    """The agent makes links itself (the station lets the command through: a link's name
+    says nothing), then reads .env and writes ~/.bashrc through them: both refused by
+    tcg's hook (guard-file protection does not rest on the CLI's own refusal), the
+    value never sent, the rc file unchanged."""
+    rc = hermetic_home / ".bashrc"
+    rc.write_text("# my rc\n")
+    (project / ".gitignore").write_text(".env\nlink.txt\nrc.md\n")
+    make = ("python3 -c \"import os;os.symlink('.e'+'nv','link.txt');"
+            "os.symlink(os.environ['HOME']+'/.ba'+'shrc','rc.md')\"")
+    turns = [tool_turn("t_ln", make),
+             call_turn("t_read_link", "Read", {"file_path": str(project / "link.txt")}),
+             call_turn("t_write_rc", "Write", {"file_path": str(project / "rc.md"), "content": "echo PWNED\n"}),
+             text_turn("done")]
+    api = launched(claude_bin, turns, project, hermetic_home, tcg_home, "go")
+    got = results(api)
+    assert (project / "link.txt").is_symlink(), got["t_ln"]  # the link was made
+    assert "tcg: blocked (secret-store-read)" in got["t_read_link"], got["t_read_link"]
+    assert "tcg: blocked (guard-tamper)" in got["t_write_rc"], got["t_write_rc"]
+    assert_no_planted_secret_sent(api, [ENV_VALUE])
+    assert rc.read_text() == "# my rc\n"
+    assert_no_secret_written(tcg_home, [ENV_VALUE])
