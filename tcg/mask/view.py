@@ -74,8 +74,6 @@ OVERSIZE_RULE = "clipboard-oversize"
 _JOIN_FINALS = frozenset(b"mK")
 # short escapes that move the cursor: DECRC, IND, NEL, RI, RIS
 _MOVE_ESC = frozenset(b"8DEMc")
-_CSI_MOVE = re.compile(rb"\x1b\[[\x30-\x3f]{0,%d}[\x20-\x2f]{0,8}[\x40-\x4a\x4c-\x6c\x6e-\x7e]"
-                       % CSI_MAX)
 _REMNANT = re.compile(rb"[\x20-\x3f]{0,%d}[\x40-\x7e]" % CSI_MAX)
 _REMNANT_PREFIX = re.compile(rb"[\x20-\x3f]{0,%d}\Z" % CSI_MAX)
 _GROUND, _CSI_IGNORE, _STRING = 0, 1, 2
@@ -260,9 +258,11 @@ class View:
         One C-level split removes the CSIs; one translate of what is left checks
         that nothing special (a stray ESC, a backspace) remains and gives its
         class map; the offset map comes from the piece lengths (``accumulate``)."""
-        if _CSI_MOVE.search(region) is not None:
-            return False  # a cursor move leaves a boundary: the general parser puts it
         pieces = _CSI_SPLIT.split(region)
+        # the only byte of a CSI in 0x40-0x7e is its final: all colours/EL iff these add up
+        seqs = b"".join(pieces[1::2])
+        if seqs.count(b"m") + seqs.count(b"K") != len(pieces) // 2:
+            return False  # a cursor move leaves a boundary: the general parser puts it
         texts = pieces[0::2]
         joined = b"".join(texts)
         marks = joined.translate(_CLS)
