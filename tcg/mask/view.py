@@ -23,7 +23,8 @@ remnant of a sequence ever becomes text glued onto a token):
   visible text); a payload over STRING_MAX is streamed into the view the same
   way, and an OSC 52 (clipboard) one is recorded in ``forced`` so the masker
   replaces it whole (it is too long for the decoder to check);
-- C0 controls other than TAB, LF, VT, FF, CR vanish; DEL vanishes;
+- C0 controls other than TAB, LF, VT, FF, CR vanish; DEL vanishes; so do the
+  invisible format characters U+200B-U+200D, U+2060, U+FEFF, U+00AD;
 - BS removes the previous view character (as the screen does) unless that is
   a newline, already emitted, or more than BS_REACH bytes below the highest
   view length reached so far: that cap keeps everything below
@@ -48,15 +49,24 @@ CSI_MAX = 64  # parameter + intermediate bytes of one CSI
 STRING_MAX = 4096  # payload bytes of one OSC/DCS/... sequence
 BS_REACH = 16
 
-_SPECIAL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x20), 0x7F])
+# the lead bytes of the invisible format characters a token may hide behind (_FORMAT)
+_FORMAT_LEADS = b"\xc2\xe2\xef"
+_SPECIAL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x20), 0x7F]) + _FORMAT_LEADS
 # translate() maps every special byte to 0 and every other byte to 1: then memchr finds them
 _TO_ZERO = bytes(0 if b in _SPECIAL_BYTES else 1 for b in range(256))
+# zero-width space / non-joiner / joiner, word joiner, BOM (ZWNBSP), soft hyphen: not
+# shown, so they vanish from the view (``ghp_Zq8`` U+200B ``Rt5…`` is one token on screen)
+_FORMAT = re.compile(rb"\xe2\x80[\x8b-\x8d]|\xe2\x81\xa0|\xef\xbb\xbf|\xc2\xad")
+_FORMAT_PREFIX = re.compile(rb"(?:\xe2[\x80\x81]?|\xef\xbb?|\xc2)\Z")
 # The view's class map (``View.cls``): the base64 classes the detector's encoded pass
 # uses (tcg.detect.encoded.CLASSES: "A" alphabet, "=" padding, " " anything else),
 # with special bytes as 0. The view never holds a special byte, so its class map is
 # exactly the encoded pass's map of the view, computed once by the translate that
 # also looks for special bytes.
 _CLS = bytes(0 if b in _SPECIAL_BYTES else c for b, c in enumerate(CLASSES))
+# what the view may hold of the special bytes: a format character's lead byte that
+# begins no format character; the class map of the view is taken with this table
+_CLS_VIEW = bytes(CLASSES[b] if b in _FORMAT_LEADS else c for b, c in enumerate(_CLS))
 _CSI = re.compile(rb"\x1b\[[\x30-\x3f]{0,%d}[\x20-\x2f]{0,8}[\x40-\x7e]" % CSI_MAX)
 _CSI_PREFIX = re.compile(rb"\x1b\[[\x30-\x3f]{0,%d}[\x20-\x2f]{0,8}\Z" % CSI_MAX)
 _ESC_OTHER = re.compile(rb"\x1b[\x20-\x2f]{0,4}[\x30-\x7e]")
@@ -244,13 +254,23 @@ class View:
             elif b == 0x08:
                 self._backspace()
                 pos = i + 1
+            elif b in _FORMAT_LEADS:
+                f = _FORMAT.match(raw, i)
+                if f is not None:
+                    pos = f.end()  # vanishes
+                elif not final and _FORMAT_PREFIX.match(raw, i):
+                    pos = i  # may be one, cut by the read: wait for its rest
+                    break
+                else:
+                    add(i, i + 1)
+                    pos = i + 1
             else:
                 pos = i + 1
         self.parsed = self.raw_base + pos
         # the class map of what changed (a backspace may have removed bytes below ``low``)
         low = min(low, self._low)
         del self.cls[low:]
-        self.cls += self.view[low:].translate(_CLS)
+        self.cls += self.view[low:].translate(_CLS_VIEW)
 
     def _only_csi(self, region: bytes, pos: int) -> bool:
         """Fast path for coloured output: every special byte starts a complete CSI.

@@ -175,7 +175,8 @@ _PIECES = st.sampled_from([
     b"word ", b"\n", b"\x1b[1;1H", b"\x1b[3;1H", b"\x1b[m", b"\x1b[01;31m\x1b[K", b"\x1b[1 1m",
     b"\x1b[3\x001m", b"\x1b[" + b"1;" * 40 + b"1m", b"\x1b]8;;https://e.com/?t=", b"\x07",
     b"\x1b\\", b"\x1b]0;t", b"\x1b", b"[", AKIA, GHP, b"\x08", b"\r",
-    _osc52(BIG_CLIP), _osc52(b"short"),
+    _osc52(BIG_CLIP), _osc52(b"short"), "\u200b".encode(), "\u00ad".encode(), b"\xe2", b"\xe2\x80",
+    "\u2014 caf\u00e9 \u00a0".encode(),
 ])
 
 
@@ -185,3 +186,21 @@ def test_strict_output_is_the_same_however_the_stream_is_cut(parts: list[bytes],
                                                              cuts: list[int]) -> None:
     data = b"".join(parts)
     assert run(data, cuts) == run(data)
+
+
+FORMAT_CHARS = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad"]
+
+
+@pytest.mark.parametrize("ch", FORMAT_CHARS)
+def test_an_invisible_format_character_inside_a_token_hides_nothing(ch: str) -> None:
+    data = b"tok " + GHP[:10] + ch.encode() + GHP[10:] + b" and " + AKIA[:7] + ch.encode() * 2 + AKIA[7:] + b"\n"
+    for sizes in ((), (1,) * len(data), (11, 3)):
+        for out in _both(data, sizes):
+            assert out.count(b"<SECRET:") == 2, (ch, sizes)
+
+
+def test_other_text_with_the_same_lead_bytes_passes_byte_exact() -> None:
+    data = "a \u2014 caf\u00e9 \u00a0 \u2500\u2502 \ufffd \u20ac1 \u201cq\u201d\n".encode() + b"\xe2\x28\xc2\n"
+    for sizes in ((), (1,) * len(data)):
+        for out in _both(data, sizes):
+            assert out == data
