@@ -28,7 +28,7 @@ from collections import deque
 from tcg._lean.reparse import parser as _p
 from tcg.mask.anchors import AnchorSet, anchors_for_detector
 from tcg.mask.strict_bound import StrictBound
-from tcg.mask.view import BS_REACH, SGR, View
+from tcg.mask.view import BS_REACH, OVERSIZE_RULE, SGR, View
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ STRICT_IDLE_S = 0.05
 # for the rest of a >512-byte secret whose beginning was already released.
 TERMINAL_CONTEXT = 512
 MASKED_CATEGORIES = {"secret": "SECRET", "pii": "PII"}
+_NO_END = re.compile(rb"(?!)")
 
 
 def placeholder(category: str, rule_id: str, h8: str) -> bytes:
@@ -76,8 +77,10 @@ def _block_rule_ids(detector: Detector) -> frozenset[str]:
     """Ids of the rules that open a key block, without compiling their END patterns."""
     rules = getattr(detector, "rules", None)
     if rules is not None:
-        return frozenset(r.id for r in rules if getattr(r, "block_end", None))
-    return frozenset(getattr(detector, "block_rules", {}) or {})
+        ids = frozenset(r.id for r in rules if getattr(r, "block_end", None))
+    else:
+        ids = frozenset(getattr(detector, "block_rules", {}) or {})
+    return ids | {OVERSIZE_RULE}  # a clipboard payload too long to check (tcg.mask.view)
 
 
 class _Block:
@@ -220,7 +223,11 @@ class Masker:
             out: list[bytes] = []
             self._advance(out, final=False, precise=True)
             return b"".join(out)
-        self._v.finish()
+        # An escape cut short stays pending (a terminal keeps its parser state too): its
+        # remnant turned into text would glue onto what the next write brings.
+        self._held_since = None
+        if self._block is not None and self._block.rule_id == OVERSIZE_RULE:
+            return b""  # a clipboard payload is replaced whole: the terminal waits for its end
         out = []
         if self._block is not None:
             self._idle_blocks.add(self._block.start)
@@ -284,6 +291,8 @@ class Masker:
                 # terminal: a block already cut short on idle is not reopened
                 and not (terminal and f.start + ws in self._idle_blocks)
             ]
+            if v.forced:
+                found = self._with_forced(found)
             cut_to = decided
             block: Finding | None = None
             if terminal:
@@ -315,6 +324,25 @@ class Masker:
                 continue
             break
         self._trim()
+
+    def _with_forced(self, found: list[Finding]) -> list[Finding]:
+        """Add the clipboard payloads too long to check (the view's ``forced`` spans) as
+        findings of OVERSIZE_RULE, in place of whatever was found inside them."""
+        from tcg.detect.findings import Finding
+
+        v = self._v
+        spans = []
+        for s, e in list(v.forced.items()):
+            if 0 <= e <= self._cut:
+                del v.forced[s]
+            elif e < 0 or e > s:
+                spans.append((max(s, self._cut), v.view_end if e < 0 else e))
+        if not spans:
+            return found
+        keep = [f for f in found if all(f.end <= s or f.start >= e for s, e in spans)]
+        keep += [Finding(s, e, OVERSIZE_RULE, "secret") for s, e in spans]
+        keep.sort(key=lambda f: f.start)
+        return keep
 
     def _plain_decided(self) -> int:
         return self._v.stable_end() - self.window
@@ -404,7 +432,8 @@ class Masker:
         import hashlib
 
         s = max(f.start, self._cut)
-        self._block = _Block(f.rule_id, f.category, self._block_ends[f.rule_id], s, s, s,
+        end_re = self._block_ends.get(f.rule_id) or _NO_END  # OVERSIZE_RULE: the view ends it
+        self._block = _Block(f.rule_id, f.category, end_re, s, s, s,
                              hashlib.sha256())
 
     def _block_step(self, out: list[bytes], final: bool) -> bool:
@@ -412,6 +441,8 @@ class Masker:
         b = self._block
         assert b is not None
         v = self._v
+        if b.rule_id == OVERSIZE_RULE:
+            return self._oversize_step(out, final)
         limit = v.view_end if final else min(v.view_end, v.hwm - BS_REACH)
         start = max(b.search_from, v.view_base)
         m = b.end_re.search(v.view_bytes(start, limit)) if limit > start else None
@@ -422,8 +453,31 @@ class Masker:
             self._close_block(out, v.view_end)  # no END line: masked to the end
             return False
         b.search_from = max(b.search_from, limit - self._end_width - CONTEXT)
-        # hash and forget what the END search no longer needs (bounded memory)
-        upto = b.search_from
+        self._forget(b.search_from)
+        return False
+
+    def _oversize_step(self, out: list[bytes], final: bool) -> bool:
+        """A clipboard payload too long to check: replaced up to its end (the view
+        records it), which may be any number of appends later."""
+        b = self._block
+        assert b is not None
+        v = self._v
+        for s, e in list(v.forced.items()):
+            if s <= b.start and e >= 0:
+                del v.forced[s]
+                self._close_block(out, e)
+                return True
+        if final:
+            self._close_block(out, v.view_end)
+            return False
+        self._forget(v.view_end)
+        return False
+
+    def _forget(self, upto: int) -> None:
+        """Hash and forget a block's view below ``upto`` (bounded memory)."""
+        b = self._block
+        assert b is not None
+        v = self._v
         if upto > b.hashed:
             b.digest.update(v.view_bytes(b.hashed, upto))
             b.hashed = upto
@@ -433,7 +487,6 @@ class Masker:
             if raw_upto > self._emitted:
                 b.sgr.add(v.raw_bytes(self._emitted, raw_upto))
                 self._emitted = raw_upto
-        return False
 
     def _close_block(self, out: list[bytes], end: int) -> None:
         b = self._block

@@ -8,23 +8,33 @@ is built incrementally and deterministically (the same stream gives the same
 view whatever the read sizes), and every view byte remembers its raw offset so
 a finding can be mapped back and the raw span, escapes included, replaced.
 
-View rules:
-- CSI (``ESC [ … final``) and short escapes (``ESC ( B``, ``ESC 7``) vanish;
-- well-formed string sequences (OSC ``ESC ] Ps ;``, DCS, SOS, PM, APC, with a
-  printable payload ended by BEL or ST) keep their payload in the view between
-  two ``\\n`` separators (a token in a hyperlink URL or a window title is still
-  detected, but does not glue onto the visible text); a malformed one loses
-  only its ESC, so its text is scanned as ordinary text;
-- C0 controls other than TAB, LF, VT, FF, CR vanish; ESC without a valid
-  sequence vanishes; DEL vanishes;
+View rules (escapes are parsed as a VT500-style terminal parses them, so no
+remnant of a sequence ever becomes text glued onto a token):
+- SGR (``ESC [ … m``), EL (``ESC [ K``) and short escapes that leave the cursor
+  where it is (``ESC ( B``, ``ESC 7``) vanish; every other CSI and the short
+  escapes that move the cursor leave a boundary (``\\n``): text at different
+  screen positions never joins into one word;
+- a CSI runs to its final byte however long; C0 controls inside it are executed
+  (TAB, LF, CR, BS) or ignored; a malformed one leaves a boundary; CAN/SUB
+  cancel it, and what was meant as its rest is text between two boundaries;
+- string sequences (OSC, DCS, SOS, PM, APC, ended by BEL or ST) keep their
+  payload, minus the controls in it, between two boundaries (a token in a
+  hyperlink URL or a window title is detected, but does not glue onto the
+  visible text); a payload over STRING_MAX is streamed into the view the same
+  way, and an OSC 52 (clipboard) one is recorded in ``forced`` so the masker
+  replaces it whole (it is too long for the decoder to check);
+- C0 controls other than TAB, LF, VT, FF, CR vanish; DEL vanishes; so do the
+  invisible format characters U+200B-U+200D, U+2060, U+FEFF, U+00AD;
 - BS removes the previous view character (as the screen does) unless that is
   a newline, already emitted, or more than BS_REACH bytes below the highest
   view length reached so far: that cap keeps everything below
   ``hwm - BS_REACH`` immutable, and so is everything up to the last line break
   (``stable_end()``), which is what makes streaming decisions final.
 - An incomplete escape at the end of the data is *pending*: it is not in the
-  view and its bytes are not released until it completes (or the stream ends,
-  or it exceeds its cap, and then its ESC is simply dropped).
+  view and its bytes are not released until it completes or the stream ends
+  (an idle release keeps it pending, as a terminal keeps its parser state); a
+  sequence longer than its cap is consumed and goes on in a parser state
+  (``_mode``) carried to the next append.
 """
 
 from __future__ import annotations
@@ -39,22 +49,44 @@ CSI_MAX = 64  # parameter + intermediate bytes of one CSI
 STRING_MAX = 4096  # payload bytes of one OSC/DCS/... sequence
 BS_REACH = 16
 
-_SPECIAL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x20), 0x7F])
+# the lead bytes of the invisible format characters a token may hide behind (_FORMAT)
+_FORMAT_LEADS = b"\xc2\xe2\xef"
+_SPECIAL_BYTES = bytes([*range(0x00, 0x09), *range(0x0E, 0x20), 0x7F]) + _FORMAT_LEADS
 # translate() maps every special byte to 0 and every other byte to 1: then memchr finds them
 _TO_ZERO = bytes(0 if b in _SPECIAL_BYTES else 1 for b in range(256))
+# zero-width space / non-joiner / joiner, word joiner, BOM (ZWNBSP), soft hyphen: not
+# shown, so they vanish from the view (``ghp_Zq8`` U+200B ``Rt5…`` is one token on screen)
+_FORMAT = re.compile(rb"\xe2\x80[\x8b-\x8d]|\xe2\x81\xa0|\xef\xbb\xbf|\xc2\xad")
+_FORMAT_PREFIX = re.compile(rb"(?:\xe2[\x80\x81]?|\xef\xbb?|\xc2)\Z")
 # The view's class map (``View.cls``): the base64 classes the detector's encoded pass
 # uses (tcg.detect.encoded.CLASSES: "A" alphabet, "=" padding, " " anything else),
 # with special bytes as 0. The view never holds a special byte, so its class map is
 # exactly the encoded pass's map of the view, computed once by the translate that
 # also looks for special bytes.
 _CLS = bytes(0 if b in _SPECIAL_BYTES else c for b, c in enumerate(CLASSES))
+# what the view may hold of the special bytes: a format character's lead byte that
+# begins no format character; the class map of the view is taken with this table
+_CLS_VIEW = bytes(CLASSES[b] if b in _FORMAT_LEADS else c for b, c in enumerate(_CLS))
 _CSI = re.compile(rb"\x1b\[[\x30-\x3f]{0,%d}[\x20-\x2f]{0,8}[\x40-\x7e]" % CSI_MAX)
 _CSI_PREFIX = re.compile(rb"\x1b\[[\x30-\x3f]{0,%d}[\x20-\x2f]{0,8}\Z" % CSI_MAX)
 _ESC_OTHER = re.compile(rb"\x1b[\x20-\x2f]{0,4}[\x30-\x7e]")
 _ESC_OTHER_PREFIX = re.compile(rb"\x1b[\x20-\x2f]{0,4}\Z")
 _STRING_INTRO = frozenset(b"]PX^_")
-_STRING_END = re.compile(rb"[\x00-\x1f\x7f]")  # BEL/ESC end it; any other control = malformed
-_OSC_HEAD = re.compile(rb"\x1b\][0-9]{1,4}(?:;|\x07|\x1b)")
+# what ends a string sequence: BEL or ST (ESC \\), CAN/SUB abort it, ESC starts another
+_STRING_STOP = re.compile(rb"[\x07\x18\x1a\x1b]")
+_CONTROLS = re.compile(rb"[\x00-\x1f\x7f]+")
+_OSC52 = re.compile(rb"\x1b\]52;")
+#: rule id of the placeholder that replaces a clipboard (OSC 52) payload too long to check
+OVERSIZE_RULE = "clipboard-oversize"
+# CSI final bytes that leave the cursor where it was: SGR (colours) and EL (``grep
+# --color`` writes ``ESC[K`` after each colour). Any other CSI may move the cursor or
+# the text, so it leaves a boundary in the view.
+_JOIN_FINALS = frozenset(b"mK")
+# short escapes that move the cursor: DECRC, IND, NEL, RI, RIS
+_MOVE_ESC = frozenset(b"8DEMc")
+_REMNANT = re.compile(rb"[\x20-\x3f]{0,%d}[\x40-\x7e]" % CSI_MAX)
+_REMNANT_PREFIX = re.compile(rb"[\x20-\x3f]{0,%d}\Z" % CSI_MAX)
+_GROUND, _CSI_IGNORE, _STRING = 0, 1, 2
 _CSI_SPLIT = re.compile(rb"(\x1b\[[\x30-\x3f]{0,%d}[\x20-\x2f]{0,8}[\x40-\x7e])" % CSI_MAX)
 SGR = re.compile(rb"\x1b\[[0-9;:]{0,%d}m" % CSI_MAX)
 
@@ -78,6 +110,9 @@ class View:
         # contiguous runs: view [vs[i], next vs) <-> raw [rs[i], ...)
         self._vs: list[int] = []
         self._rs: list[int] = []
+        self._mode = _GROUND  # parser state carried across appends (see _resume)
+        #: clipboard payloads too long to check: view start -> view end (-1 while open)
+        self.forced: dict[int, int] = {}
 
     # ------------------------------------------------------------ properties
 
@@ -104,7 +139,7 @@ class View:
     # ------------------------------------------------------------ building
 
     def append(self, data: bytes, final: bool = False) -> None:
-        pending = self.parsed < self.raw_base + len(self.raw)
+        pending = self.parsed < self.raw_base + len(self.raw) or self._mode
         self.raw += data
         if not pending and not final:
             # The common cases, nothing pending: the new region is ``data`` itself.
@@ -183,13 +218,18 @@ class View:
         base = pos
         region = bytes(raw[pos:])
         marks = region.translate(_TO_ZERO)
-        if marks.find(0) >= 0 and region.find(b"\x1b") >= 0 and self._only_csi(region, pos):
+        if (not self._mode and marks.find(0) >= 0 and region.find(b"\x1b") >= 0
+                and self._only_csi(region, pos)):
             return
         self._low = low = len(self.view)
         find = marks.find
         csi = _CSI.match
         add = self._add
+        if self._mode:
+            pos = self._resume(pos, final)
         while pos < n:
+            if self._mode:  # a long sequence that ran to the end of the data
+                break
             i = find(b"\x00", pos - base)
             if i < 0:
                 add(pos, n)
@@ -203,6 +243,8 @@ class View:
                 c = csi(raw, i)  # the common case (colours): one regex, no dispatch
                 if c is not None:
                     pos = c.end()
+                    if raw[pos - 1] not in _JOIN_FINALS:
+                        self._add_sep(i)
                     continue
                 nxt = self._escape(i, final)
                 if nxt < 0:
@@ -212,13 +254,23 @@ class View:
             elif b == 0x08:
                 self._backspace()
                 pos = i + 1
+            elif b in _FORMAT_LEADS:
+                f = _FORMAT.match(raw, i)
+                if f is not None:
+                    pos = f.end()  # vanishes
+                elif not final and _FORMAT_PREFIX.match(raw, i):
+                    pos = i  # may be one, cut by the read: wait for its rest
+                    break
+                else:
+                    add(i, i + 1)
+                    pos = i + 1
             else:
                 pos = i + 1
         self.parsed = self.raw_base + pos
         # the class map of what changed (a backspace may have removed bytes below ``low``)
         low = min(low, self._low)
         del self.cls[low:]
-        self.cls += self.view[low:].translate(_CLS)
+        self.cls += self.view[low:].translate(_CLS_VIEW)
 
     def _only_csi(self, region: bytes, pos: int) -> bool:
         """Fast path for coloured output: every special byte starts a complete CSI.
@@ -227,6 +279,10 @@ class View:
         that nothing special (a stray ESC, a backspace) remains and gives its
         class map; the offset map comes from the piece lengths (``accumulate``)."""
         pieces = _CSI_SPLIT.split(region)
+        # the only byte of a CSI in 0x40-0x7e is its final: all colours/EL iff these add up
+        seqs = b"".join(pieces[1::2])
+        if seqs.count(b"m") + seqs.count(b"K") != len(pieces) // 2:
+            return False  # a cursor move leaves a boundary: the general parser puts it
         texts = pieces[0::2]
         joined = b"".join(texts)
         marks = joined.translate(_CLS)
@@ -247,45 +303,175 @@ class View:
         return True
 
     def _escape(self, i: int, final: bool) -> int:
-        """Consume the escape at raw[i]; return the next offset, or -1 if pending."""
+        """Consume the escape at raw[i]; return the next offset, or -1 if pending.
+
+        Parsed as a VT500-style terminal does, so the view shows what the screen
+        shows: nothing of a sequence that is malformed or cut short becomes text, and
+        whatever follows one is kept apart from what precedes it by a boundary."""
         raw = self.raw
         n = len(raw)
         if i + 1 >= n:
             return i + 1 if final else -1
         c = raw[i + 1]
         if c == 0x5B:  # '['
-            m = _CSI.match(raw, i)
-            if m:
-                return m.end()
-            if not final and _CSI_PREFIX.match(raw, i):
-                return -1
-            return i + 1
+            return self._csi(i, final)
         if c in _STRING_INTRO:
-            limit = min(n, i + 2 + STRING_MAX)
-            m = _STRING_END.search(raw, i + 2, limit)
-            if m is None:
-                if not final and limit == n and n < i + 2 + STRING_MAX:
-                    return -1
-                return i + 1
-            j = m.start()
-            if raw[j] not in (0x07, 0x1B) or (c == 0x5D and not _OSC_HEAD.match(raw, i)):
-                return i + 1  # not a well-formed string sequence: its text stays visible
-            if raw[j] == 0x1B:
-                if j + 1 >= n and not final:
-                    return -1
-                end = j + 2 if j + 1 < n and raw[j + 1] == 0x5C else j
-            else:
-                end = j + 1
-            self._add_sep(i)
-            self._add(i + 2, j)
-            self._add_sep(j)
-            return end
+            return self._string(i, final)
         m = _ESC_OTHER.match(raw, i)
         if m:
+            if m.end() == i + 2 and c in _MOVE_ESC:
+                self._add_sep(i)
             return m.end()
         if not final and _ESC_OTHER_PREFIX.match(raw, i):
             return -1
+        self._add_sep(i)  # not an escape a terminal knows: it shows nothing of it
         return i + 1
+
+    def _csi(self, i: int, final: bool) -> int:
+        """A CSI the fast regex did not take: over-long, malformed, or with C0 controls
+        inside (a terminal executes those and goes on with the sequence)."""
+        raw = self.raw
+        n = len(raw)
+        j = i + 2
+        bad = False
+        inter = False
+        ctl: list[int] = []
+        while j < n:
+            b = raw[j]
+            if 0x30 <= b <= 0x3F:
+                bad = bad or inter  # a parameter after an intermediate: ignored sequence
+            elif 0x20 <= b <= 0x2F:
+                inter = True
+            elif 0x40 <= b <= 0x7E:
+                self._controls(ctl)
+                if bad or j - i - 2 > CSI_MAX or b not in _JOIN_FINALS:
+                    self._add_sep(i)
+                return j + 1
+            elif b < 0x20 and b not in (0x18, 0x1A, 0x1B):
+                ctl.append(j)
+            elif b in (0x18, 0x1A):  # CAN/SUB cancel it: the rest shows as text
+                r = _REMNANT.match(raw, j + 1)
+                if r is None and not final and _REMNANT_PREFIX.match(raw, j + 1):
+                    return -1
+                self._controls(ctl)
+                self._add_sep(i)
+                if r is None:
+                    return j + 1
+                self._add(j + 1, r.end())  # what was meant as the sequence's rest is
+                self._add_sep(r.end())  # text on screen, kept apart from what follows
+                return r.end()
+            elif b == 0x1B:  # another sequence starts
+                self._controls(ctl)
+                self._add_sep(i)
+                return j
+            elif b >= 0x80:
+                bad = True  # not a CSI byte: the sequence goes on, and is ignored
+            j += 1
+        if not final and n - i <= CSI_MAX + 12:
+            return -1
+        # too long to hold (or the stream ends): consume it, go on in the ignore state
+        self._controls(ctl)
+        self._add_sep(i)
+        if not final:
+            self._mode = _CSI_IGNORE
+        return n
+
+    def _controls(self, offs: list[int]) -> None:
+        """Execute the C0 controls found inside a sequence, as a terminal does."""
+        for j in offs:
+            b = self.raw[j]
+            if b == 0x08:
+                self._backspace()
+            elif 0x09 <= b <= 0x0D:
+                self._add(j, j + 1)
+
+    def _string(self, i: int, final: bool) -> int:
+        """OSC/DCS/SOS/PM/APC: the payload goes into the view between two boundaries
+        (a token in a hyperlink URL or a title is detected and glues onto nothing)."""
+        raw = self.raw
+        n = len(raw)
+        limit = i + 2 + STRING_MAX
+        m = _STRING_STOP.search(raw, i + 2, min(n, limit))
+        if m is None:
+            if not final and n < limit:
+                return -1
+            # longer than we hold: stream the rest of the payload into the view
+            self._add_sep(i)
+            stop = min(n, limit)
+            if _OSC52.match(raw, i):  # a clipboard payload too long to decode: replaced
+                self.forced[self.view_end] = -1
+            self._payload(i + 2, stop)
+            self._mode = _STRING
+            return self._string_more(stop, final)
+        j = m.start()
+        if raw[j] == 0x1B:
+            if j + 1 >= n and not final:
+                return -1
+            end = j + 2 if j + 1 < n and raw[j + 1] == 0x5C else j
+        else:
+            end = j + 1
+        self._add_sep(i)
+        self._payload(i + 2, j)
+        self._add_sep(j)
+        return end
+
+    def _string_more(self, pos: int, final: bool) -> int:
+        """The _STRING state: payload up to its end, then a boundary."""
+        raw = self.raw
+        n = len(raw)
+        m = _STRING_STOP.search(raw, pos)
+        if m is None:
+            self._payload(pos, n)
+            if not final:
+                return n
+            j = end = n
+        else:
+            j = m.start()
+            if raw[j] == 0x1B:
+                if j + 1 >= n and not final:
+                    self._payload(pos, j)
+                    return j  # ESC at the end: ST or another sequence, wait
+                end = j + 2 if j + 1 < n and raw[j + 1] == 0x5C else j
+            else:
+                end = j + 1
+        self._payload(pos, j)
+        for k, v in self.forced.items():
+            if v < 0:
+                self.forced[k] = self.view_end
+        self._add_sep(j)
+        self._mode = _GROUND
+        return end
+
+    def _payload(self, a: int, b: int) -> None:
+        """raw[a:b] of a string sequence into the view; a terminal ignores its controls."""
+        for m in _CONTROLS.finditer(self.raw, a, b):
+            self._add(a, m.start())
+            a = m.end()
+        self._add(a, b)
+
+    def _resume(self, pos: int, final: bool) -> int:
+        """Go on with a sequence that was too long to hold at the last append."""
+        if self._mode == _STRING:
+            return self._string_more(pos, final)
+        raw = self.raw
+        n = len(raw)
+        while pos < n:
+            b = raw[pos]
+            if 0x40 <= b <= 0x7E:
+                self._mode = _GROUND
+                return pos + 1
+            if b in (0x18, 0x1A):
+                self._mode = _GROUND
+                return pos + 1
+            if b == 0x1B:
+                self._mode = _GROUND
+                return pos
+            if b < 0x20:
+                self._controls([pos])
+            pos += 1
+        if final:
+            self._mode = _GROUND
+        return pos
 
     # ------------------------------------------------------------ mapping
 
