@@ -10,7 +10,12 @@ contributes nothing (terminal mode never holds for it: see docs/masking.md).
 A tail is held when it contains an anchor occurrence on its last line, or ends
 with the first MIN_PARTIAL+ bytes of an anchor. Anchors that come from a rule
 starting with ``\\b`` must sit on a word boundary, so ``disk-`` does not hold
-for ``sk-``. Typing ``ls`` or ``hello`` matches nothing here.
+for ``sk-``. Rules whose matches start with a literal of >= 4 bytes have no
+leading ``\\b`` (a token glued to a word, ``%3Dghp_…``, is still a token), so
+their anchors hold anywhere; a partial anchor of fewer than MIN_GLUED bytes
+still needs the boundary (``disk-`` is not held as the start of ``sk-proj-``:
+releasing those 3 bytes of a public prefix leaks nothing, and ``-proj-`` is
+held when it comes). Typing ``ls`` or ``hello`` matches nothing here.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ if TYPE_CHECKING:
 
 MIN_ANCHOR = 3
 MIN_PARTIAL = 3
+MIN_GLUED = 4  # shortest partial anchor held when glued to a word character
 _MAX_PREFIX = 12
 _MAX_SET = 64
 _WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -209,7 +215,7 @@ class AnchorSet:
                 continue
             tail = bytes(view[s:])
             if tail in self._partial or tail.lower() in self._fpartial:
-                if _boundary_ok(view, s, self._needs_boundary(tail)):
+                if _boundary_ok(view, s, k < MIN_GLUED or self._needs_boundary(tail)):
                     best = max(s, lo)
         return best if best is None or best < n else None
 
