@@ -201,10 +201,25 @@ class Masker:
         self._fed = None
 
     def flush(self) -> bytes:
-        """End of stream: release everything (an open key block is masked to the end)."""
-        self._v.finish()
+        """End of stream: release everything (an open key block is masked to the end).
+        Strict mode: a tail that began a secret and was cut off before its rule could
+        match (a killed ``printf``) is replaced by a ``partial`` placeholder, not
+        released raw (tcg.mask.tail)."""
+        v = self._v
+        v.finish()
         out: list[bytes] = []
-        self._advance(out, final=True)
+        stop = None
+        if self.mode == "strict" and self._block is None and self._cut < v.view_end:
+            from tcg.mask.tail import tail_check
+
+            base = max(v.view_base, self._cut - self._ctx)
+            s = tail_check(self.detector).start(v.view_bytes(base, v.view_end), self._cut - base)
+            stop = None if s is None else base + s
+        self._advance(out, final=True, stop=stop)
+        if stop is not None and self._cut < v.view_end:
+            from tcg.mask.tail import PARTIAL_RULE
+
+            self._emit(out, [_partial(self._cut, v.view_end, PARTIAL_RULE)], v.view_end)
         self._held_since = None
         return b"".join(out)
 
@@ -252,7 +267,7 @@ class Masker:
             self._held_since = time.monotonic()
 
     def _advance(self, out: list[bytes], final: bool, precise: bool = False,
-                 inner: bool = False) -> None:
+                 inner: bool = False, stop: int | None = None) -> None:
         v = self._v
         terminal = self.mode == "terminal" and not final
         # terminal, a slice inside a larger chunk: release nothing the rest can change
@@ -264,7 +279,7 @@ class Masker:
                 continue
             # strict: released up to the decided point; terminal: unless an anchor holds it
             if final or terminal:
-                decided = v.view_end
+                decided = v.view_end if stop is None else stop
             elif precise or self._burst_end or self._plain_decided() - self._cut >= self._step:
                 decided = self._decided(precise)
             else:
@@ -285,6 +300,9 @@ class Masker:
                 and not (terminal and f.start + ws in self._idle_blocks)
             ]
             cut_to = decided
+            for f in found if stop is not None else ():  # a whole match is no cut-off tail
+                if f.start <= cut_to < f.end:
+                    cut_to = f.end
             block: Finding | None = None
             if terminal:
                 cut_to = self._terminal_cut(window, ws, found, cut_to)
@@ -467,6 +485,12 @@ def _bound_for(detector: Detector, decode_run: int) -> StrictBound:
 @functools.lru_cache(maxsize=8)
 def _anchors_for(detector: Detector) -> AnchorSet:
     return anchors_for_detector(detector)
+
+
+def _partial(s: int, e: int, rule_id: str) -> Finding:
+    from tcg.detect.findings import Finding
+
+    return Finding(s, e, rule_id, "secret", "")
 
 
 def _shift(f: Finding, s: int, e: int) -> Finding:
