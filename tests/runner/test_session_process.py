@@ -98,14 +98,44 @@ def test_masking_process_is_restarted_and_fails_closed(capfd):
         text += capfd.readouterr().out
     os.kill(out.proc.pid, signal.SIGKILL)
     time.sleep(0.5)  # gone (not reaped: SessionOutput does that)
-    out.feed(b"next-line " + TOKEN.encode() + b"\n")  # EPIPE: nobody took it; the new process does
+    # EPIPE: nobody took it; the new process does, less the rest of the line being
+    # written (the dead one may have held its start: tcg.runner.session_resume)
+    out.feed(b"rest-of-line " + TOKEN.encode() + b"\nnext-line " + TOKEN.encode() + b"\n")
     out.feed(TOKEN.encode() + b"\n")
     out.flush()
     text += capfd.readouterr().out
     assert "the masking process stopped" in text and "restarting it" in text
+    assert "rest-of-line" not in text
     assert "next-line <SECRET:github-pat-classic:" in text  # not left waiting for more output
     assert TOKEN not in text and text.count("<SECRET:github-pat-classic:") == 2
     assert out.restarts == 1
+
+
+def test_a_key_split_by_a_killed_masking_process_is_not_shown(capfd):
+    """The reviewers' `kill` case: `k=AKIAQWER`, held by the masking process, which is
+    killed; the rest of the key arrives after the restart. Its successor has no
+    context, so the rest of that line is withheld, and the next line is shown."""
+    body = b"QWERTZUIOPLK7Y3X"
+    out = SessionOutput(dict(os.environ), 1)
+    out.feed(b"hello\n")
+    text = ""
+    deadline = time.monotonic() + 60
+    while "hello" not in text:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+        text += capfd.readouterr().out
+    out.feed(b"k=AKIA" + body[:4])
+    time.sleep(0.2)
+    os.kill(out.proc.pid, signal.SIGKILL)
+    time.sleep(0.5)
+    for c in body[4:]:  # a byte at a time, as a slow program writes it
+        out.feed(bytes([c]))
+    out.feed(b"\r\nafter\r\n")
+    out.flush()
+    text += capfd.readouterr().out
+    assert "restarting it" in text and "after" in text
+    assert [body[i : i + 4] for i in range(len(body) - 3) if body[i : i + 4].decode() in text] == []
+    assert "TZUIOP" not in text
 
 
 def test_a_masking_process_that_dies_under_an_unusable_policy_ends_the_session(tmp_path, monkeypatch, capfd):
