@@ -231,6 +231,32 @@ class Masker:
         self._held_since = None
         return b"".join(out)
 
+    def handover(self) -> tuple[bytes, bytes] | None:
+        """For a successor masker (a policy change mid-stream): the released text of
+        the last window (clean view bytes, for context) and the raw bytes still
+        held; None inside a key block (then flush() masks it to the end)."""
+        if self._block is not None:
+            return None
+        v = self._v
+        ctx = v.view_bytes(max(v.view_base, self._cut - self.window), self._cut)
+        return ctx, v.raw_bytes(self._emitted, v.raw_end)
+
+    def prime(self, context: bytes) -> None:
+        """Text the stream showed before this masker took over (a predecessor's
+        handover()): detection sees it as left context, it is never output, and in
+        terminal mode bytes that continue a secret candidate begun in it are held."""
+        if not context:
+            return
+        v = self._v
+        v.append(context)
+        v.finish()
+        self._cut = v.view_end
+        self._emitted = v.raw_end
+        v.floor = self._cut
+        if self.mode == "terminal":
+            self._cont = max(v.view_base, self._cut - self.window)
+        self._trim()
+
     def release_idle(self) -> bytes:
         """Called when idle_deadline() has passed. Terminal mode: release what is held.
         Strict mode: release what a closer look proves decided (strict_bound's

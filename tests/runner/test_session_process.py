@@ -176,6 +176,24 @@ def test_masking_follows_a_policy_edit(tmp_path, monkeypatch):
     assert third == b"x\n"
 
 
+def test_a_policy_edit_in_the_middle_of_a_key_does_not_show_its_rest(tmp_path, monkeypatch):
+    """The new masker continues the old one's stream (handover/prime): what the old
+    one held is masked by the new one, with the released text as context."""
+    policy = tmp_path / "p.toml"
+    policy.write_text("")
+    monkeypatch.setenv("TCG_POLICY", str(policy))
+    body = b"QWERTZUIOPLK7Y3X"
+    m = FollowingMasker("terminal", recheck=0.0)
+    out = m.feed(b"ok\r\nk=AKIA" + body[:4])
+    policy.write_text('[detect]\ndisabled_rules = ["github-pat-classic"]\n')
+    for c in body[4:]:
+        out += m.feed(bytes([c]))
+    out += m.feed(b"\r\n") + m.flush()
+    assert m.fingerprint != "" and b"github-pat-classic" not in out
+    assert out.startswith(b"ok\r\nk=<SECRET:aws-access-key-id:") and out.endswith(b">\r\n")
+    assert [body[i : i + 4] for i in range(len(body) - 3) if body[i : i + 4] in out] == []
+
+
 def test_a_masking_process_that_keeps_failing_ends_the_session(monkeypatch, capfd):
     from tcg.runner.session_screen import FirstScreen
 
