@@ -55,6 +55,10 @@ STRICT_IDLE_S = 0.05
 # enough for a key name before its value (``aws_secret_access_key = ``), not
 # for the rest of a >512-byte secret whose beginning was already released.
 TERMINAL_CONTEXT = 512
+# Terminal mode: a held tail that keeps growing as a secret candidate has its hold
+# timer restarted by each byte that extends it, but is released at the latest this
+# many hold periods after it was first held (a stream is never held for ever).
+HOLD_CAP_PERIODS = 60
 MASKED_CATEGORIES = {"secret": "SECRET", "pii": "PII"}
 _NO_END = re.compile(rb"(?!)")
 
@@ -162,6 +166,10 @@ class Masker:
         self._bound: StrictBound | None = None
         self._burst_end = True
         self._held_since: float | None = None
+        self._held_first: float | None = None  # terminal: when the current hold began
+        #: terminal: view offset of a tail released by the idle timer while it was a
+        #: secret candidate; bytes that still continue that candidate are held
+        self._cont: int | None = None
         self._strict_idle_at: float | None = None
         self._fed: tuple[int, bytes] | None = None  # (raw offset, chunk) during _feed
         #: larger chunks are worked through in slices of this size (see feed())
@@ -204,12 +212,53 @@ class Masker:
         self._fed = None
 
     def flush(self) -> bytes:
-        """End of stream: release everything (an open key block is masked to the end)."""
-        self._v.finish()
+        """End of stream: release everything (an open key block is masked to the end).
+        Strict mode: a tail that began a secret and was cut off before its rule could
+        match (a killed ``printf``) is replaced by a ``partial`` placeholder, not
+        released raw (tcg.mask.tail)."""
+        v = self._v
+        v.finish()
         out: list[bytes] = []
-        self._advance(out, final=True)
+        stop = None
+        if self.mode == "strict" and self._block is None and self._cut < v.view_end:
+            from tcg.mask.tail import tail_check
+
+            base = max(v.view_base, self._cut - self._ctx)
+            s = tail_check(self.detector).start(v.view_bytes(base, v.view_end), self._cut - base)
+            stop = None if s is None else base + s
+        self._advance(out, final=True, stop=stop)
+        if stop is not None and self._cut < v.view_end:
+            from tcg.mask.tail import PARTIAL_RULE
+
+            self._emit(out, [_partial(self._cut, v.view_end, PARTIAL_RULE)], v.view_end)
         self._held_since = None
         return b"".join(out)
+
+    def handover(self) -> tuple[bytes, bytes] | None:
+        """For a successor masker (a policy change mid-stream): the released text of
+        the last window (clean view bytes, for context) and the raw bytes still
+        held; None inside a key block (then flush() masks it to the end)."""
+        if self._block is not None:
+            return None
+        v = self._v
+        ctx = v.view_bytes(max(v.view_base, self._cut - self.window), self._cut)
+        return ctx, v.raw_bytes(self._emitted, v.raw_end)
+
+    def prime(self, context: bytes) -> None:
+        """Text the stream showed before this masker took over (a predecessor's
+        handover()): detection sees it as left context, it is never output, and in
+        terminal mode bytes that continue a secret candidate begun in it are held."""
+        if not context:
+            return
+        v = self._v
+        v.append(context)
+        v.finish()
+        self._cut = v.view_end
+        self._emitted = v.raw_end
+        v.floor = self._cut
+        if self.mode == "terminal":
+            self._cont = max(v.view_base, self._cut - self.window)
+        self._trim()
 
     def release_idle(self) -> bytes:
         """Called when idle_deadline() has passed. Terminal mode: release what is held.
@@ -232,8 +281,10 @@ class Masker:
         if self._block is not None:
             self._idle_blocks.add(self._block.start)
             self._close_block(out, self._v.view_end)
+        elif self._cont is None and self._cut < self._v.view_end:
+            self._cont = self._cut  # the released tail may be a secret's start: watch it
         self._advance(out, final=True)
-        self._held_since = None
+        self._held_since = self._held_first = None
         return b"".join(out)
 
     def idle_deadline(self) -> float | None:
@@ -241,9 +292,10 @@ class Masker:
         (strict mode: nothing that a pause could release)."""
         if self.mode != "terminal":
             return self._strict_idle_at
-        if self._held_since is None:
+        if self._held_since is None or self._held_first is None:
             return None
-        return self._held_since + self.hold_ms / 1000.0
+        hold = self.hold_ms / 1000.0
+        return min(self._held_since + hold, self._held_first + HOLD_CAP_PERIODS * hold)
 
     # ------------------------------------------------------------ internals
 
@@ -254,12 +306,39 @@ class Masker:
             self._strict_idle_at = (time.monotonic() + STRICT_IDLE_S
                                     if held and self._block is None else None)
         elif not held:
-            self._held_since = None
+            self._held_since = self._held_first = None
         elif self._held_since is None:
+            self._held_since = self._held_first = time.monotonic()
+        elif (self._anchor_end()
+              or self._candidate(self._cut if self._cont is None else self._cont) is not None):
+            # a key written a byte at a time: each byte that extends the candidate (or
+            # its anchor, AKI -> AKIA) restarts the hold (HOLD_CAP_PERIODS bounds it all)
             self._held_since = time.monotonic()
 
+    def _anchor_end(self) -> bool:
+        from tcg.mask.tail import tail_check
+
+        v = self._v
+        check = tail_check(self.detector)
+        view = v.view_bytes(max(v.view_base, v.view_end - check.longest), v.view_end)
+        return check.anchor_end(view, v.view_end - self._cut)
+
+    def _candidate(self, near: int) -> int | None:
+        """Terminal: view offset of a secret candidate (a masked rule's literal start,
+        then an unbroken token still a prefix of its match) beginning at most an
+        anchor's length before ``near`` and running to the end (tcg.mask.tail)."""
+        from tcg.mask.tail import tail_check
+
+        v = self._v
+        check = tail_check(self.detector)
+        base = max(v.view_base, near - check.longest)
+        if base >= v.view_end:
+            return None
+        s = check.start(v.view_bytes(base, v.view_end), 0)
+        return None if s is None else base + s
+
     def _advance(self, out: list[bytes], final: bool, precise: bool = False,
-                 inner: bool = False) -> None:
+                 inner: bool = False, stop: int | None = None) -> None:
         v = self._v
         terminal = self.mode == "terminal" and not final
         # terminal, a slice inside a larger chunk: release nothing the rest can change
@@ -271,7 +350,7 @@ class Masker:
                 continue
             # strict: released up to the decided point; terminal: unless an anchor holds it
             if final or terminal:
-                decided = v.view_end
+                decided = v.view_end if stop is None else stop
             elif precise or self._burst_end or self._plain_decided() - self._cut >= self._step:
                 decided = self._decided(precise)
             else:
@@ -294,6 +373,9 @@ class Masker:
             if v.forced:
                 found = self._with_forced(found)
             cut_to = decided
+            for f in found if stop is not None else ():  # a whole match is no cut-off tail
+                if f.start <= cut_to < f.end:
+                    cut_to = f.end
             block: Finding | None = None
             if terminal:
                 cut_to = self._terminal_cut(window, ws, found, cut_to)
@@ -306,6 +388,7 @@ class Masker:
                 if limit is not None and cut_to > limit:
                     cut_to = max(limit, self._cut)
             spans: list[Finding] = []
+            whole: list[int] = []
             for f in found:
                 s = max(f.start, self._cut)
                 if s >= cut_to:
@@ -318,7 +401,10 @@ class Masker:
                     cut_to = s  # never split a finding: hold it whole
                     break
                 spans.append(_shift(f, s, f.end))
-            self._emit(out, spans, cut_to)
+                # terminal: a finding whose start the idle timer released gets the
+                # placeholder of its whole value (the same as the key seen whole)
+                whole.append(f.start if self.mode == "terminal" and f.start >= v.view_base else s)
+            self._emit(out, spans, cut_to, whole)
             if block is not None:
                 self._open_block(block)
                 continue
@@ -369,20 +455,27 @@ class Masker:
         h = self._anchors.hold_from(window, max(lo, 0))
         if h is not None:
             cut_to = min(cut_to, h + ws)
+        if self._cont is not None:
+            # a candidate whose start the idle timer released: hold what continues it
+            if self._cont >= v.view_base and self._candidate(self._cont) is not None:
+                cut_to = min(cut_to, self._cut)
+            else:
+                self._cont = None
         for f in found:  # a finding touching the end may still grow
             if f.end + CONTEXT >= v.view_end and f.start < cut_to:
                 cut_to = max(f.start, self._cut)
         return cut_to
 
-    def _emit(self, out: list[bytes], spans: list[Finding], cut_to: int) -> None:
+    def _emit(self, out: list[bytes], spans: list[Finding], cut_to: int,
+              whole: list[int] | None = None) -> None:
         v = self._v
-        for f in spans:
+        for i, f in enumerate(spans):
             if f.category not in MASKED_CATEGORIES:
                 continue  # references name a variable/file; there is no value to hide
             rs = v.rawpos(f.start)
             re_ = v.rawpos(f.end - 1) + 1
             out.append(v.raw_bytes(self._emitted, rs))
-            value = v.view_bytes(f.start, f.end)
+            value = v.view_bytes(f.start if whole is None else whole[i], f.end)
             if f.rule_id in self._block_ids:  # same hash as a streamed block
                 import hashlib  # OpenSSL's: loaded with the first key block, not at start
 
@@ -520,6 +613,12 @@ def _bound_for(detector: Detector, decode_run: int) -> StrictBound:
 @functools.lru_cache(maxsize=8)
 def _anchors_for(detector: Detector) -> AnchorSet:
     return anchors_for_detector(detector)
+
+
+def _partial(s: int, e: int, rule_id: str) -> Finding:
+    from tcg.detect.findings import Finding
+
+    return Finding(s, e, rule_id, "secret", "")
 
 
 def _shift(f: Finding, s: int, e: int) -> Finding:

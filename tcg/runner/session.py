@@ -168,6 +168,7 @@ class SessionOutput:
         self.out_fd = out_fd
         self.restarts = 0
         self.failed: BaseException | None = None
+        self._withhold: Any = None  # after a restart (tcg.runner.session_resume)
         self.proc = proc if proc is not None else self._new()
         self.first: Any = None  # tcg.runner.session_screen.FirstScreen, from prepare()
         self.decided = False  # the masking process has had its header
@@ -227,12 +228,19 @@ class SessionOutput:
             self._decide(0)
         if self.proc.error is not None and not self._replace():
             return b""
-        self.proc.feed(data)
+        self._feed_proc(data)
         if self.proc.error is not None and self._replace():
             # it died before taking this chunk (EPIPE): the new one masks it, so
             # the screen does not wait for the next output (a prompt would)
-            self.proc.feed(data)
+            self._feed_proc(data)
         return b""
+
+    def _feed_proc(self, data: bytes) -> None:
+        """To the masking process, less what a restart withholds (tcg.runner.session_resume)."""
+        if self._withhold is not None:
+            data, self._withhold = self._withhold.take(data)
+        if data:
+            self.proc.feed(data)
 
     def direct_fd(self) -> int | None:
         """The masking process's input pipe, once nothing but it needs to see the
@@ -240,7 +248,8 @@ class SessionOutput:
         loop's reader then writes there itself (tcg.runner.master_reader.MasterReader's
         direct mode). None while the station still looks at the output, or when
         the masking process cannot take it."""
-        if not self.decided or self.failed is not None or self.proc.error is not None:
+        if not self.decided or self.failed is not None or self.proc.error is not None \
+                or self._withhold is not None:
             return None
         first = self.first
         if first is not None and first.collecting:
@@ -263,9 +272,12 @@ class SessionOutput:
             return False
         self.restarts += 1
         self._notice(f"tcg: the masking process stopped ({self.proc.error}); output in "
-                     "between was withheld; restarting it")
+                     "between, and up to the end of the line being written, is withheld; "
+                     "restarting it")
         self.proc.flush()
         self.proc = self._new()
+        from tcg.runner.session_resume import Withhold
+        self._withhold = Withhold()
         from tcg.runner.session_screen import header
 
         self.proc.feed(header(0))

@@ -69,7 +69,15 @@ class FollowingMasker:
             new = masker_for(policy, self.mode)
         except Exception:  # noqa: BLE001 - same: never drop to no masking
             return b""
-        out = self._masker.flush()
+        # the new masker continues the stream: what the old one released is its
+        # context and what it held is masked by it (flushed, a key block's start
+        # would be shown raw, and the rest of a key begun before the change too)
+        handed = self._masker.handover()
+        if handed is None:
+            out = self._masker.flush()
+        else:
+            new.prime(handed[0])
+            out = new.feed(handed[1])
         self._masker = new
         self.policy = policy
         self.fingerprint = policy.fingerprint

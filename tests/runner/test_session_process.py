@@ -98,14 +98,44 @@ def test_masking_process_is_restarted_and_fails_closed(capfd):
         text += capfd.readouterr().out
     os.kill(out.proc.pid, signal.SIGKILL)
     time.sleep(0.5)  # gone (not reaped: SessionOutput does that)
-    out.feed(b"next-line " + TOKEN.encode() + b"\n")  # EPIPE: nobody took it; the new process does
+    # EPIPE: nobody took it; the new process does, less the rest of the line being
+    # written (the dead one may have held its start: tcg.runner.session_resume)
+    out.feed(b"rest-of-line " + TOKEN.encode() + b"\nnext-line " + TOKEN.encode() + b"\n")
     out.feed(TOKEN.encode() + b"\n")
     out.flush()
     text += capfd.readouterr().out
     assert "the masking process stopped" in text and "restarting it" in text
+    assert "rest-of-line" not in text
     assert "next-line <SECRET:github-pat-classic:" in text  # not left waiting for more output
     assert TOKEN not in text and text.count("<SECRET:github-pat-classic:") == 2
     assert out.restarts == 1
+
+
+def test_a_key_split_by_a_killed_masking_process_is_not_shown(capfd):
+    """The reviewers' `kill` case: `k=AKIAQWER`, held by the masking process, which is
+    killed; the rest of the key arrives after the restart. Its successor has no
+    context, so the rest of that line is withheld, and the next line is shown."""
+    body = b"QWERTZUIOPLK7Y3X"
+    out = SessionOutput(dict(os.environ), 1)
+    out.feed(b"hello\n")
+    text = ""
+    deadline = time.monotonic() + 60
+    while "hello" not in text:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+        text += capfd.readouterr().out
+    out.feed(b"k=AKIA" + body[:4])
+    time.sleep(0.2)
+    os.kill(out.proc.pid, signal.SIGKILL)
+    time.sleep(0.5)
+    for c in body[4:]:  # a byte at a time, as a slow program writes it
+        out.feed(bytes([c]))
+    out.feed(b"\r\nafter\r\n")
+    out.flush()
+    text += capfd.readouterr().out
+    assert "restarting it" in text and "after" in text
+    assert [body[i : i + 4] for i in range(len(body) - 3) if body[i : i + 4].decode() in text] == []
+    assert "TZUIOP" not in text
 
 
 def test_a_masking_process_that_dies_under_an_unusable_policy_ends_the_session(tmp_path, monkeypatch, capfd):
@@ -144,6 +174,24 @@ def test_masking_follows_a_policy_edit(tmp_path, monkeypatch):
     policy.write_text("[detect\n")  # invalid: the last valid policy stays
     third = m.feed(b"x\n") + m.flush()
     assert third == b"x\n"
+
+
+def test_a_policy_edit_in_the_middle_of_a_key_does_not_show_its_rest(tmp_path, monkeypatch):
+    """The new masker continues the old one's stream (handover/prime): what the old
+    one held is masked by the new one, with the released text as context."""
+    policy = tmp_path / "p.toml"
+    policy.write_text("")
+    monkeypatch.setenv("TCG_POLICY", str(policy))
+    body = b"QWERTZUIOPLK7Y3X"
+    m = FollowingMasker("terminal", recheck=0.0)
+    out = m.feed(b"ok\r\nk=AKIA" + body[:4])
+    policy.write_text('[detect]\ndisabled_rules = ["github-pat-classic"]\n')
+    for c in body[4:]:
+        out += m.feed(bytes([c]))
+    out += m.feed(b"\r\n") + m.flush()
+    assert m.fingerprint != "" and b"github-pat-classic" not in out
+    assert out.startswith(b"ok\r\nk=<SECRET:aws-access-key-id:") and out.endswith(b">\r\n")
+    assert [body[i : i + 4] for i in range(len(body) - 3) if body[i : i + 4] in out] == []
 
 
 def test_a_masking_process_that_keeps_failing_ends_the_session(monkeypatch, capfd):
