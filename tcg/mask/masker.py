@@ -23,17 +23,14 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections import deque
 
-from tcg._lean.reparse import parser as _p
 from tcg.mask.anchors import AnchorSet, anchors_for_detector
+from tcg.mask.keyblock import BlockState, Colours, block_rule_ids, end_width
 from tcg.mask.strict_bound import StrictBound
 from tcg.mask.view import BS_REACH, OVERSIZE_RULE, SGR, View
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
-    from typing import Any
-
     from tcg.detect.engine import Detector
     from tcg.detect.findings import Finding
     from tcg.keyhash import KeyedHasher
@@ -41,8 +38,6 @@ if TYPE_CHECKING:
 MODES = ("strict", "terminal")
 DEFAULT_HOLD_MS = 500
 CONTEXT = 2  # the engine's right context (\b, $); left context is 1 byte
-_BLOCK_END_MAX = 512
-SGR_KEEP = 32  # colour sequences kept per key block (see _Colours)
 STRICT_STEP = 1024
 # a larger chunk is worked through in slices of this size (see feed()); a PTY runner
 # hands over up to 1 MiB at once (terminal mode, fresh 1 MiB chunks of plain text:
@@ -67,65 +62,6 @@ def placeholder(category: str, rule_id: str, h8: str) -> bytes:
     """``<SECRET:rule-id:h8>`` / ``<PII:type:h8>``."""
     tag = MASKED_CATEGORIES.get(category, "SECRET")
     return f"<{tag}:{rule_id}:{h8}>".encode("ascii")
-
-
-def _width(pattern: re.Pattern[bytes]) -> int:
-    try:
-        hi = _p.parse(pattern.pattern).getwidth()[1]
-    except Exception:  # noqa: BLE001
-        return _BLOCK_END_MAX
-    return min(int(hi), _BLOCK_END_MAX)
-
-
-def _block_rule_ids(detector: Detector) -> frozenset[str]:
-    """Ids of the rules that open a key block, without compiling their END patterns."""
-    rules = getattr(detector, "rules", None)
-    if rules is not None:
-        ids = frozenset(r.id for r in rules if getattr(r, "block_end", None))
-    else:
-        ids = frozenset(getattr(detector, "block_rules", {}) or {})
-    return ids | {OVERSIZE_RULE}  # a clipboard payload too long to check (tcg.mask.view)
-
-
-class _Block:
-    """State while inside a key block whose END line has not been seen. (A plain
-    class: the dataclasses import, with inspect, ast and dis behind it, cost ~7 ms
-    of every masking process's start before its first byte.)"""
-
-    __slots__ = ("rule_id", "category", "end_re", "start", "hashed", "search_from", "digest", "sgr")
-
-    def __init__(self, rule_id: str, category: str, end_re: re.Pattern[bytes], start: int,
-                 hashed: int, search_from: int, digest: Any) -> None:
-        self.rule_id = rule_id
-        self.category = category
-        self.end_re = end_re
-        self.start = start  # view offset of the block start
-        self.hashed = hashed  # view offset up to which ``digest`` has been fed
-        self.search_from = search_from  # view offset where the END search resumes
-        self.digest = digest
-        self.sgr = _Colours()
-
-
-class _Colours:
-    """The colour (SGR) sequences inside a key block's raw span, as written after its
-    placeholder: the last reset and at most SGR_KEEP sequences after it. A streamed
-    block is forgotten as it arrives, so this is kept incrementally with bounded
-    memory, and a block found whole gets exactly the same summary (chunk invariance)."""
-
-    def __init__(self) -> None:
-        self.reset = b""
-        self.codes: deque[bytes] = deque(maxlen=SGR_KEEP)
-
-    def add(self, raw: bytes) -> None:
-        for code in SGR.findall(raw):
-            if not code[2:-1].strip(b"0;:"):  # ESC[m, ESC[0m, ESC[0;0m: all attributes off
-                self.reset = code
-                self.codes.clear()
-            else:
-                self.codes.append(code)
-
-    def value(self) -> bytes:
-        return self.reset + b"".join(self.codes)
 
 
 class Masker:
@@ -155,11 +91,11 @@ class Masker:
         self._v = View()
         self._cut = 0  # view offset: everything before it is emitted (or swallowed)
         self._emitted = 0  # raw offset up to which output has been produced
-        self._block: _Block | None = None
+        self._block: BlockState | None = None
         self._idle_blocks: set[int] = set()  # terminal: view offsets of blocks closed on idle
         # rules that open a key block; their END patterns compile when a block opens
         # (~15 ms of a masking process's start that output without a PEM key never needs)
-        self._block_ids = _block_rule_ids(detector)
+        self._block_ids = block_rule_ids(detector)
         self._block_res: dict[str, re.Pattern[bytes]] | None = None
         self._end_w = 0
         self._anchors: AnchorSet | None = None
@@ -481,8 +417,8 @@ class Masker:
 
                 value = hashlib.sha256(value).digest()
             out.append(placeholder(f.category, f.rule_id, self.hasher.h8(value)))
-            if f.rule_id in self._block_ids:  # as a streamed block would (_Colours)
-                colours = _Colours()
+            if f.rule_id in self._block_ids:  # as a streamed block would (Colours)
+                colours = Colours()
                 colours.add(v.raw_bytes(rs, re_))
                 out.append(colours.value())
             else:
@@ -517,7 +453,7 @@ class Masker:
 
     def _compile_block_ends(self) -> dict[str, re.Pattern[bytes]]:
         res = dict(getattr(self.detector, "block_rules", {}) or {})
-        self._end_w = max((_width(p) for p in res.values()), default=0)
+        self._end_w = max((end_width(p) for p in res.values()), default=0)
         self._block_res = res
         return res
 
@@ -526,7 +462,7 @@ class Masker:
 
         s = max(f.start, self._cut)
         end_re = self._block_ends.get(f.rule_id) or _NO_END  # OVERSIZE_RULE: the view ends it
-        self._block = _Block(f.rule_id, f.category, end_re, s, s, s,
+        self._block = BlockState(f.rule_id, f.category, end_re, s, s, s,
                              hashlib.sha256())
 
     def _block_step(self, out: list[bytes], final: bool) -> bool:
