@@ -7,7 +7,8 @@ most of it ``re`` and ``enum``, which json's pure-Python decoder layer imports
 — more than the whole rest of a PreToolUse decision. The C scanner that
 ``json.loads`` itself runs lives in CPython's ``_json`` accelerator and needs
 none of that, so this module drives it directly: same parser, same results,
-strict (no NaN/Infinity, which JSON does not have and no agent CLI sends).
+strict (no NaN/Infinity, which JSON does not have and no agent CLI sends, nor a
+number too large for a float, which would come back as Infinity).
 Where ``_json`` is missing (other interpreters), ``json.loads`` is used.
 
 The accelerator comes through tcg._lean, the one place tcg imports private
@@ -29,13 +30,22 @@ def _no_constant(name: str) -> object:
     raise JSONError(f"{name} is not JSON")
 
 
+def _finite(text: str) -> float:
+    """A number too large for a float (``1e999``) parses to infinity, which no reply
+    can carry back as JSON (a hook's ``updatedInput`` echoes the input): refused."""
+    value = float(text)
+    if value - value != 0.0:  # inf - inf and nan - nan are nan
+        raise JSONError(f"{text[:20]} is out of range")
+    return value
+
+
 class _Context:
     """The attributes the C scanner reads from its decoder (json.JSONDecoder's, strict)."""
 
     strict = True
     object_hook = None
     object_pairs_hook = None
-    parse_float = float
+    parse_float = staticmethod(_finite)
     parse_int = int
     parse_constant = staticmethod(_no_constant)
 
@@ -56,7 +66,7 @@ def _loads_slow(text: str) -> object:
     import json
 
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite)
     except JSONError:
         raise
     except (ValueError, RecursionError) as exc:

@@ -23,8 +23,10 @@ def hold_ms_of(policy: Policy | None) -> int:
     return value if value is not None and value >= 0 else DEFAULT_HOLD_MS
 
 
-def masker_for(policy: Policy | None, mode: str, *, hasher: KeyedHasher | None = None) -> Masker:
-    """A Masker for ``policy``'s detector, the install's keyed hasher and its hold time."""
+def masker_for(policy: Policy | None, mode: str, *, hasher: KeyedHasher | None = None,
+               cut_off_tails: bool = False) -> Masker:
+    """A Masker for ``policy``'s detector, the install's keyed hasher and its hold time;
+    ``cut_off_tails``: the stream is a live command's output (Masker.flush)."""
     from tcg.detect.engine import load_detector
     from tcg.keyhash import KeyedHasher
 
@@ -33,6 +35,7 @@ def masker_for(policy: Policy | None, mode: str, *, hasher: KeyedHasher | None =
         hasher if hasher is not None else KeyedHasher.for_install(),
         mode,
         hold_ms_of(policy),
+        cut_off_tails=cut_off_tails,
     )
 
 

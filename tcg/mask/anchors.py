@@ -159,7 +159,12 @@ class AnchorSet:
         self._longest = max((len(a) for a in (*self.exact, *self.folded)), default=0)
         self._hs_lock = allocate_lock()
 
-    def _occurrences(self, view: bytes | bytearray, base: int) -> list[tuple[int, int, bytes, bool]]:
+    @property
+    def database(self) -> Any:
+        """The anchors' hyperscan database (None: the regex alternations are used)."""
+        return self._hs[0] if self._hs is not None else None
+
+    def occurrences(self, view: bytes | bytearray, base: int) -> list[tuple[int, int, bytes, bool]]:
         """Every anchor occurrence in view[base:] (overlaps included), ascending start:
         (start, end, anchor, folded). One hyperscan scan, or the two regex passes."""
         hs = self._hs
@@ -196,7 +201,7 @@ class AnchorSet:
         first = max(lo - longest + 1, 0)
         line = max(_last_line_start(view, first), first)
         best: int | None = None
-        for ms, me, key, fold in self._occurrences(view, first if self.multiline else line):
+        for ms, me, key, fold in self.occurrences(view, first if self.multiline else line):
             s = max(ms, lo)
             if best is not None and s >= best:
                 break

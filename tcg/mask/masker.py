@@ -68,7 +68,8 @@ class Masker:
     """Streaming masker. ``mode`` is "strict" (pipes, agents) or "terminal" (a human's TTY)."""
 
     def __init__(self, detector: Detector, hasher: KeyedHasher, mode: str = "strict",
-                 hold_ms: int = DEFAULT_HOLD_MS, *, decode: bool = True):
+                 hold_ms: int = DEFAULT_HOLD_MS, *, decode: bool = True,
+                 cut_off_tails: bool = False):
         if mode not in MODES:
             raise ValueError(f"unknown masking mode {mode!r} (strict or terminal)")
         self.detector = detector
@@ -76,6 +77,9 @@ class Masker:
         self.mode = mode
         self.hold_ms = max(0, int(hold_ms))
         self.decode = decode
+        #: strict: the stream is a live command's output, which a kill can end mid-token
+        #: (flush); a document (a file, a hook's or an MCP reply) ends where it ends
+        self.cut_off_tails = cut_off_tails
         look = detector.max_match_len
         self._decode_run = 0
         if decode:
@@ -149,14 +153,15 @@ class Masker:
 
     def flush(self) -> bytes:
         """End of stream: release everything (an open key block is masked to the end).
-        Strict mode: a tail that began a secret and was cut off before its rule could
-        match (a killed ``printf``) is replaced by a ``partial`` placeholder, not
-        released raw (tcg.mask.tail)."""
+        Strict mode with ``cut_off_tails`` (a live command's output): a tail that began
+        a secret and was cut off before its rule could match (a killed ``printf``) is
+        replaced by a ``partial`` placeholder, not released raw (tcg.mask.tail)."""
         v = self._v
         v.finish()
         out: list[bytes] = []
         stop = None
-        if self.mode == "strict" and self._block is None and self._cut < v.view_end:
+        if self.cut_off_tails and self.mode == "strict" and self._block is None \
+                and self._cut < v.view_end:
             from tcg.mask.tail import tail_check
 
             base = max(v.view_base, self._cut - self._ctx)

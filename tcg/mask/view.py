@@ -58,6 +58,10 @@ _TO_ZERO = bytes(0 if b in _SPECIAL_BYTES else 1 for b in range(256))
 # shown, so they vanish from the view (``ghp_Zq8`` U+200B ``Rt5…`` is one token on screen)
 _FORMAT = re.compile(rb"\xe2\x80[\x8b-\x8d]|\xe2\x81\xa0|\xef\xbb\xbf|\xc2\xad")
 _FORMAT_PREFIX = re.compile(rb"(?:\xe2[\x80\x81]?|\xef\xbb?|\xc2)\Z")
+# Any byte the view drops or rewrites (controls, escapes, CR, format characters): a
+# text holding none reads the same raw and in the view, so a plain engine scan of it
+# finds what the masker would (the MCP proxy's per-string fast path relies on it).
+VIEW_REWRITES = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f\r]|" + _FORMAT.pattern)
 # The view's class map (``View.cls``): the base64 classes the detector's encoded pass
 # uses (tcg.detect.encoded.CLASSES: "A" alphabet, "=" padding, " " anything else),
 # with special bytes as 0. The view never holds a special byte, so its class map is

@@ -22,8 +22,10 @@ Per string (as UTF-8 bytes):
    placeholder;
 3. the engine's findings on the rest are replaced by the masker's placeholders
    (``<SECRET:rule-id:h8>``, h8 of the same value bytes), identical to every
-   other surface. Strings with ANSI/backspace/CR rewrites or a private-key
-   block go through the streaming masker itself (tcg.mask).
+   other surface. Strings with anything the masker's clean view drops or
+   rewrites (controls such as NUL, ANSI, backspace, CR, invisible format
+   characters such as U+200B) or a private-key block go through the streaming
+   masker itself (tcg.mask).
 
 Runs are located with one ``bytes.translate`` + ``bytes.find`` instead of a
 regex tried at every offset: that keeps a 30 MB text field to one fast pass.
@@ -40,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from tcg.detect.encoded import MAX_RUN, MIN_RUN, decode_base64, decode_run, printable
 from tcg.leanjson import strings_in
 from tcg.mask.masker import MASKED_CATEGORIES, Masker, placeholder
+from tcg.mask.view import VIEW_REWRITES
 
 if TYPE_CHECKING:
     from tcg.detect.engine import Detector
@@ -55,7 +58,6 @@ _RUN_MAP = bytes(0x61 if i in _ALPHABET else 0x20 for i in range(256))  # alphab
 _RUN_NEEDLE = b"a" * MIN_RUN
 _WHOLE_BLOB = re.compile(rb"[A-Za-z0-9+/_\-\r\n]+={0,2}\s*")
 _SEP = b"\n\x00\n"  # between joined strings: ends every token, word and base64 run
-_MASKER_TRIGGERS = (b"\x1b", b"\b", b"\r")  # the masker's view sees through these; find() does not
 
 
 @dataclass
@@ -175,7 +177,7 @@ class ResponseMasker:
             if whole is not None:
                 return whole
         data = self._mask_runs(data, stats, categories)
-        if categories is MASKED_CATEGORIES and any(t in data for t in _MASKER_TRIGGERS):
+        if categories is MASKED_CATEGORIES and VIEW_REWRITES.search(data):
             # the masker matches what a terminal would show (a backspace erases, ANSI is
             # skipped), but a model reads the raw string: mask what the raw bytes hold too
             return self._replace_findings(self._masker(data, stats), stats)
@@ -241,7 +243,7 @@ class ResponseMasker:
         streaming masker's view, a whole-field base64 blob that decode_run would not
         decode (binary, or longer than MAX_RUN), or odd padding (``===``; not looked
         for when ``triple_eq`` is False: the caller has ruled it out)."""
-        if any(t in data for t in _MASKER_TRIGGERS) or (triple_eq and b"===" in data):
+        if VIEW_REWRITES.search(data) or (triple_eq and b"===" in data):
             return True
         if len(data) < MIN_RUN:
             return False

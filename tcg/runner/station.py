@@ -268,7 +268,8 @@ class Station:
             return proc
         from tcg.runner.base import LazyFilter
 
-        lazy = LazyFilter(lambda: self._entity_stage(_masker_factory()(policy, mode), mode))
+        lazy = LazyFilter(lambda: self._entity_stage(  # a command's output: a kill can cut it
+            _masker_factory()(policy, mode, cut_off_tails=True), mode))
         self._filters.append(lazy)
         return lazy
 

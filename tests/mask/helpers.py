@@ -24,14 +24,15 @@ def hasher() -> KeyedHasher:
     return KeyedHasher(KEY)
 
 
-def masker(mode: str = "strict", hold_ms: int = 500) -> Masker:
-    return Masker(detector(), hasher(), mode, hold_ms)
+def masker(mode: str = "strict", hold_ms: int = 500, cut_off_tails: bool = False) -> Masker:
+    return Masker(detector(), hasher(), mode, hold_ms, cut_off_tails=cut_off_tails)
 
 
-def run(data: bytes, sizes: Iterable[int] = (), mode: str = "strict", *, idle: bool = False) -> bytes:
+def run(data: bytes, sizes: Iterable[int] = (), mode: str = "strict", *, idle: bool = False,
+        cut_off_tails: bool = False) -> bytes:
     """Feed ``data`` in chunks of ``sizes`` (the rest in one chunk), then flush.
     ``idle``: call release_idle() after every chunk (as if output paused there)."""
-    m = masker(mode)
+    m = masker(mode, cut_off_tails=cut_off_tails)
     out = bytearray()
     i = 0
     for n in sizes:

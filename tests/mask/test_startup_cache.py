@@ -60,3 +60,28 @@ def test_tampered_cache_is_ignored(det):
     again = StrictBound.for_detector(det, 4098)
     for v in _views(5):
         assert again.hold_from(v) == fresh.hold_from(v)
+
+
+def test_tail_table_restored_from_cache_answers_the_same(det, monkeypatch):
+    """The cut-off-token table (tcg.mask.tail) is built from every rule's parse tree
+    (~70 ms, the first key held in a session waited for it): restored from the cache it
+    parses nothing and answers exactly like a fresh one."""
+    from tcg.mask import tail
+
+    rules = tuple(det.rules)
+    fresh = tail.TailCheck(rules, *tail.tail_anchors(rules))
+    first = tail.tail_check.__wrapped__(det)  # builds and stores
+    assert list(det.cache_dir.glob("tail-*.json"))
+
+    def no_parse(_rules):
+        raise AssertionError("the restored table parsed the rules again")
+
+    monkeypatch.setattr(tail, "tail_anchors", no_parse)
+    again = tail.tail_check.__wrapped__(det)
+    # the rules' own match examples cut short: tokens that began a secret and stopped
+    cut = [ex.encode()[: len(ex) * 2 // 3] for r in rules for ex in r.examples_match]
+    for v in [*_views(7), *cut]:
+        for lo in (0, len(v) // 2):
+            assert first.start(v, lo) == fresh.start(v, lo) == again.start(v, lo), v[:40]
+        assert again.anchor_end(v, 1) == fresh.anchor_end(v, 1)
+    assert any(again.start(v, 0) is not None for v in cut)

@@ -94,6 +94,20 @@ def test_ansi_split_and_private_key_blocks_use_the_streaming_masker(masker, secr
     assert "PRIVATE KEY-----\n" not in out and body[:64] not in out and out.endswith("done")
 
 
+@pytest.mark.parametrize("inside", ["\x00", "\u200b", "\u00ad", "\u2060", "\ufeff", "\x01"])
+def test_an_invisible_character_inside_a_token_does_not_hide_it(masker, secrets, inside):
+    """A model reads straight through NUL and zero-width characters: a string holding
+    one goes through the masker's clean view, which drops them."""
+    a = secrets["TEST_SECRET_A"]
+    split = a[:12] + inside + a[12:]
+    message = {"jsonrpc": "2.0", "id": 1,
+               "result": {"content": [{"type": "text", "text": f"token {split} end"}]}}
+    assert not masker.is_clean(message)
+    out, _stats = masker.mask_message(message)
+    text = out["result"]["content"][0]["text"]
+    assert a[12:] not in text and a[:12] not in text and text.startswith("token <SECRET:")
+
+
 def test_base64_runs_are_maximal():
     data = b"ab " + b"Q" * 30 + b"== x " + b"Z" * 23 + b" " + b"Y" * 24
     assert base64_runs(data) == [(3, 35), (62, 86)]
