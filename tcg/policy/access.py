@@ -220,9 +220,14 @@ def evaluate_access(
             given = _expand_home(path, home)
             pattern = any(c in path for c in "*?[")
             # judged as written and where it leads: a store, guard file or tcg's own
-            # file on either side refuses, with the reason the direct path gets
-            real = _leads_to(ev.resolve(given), pattern, home, real_home)
-            for value, via in ((given, ""), (real, f"through {_show(given)} ")):
+            # file on either side refuses, with the reason the direct path gets. Where
+            # it leads is asked twice: of the path cleaned up as text, and of the path
+            # as the kernel walks it (``link/..`` is the parent of the link's target,
+            # not the directory holding the link)
+            walked = given if posixpath.isabs(given) or where is None else posixpath.join(where, given)
+            leads = sorted({t for t in (_leads_to(ev.resolve(given), pattern, home, real_home),
+                                        _leads_to(walked, pattern, home, real_home)) if t is not None})
+            for value, via in ((given, ""), *((t, f"through {_show(given)} ") for t in leads)):
                 if value is not None:
                     word = Word(value, static=True, glob=pattern, pattern=value if pattern else None,
                                 recursive=pattern)

@@ -92,6 +92,27 @@ def test_a_read_through_a_link_is_refused_as_the_file_itself(tool, link, target,
     assert_no_secret_written(world["tcg"], [ENV_VALUE])
 
 
+@pytest.mark.parametrize("tool", ["Read", "Edit", "Write", "read_file", "write_file"])
+def test_a_link_then_dotdot_is_judged_as_the_kernel_walks_it(tool, world):
+    """``link/../x`` opens x beside the link's target, not beside the link: cleaning the
+    path up as text first (``/p/x``) would judge a harmless file (a reviewer's bypass)."""
+    p, home = world["p"], world["home"]
+    inner = home / ".ssh" / "inner"
+    inner.mkdir()
+    (p / "k").symlink_to(inner, target_is_directory=True)
+    sub = home / "sub"
+    sub.mkdir()
+    (p / "h").symlink_to(sub, target_is_directory=True)
+    refused = 0
+    for path, target in (("k/../config", home / ".ssh" / "config"), ("h/../.bashrc", home / ".bashrc")):
+        assert os.path.realpath(p / path) == str(target)  # where the kernel goes
+        direct = outcome(tool, str(target), p)  # reading ~/.bashrc is allowed; writing it is not
+        refused += direct != "allow"
+        assert outcome(tool, path, p) == direct, (tool, path)
+        assert outcome(tool, str(p) + "/" + path, p) == direct, (tool, path)
+    assert refused
+
+
 @pytest.mark.parametrize("tool", ["Grep", "Glob", "LS"])
 def test_a_search_rooted_in_a_linked_directory_is_judged_where_it_leads(tool, world):
     p, home = world["p"], world["home"]
