@@ -62,10 +62,9 @@ def policy_stores(policy: Any) -> Any:
 
 def store_digest(key: bytes, oid: str) -> str:
     """The finding's identity: a keyed hash of the blob id (16 hex), never of content."""
-    import hashlib
-    import hmac
+    from tcg.digest import hmac_sha256
 
-    return hmac.new(key, _HASH_DOMAIN + oid.encode("ascii", "replace"), hashlib.sha256).hexdigest()[:16]
+    return hmac_sha256(key, _HASH_DOMAIN + oid.encode("ascii", "replace"))[:16]
 
 
 def store_rows(items: list[tuple[str, str, str | None, str, int]], key: bytes) -> list[tuple[Any, ...]]:
