@@ -58,15 +58,14 @@ class TailCheck:
         words = {*exact, *folded}
         self._set = AnchorSet(dict.fromkeys(exact, False), dict.fromkeys(folded, False), (),
                               compiled=compiled) if words else None
-        self._longest = max((len(w) for w in words), default=0)
-        self.longest = self._longest  # the longest anchor (how far back a candidate may start)
+        self.longest = max((len(w) for w in words), default=0)  # how far back a candidate may start
         self._heads = frozenset(w[:k] for w in exact for k in range(3, len(w) + 1))
         self._fheads = frozenset(w[:k] for w in folded for k in range(3, len(w) + 1))
 
     def anchor_end(self, view: bytes, held: int) -> bool:
         """Are the last ``held`` bytes of ``view`` all inside 3+ bytes of a masked
         rule's anchor at its end? (``AKI``, ``AKIA``: a candidate still starting.)"""
-        for k in range(max(3, held), min(self._longest, len(view)) + 1):
+        for k in range(max(3, held), min(self.longest, len(view)) + 1):
             tail = view[-k:]
             if tail in self._heads or tail.lower() in self._fheads:
                 return True
