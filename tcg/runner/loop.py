@@ -166,6 +166,8 @@ def _loop(
     deadline = out_filter.idle_deadline()
     # A filter that is a pipe into a masking process: the reader writes to it itself
     direct_fd: Callable[[], int | None] | None = getattr(out_filter, "direct_fd", None)
+    # A filter that wants to know when the first key reached the child (a session's first screen)
+    input_seen: Callable[[], None] | None = getattr(out_filter, "input_seen", None)
 
     def feed(data: bytes) -> None:  # a batch the reader queued (also at attach)
         out = out_filter.feed(data)
@@ -270,6 +272,9 @@ def _loop(
                     if raw is not None and suspend_key:
                         data = _handle_suspend_key(child, master, pending, data)
                     pending += data
+                    if input_seen is not None:
+                        input_seen()
+                        input_seen = None  # once is enough
                 else:
                     stdin_open = False
         if master in w and pending:

@@ -184,6 +184,14 @@ class SessionOutput:
         if not first.candidates:
             self._decide(0)
 
+    def input_seen(self) -> None:
+        """A key went to the shell (tcg.runner.loop): the first screen ends here. One
+        remembered with a fast typist's echo in it ("$ exit") would make every later
+        session's prompt, a prefix of it, wait FIRST_WAIT for the rest."""
+        first = self.first
+        if first is not None and first.collecting:
+            first.finish()
+
     def confirm_first_screen(self, length: int) -> None:
         """Ask the masking process to confirm the first ``length`` bytes as a
         known-clean first screen (it has the masker loaded already)."""
@@ -536,7 +544,9 @@ class Session:
                     if not getattr(output.proc, "confirmed", False):
                         # A served masking process is ready before the shell prints: the
                         # known first screens would only cost their read (~10 ms).
-                        output.prepare(_first_screen(self.env, output, self.policy))
+                        from tcg.runner.session_screen import first_screen
+
+                        output.prepare(first_screen(self.env, output.confirm_first_screen, self.policy))
                     asker = TerminalAsker(self.stdin_fd, self.stdout_fd)
                     decider = SessionDecider(self.env, asker, recorder)
                     decider.station.session = self.session_id
@@ -576,16 +586,6 @@ class Session:
         if self.masker is not None:
             self.masker.discard()
             self.masker = None
-
-
-def _first_screen(env: Mapping[str, str], output: SessionOutput, policy: Any) -> Any:
-    """Read the known first screens (while the shell reads its rc files)."""
-    from tcg.runner.session_screen import FirstScreen, open_cache
-
-    opened = open_cache(dict(env), policy)
-    if opened is None:
-        return FirstScreen(None, None)
-    return FirstScreen(opened[0], output.confirm_first_screen)
 
 
 def _collector_on() -> None:

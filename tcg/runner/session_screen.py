@@ -27,7 +27,7 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 MAX_PREFIX = 64 << 10
@@ -141,6 +141,17 @@ def open_cache(env: dict[str, str], policy: Any = None) -> tuple[ScreenCache, An
         return cache, policy
     except Exception:  # noqa: BLE001 - an optimisation only
         return None
+
+
+def first_screen(env: Mapping[str, str], confirm_later: Callable[[int], None],
+                 policy: Any) -> FirstScreen:
+    """The station's FirstScreen for a session under ``policy``: the known first
+    screens read (while the shell reads its rc files); none when the cache
+    cannot be read."""
+    opened = open_cache(dict(env), policy)
+    if opened is None:
+        return FirstScreen(None, None)
+    return FirstScreen(opened[0], confirm_later)
 
 
 def confirm_clean(cache: ScreenCache, policy: Any, mode: str, data: bytes) -> bool:

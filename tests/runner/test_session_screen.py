@@ -227,3 +227,56 @@ def test_output_that_differs_after_the_head_is_not_held(tmp_path):
     g = ss.FirstScreen(ss.ScreenCache(str(tmp_path), b"k" * 32, "fp", "sig"), None)
     g.pending += reset + b"T685.509868145> "  # may still become it
     assert g.match() is None
+
+
+def test_the_first_screen_ends_at_the_first_key():
+    """A key sent to the shell ends the first screen even without a pause: its
+    echo is not the shell's own first output. (Remembered with the echo, the
+    screen made every later session's prompt, a prefix of it, wait FIRST_WAIT.)"""
+    from tcg.runner.session import SessionOutput
+
+    class Proc:
+        def control(self, data):
+            got.append(data)
+
+    got: list[bytes] = []
+    out = SessionOutput.__new__(SessionOutput)
+    out.proc = Proc()
+    c = ss.ScreenCache("/nonexistent", b"k" * 32, "fp", "sig")
+    c.entries = lambda: []
+    out.first = ss.FirstScreen(c, out.confirm_first_screen)
+    t = 100.0
+    out.first.collect(b"\x1b[?2004h$ ", t)
+    out.input_seen()
+    out.first.collect(b"exit\r\n", t + 0.01)  # the echo, well within PAUSE
+    out.input_seen()
+    assert got == [b"screen %d\n" % len(b"\x1b[?2004h$ ")]
+    assert out.first.collect_deadline() is None
+
+
+def test_a_session_typed_into_at_once_remembers_only_its_prompt(tmp_path, tcg_home):
+    """End to end, with real bash: ``exit`` typed as soon as the prompt shows (no
+    pause) leaves the prompt as the remembered first screen, not prompt + echo.
+    A first session builds the detector's caches, so that the second one's
+    prompt is on the screen well within PAUSE of the shell printing it (as after
+    login: no fork server)."""
+    pexpect = pytest.importorskip("pexpect")
+    argv = ["session", "--shell", "bash", "--", "--norc", "--noprofile", "-i"]
+    screens = []
+    for prompt, pause in ((b"warm-up> ", 1.0), (b"quick-prompt> ", 0.0)):
+        # no fork server: a served masking process is ready at once and never waits
+        env = dict(os.environ, PS1=prompt.decode(), TERM="xterm", TCG_MASK_SERVER="0")
+        child = pexpect.spawn(TCG_SHELL, argv, cwd=str(tmp_path), env=env, timeout=120)
+        child.delaybeforesend = None  # typed the moment the prompt shows
+        child.expect(prompt)
+        screens.append(len(child.before + child.after))
+        time.sleep(pause)
+        child.sendline(b"exit")
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0
+    deadline = time.monotonic() + 60
+    while len(cache()[0].entries()) < 2:  # each masking process confirms as it ends
+        assert time.monotonic() < deadline, f"not both first screens confirmed: {cache()[0].entries()}"
+        time.sleep(0.1)
+    assert sorted(e[0] for e in cache()[0].entries()) == sorted(screens)
