@@ -301,21 +301,10 @@ def _file_size_limit() -> int | None:
 
 
 def _lock(fd: int) -> bool:
-    """Exclusive advisory lock (POSIX); False where there is none or it stays busy."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: appends stay whole; readers resync torn lines
-        return False
-    # Bounded wait: a writer stopped (Ctrl-Z) while holding the lock must not hang
-    # every other mediated command. Without the lock we only skip the repairs.
-    deadline = time.monotonic() + LOCK_WAIT
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.0005)
-        except OSError:  # e.g. a filesystem without flock
-            return False
+    """Exclusive advisory lock (POSIX); False where there is none or it stays busy.
+    Bounded wait: a writer stopped (Ctrl-Z) while holding the lock must not hang
+    every other mediated command. Without the lock we only skip the repairs
+    (Windows: appends stay whole; readers resync torn lines)."""
+    from tcg.osutil import lock_exclusive
+
+    return lock_exclusive(fd, LOCK_WAIT)

@@ -1,5 +1,5 @@
 """Small OS helpers every layer uses: PATH lookup, whole writes, pipe sizes, fd identity,
-the signal module, and the error for a program that cannot be started.
+a bounded file lock, the signal module, and the error for a program that cannot be started.
 
 They sit below the masker, the runner, the sandbox, the scanner and the MCP relay,
 so none of those depends on another to write to a pipe or start a program (the
@@ -54,6 +54,30 @@ def machine() -> str:
 
 PIPE_SIZE = 1 << 20
 F_SETPIPE_SZ = 1031  # Linux fcntl (older Pythons' fcntl module does not name it)
+
+
+def lock_exclusive(fd: int, wait: float, poll: float = 0.0005) -> bool:
+    """An exclusive advisory lock on ``fd`` (flock), waited for at most ``wait``
+    seconds, checked every ``poll``: a holder stopped with Ctrl-Z (or hung) must not
+    stop every other tcg process. False where there is no such lock (Windows, a
+    file system without flock) or it stayed busy: the caller goes on without it."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        return False
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(poll)
+        except OSError:  # e.g. a filesystem without flock
+            return False
 
 
 def grow_pipe(fd: int, size: int = PIPE_SIZE) -> None:

@@ -130,3 +130,26 @@ def test_appender_refuses_a_symlink_and_a_non_regular_file(tmp_path):
         jsonl.check_writable(str(fifo))
     assert EventLog  # the events module is the appender's user
     assert build_record
+
+
+def test_the_bounded_lock_waits_for_a_holder_then_gives_up(tmp_path):
+    """tcg.osutil.lock_exclusive (the event log's lock, the detector build's): a
+    lock held elsewhere is waited for at most ``wait`` seconds, then the caller is
+    told to go on without it; a lock released meanwhile is taken."""
+    import fcntl
+    import threading
+
+    from tcg.osutil import lock_exclusive
+
+    path = tmp_path / "lock"
+    holder = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    waiter = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        assert lock_exclusive(waiter, 0.2, poll=0.01) is False
+        threading.Timer(0.2, lambda: fcntl.flock(holder, fcntl.LOCK_UN)).start()
+        assert lock_exclusive(waiter, 30.0, poll=0.01) is True
+        assert lock_exclusive(holder, 0.0) is False  # now the waiter holds it
+    finally:
+        os.close(holder)
+        os.close(waiter)

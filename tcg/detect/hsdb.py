@@ -35,6 +35,9 @@ DENSE_FACTOR = 2
 PARALLEL_MIN = 1 << 17
 THREADS_ENV = "TCG_DETECT_THREADS"
 KW_BASE = 1 << 20  # hyperscan ids at and above this are keyword literals, not rules
+# Seconds a process waits for another one compiling the same database, and how often it looks.
+BUILD_WAIT = 60.0
+BUILD_POLL = 0.02
 _HS_CACHE_FORMAT = b"tcg-hsdb-6"  # 6: the file name in the MAC tag (5: main + dense databases)
 _HS_TAG = "hyperscan-db"
 
@@ -186,8 +189,11 @@ def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
 
     cache_file = _cache_path(cache_dir, exprs, compiled)
     key = memo.key if memo else None
-    loaded = _cache_load(cache_file, exprs, key)
-    if loaded is not None:
+
+    def load_verified() -> tuple[Any, list[Entry]] | None:
+        loaded = _cache_load(cache_file, exprs, key)
+        if loaded is None:
+            return None
         db, accepted, digest = loaded
         # The self-check compiles every rule's re (~0.3 s); skip it when the
         # authenticated memo says this exact file already passed it.
@@ -196,12 +202,22 @@ def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
             if any(not c.rule.examples_match for c, _, _ in accepted):
                 raise NeedsExamplesError  # rules came from the memo: reload them whole
             if self_check(db, accepted):
-                loaded = None  # stale or tampered cache: rebuild (fail closed)
-            elif memo and digest:
+                return None  # stale or tampered cache: rebuild (fail closed)
+            if memo and digest:
                 memo.mark_verified(name, digest)
-    if loaded is None:
-        if any(not c.rule.examples_match for c in compiled):
-            raise NeedsExamplesError
+        return db, accepted
+
+    got = load_verified()
+    if got is not None:
+        return got
+    if any(not c.rule.examples_match for c in compiled):
+        raise NeedsExamplesError
+    lock = _build_lock(cache_file) if key is not None else None  # no key: nothing to share
+    try:
+        # Another process may have compiled it while this one waited for the lock.
+        got = load_verified() if lock is not None else None
+        if got is not None:
+            return got
         accepted = exprs
         try:
             db = compile_set(exprs, with_keywords=True)
@@ -225,7 +241,34 @@ def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
         stored = _cache_store(cache_file, db, accepted, key)
         if memo and stored is not None and cache_file is not None:
             memo.mark_verified(os.path.basename(cache_file), stored)
+    finally:
+        if lock is not None:
+            os.close(lock)  # the lock goes with it (flock)
     return db, accepted
+
+
+def _build_lock(cache_file: str | None) -> int | None:
+    """A descriptor holding the lock on compiling ``cache_file``'s database, or None
+    (no cache; no flock; held elsewhere for BUILD_WAIT: then this process compiles
+    as well). Terminals opened together after an upgrade (a terminal restoring its
+    tabs) otherwise each compiled the same database at once: 4 sessions on 2 CPUs
+    waited ~14 s each for their first prompt, one alone ~4.7 s. The lock file
+    stays (removing it would let a waiter and a newcomer hold two locks)."""
+    if cache_file is None:
+        return None
+    from tcg.osutil import lock_exclusive
+    from tcg.paths import ensure_private_dir
+
+    try:
+        ensure_private_dir(os.path.dirname(cache_file))
+        fd = os.open(cache_file + ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        return None
+    if lock_exclusive(fd, BUILD_WAIT, poll=BUILD_POLL):
+        return fd
+    os.close(fd)
+    return None
 
 
 def keyword_literals(compiled: list[CompiledRule], accepted: list[Entry]) -> list[tuple[int, bytes]]:

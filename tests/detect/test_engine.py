@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 
@@ -234,6 +235,58 @@ def test_the_cached_database_is_loaded_not_compiled_again(tmp_path, monkeypatch)
     text = f"a {TOKEN} passwd=q1w2e3r4t5 ivan@corp.ru 4111 1111 1111 1111"
     assert d2.find(text) == d1.find(text) and len(d1.find(text)) >= 3
     assert d2.hyperscan_rules == d1.hyperscan_rules
+
+
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan wheel not installed")
+def test_two_builds_of_one_database_at_once_compile_it_once(tmp_path, monkeypatch):
+    """Sessions opened together after an upgrade each needed the same database:
+    the second build waits for the first one's lock, then loads what it stored."""
+    import threading
+
+    from tcg._lean import hs
+    from tcg.detect.regex import AnalysisMemo
+
+    key = b"k" * 32
+    rules = engine_rules()
+    real_database = hs.Database
+    compiled_by: list[str] = []
+    second_waits = threading.Event()
+
+    class Counting(real_database):  # type: ignore[misc, valid-type]
+        def compile(self, *a: object, **k: object) -> None:
+            compiled_by.append(threading.current_thread().name)
+            if threading.current_thread().name == "first":
+                second_waits.wait(30)  # the second build is at the lock by now
+            super().compile(*a, **k)
+
+    real_lock = getattr(hsdb, "_build_lock", None)
+
+    def build_lock(cache_file):  # noqa: ANN001, ANN202
+        if threading.current_thread().name == "second":
+            second_waits.set()
+        return real_lock(cache_file)
+
+    monkeypatch.setattr(hs, "Database", Counting)
+    monkeypatch.setattr(hsdb, "_build_lock", build_lock, raising=False)
+    found: dict[str, list] = {}
+    text = f"a {TOKEN} passwd=q1w2e3r4t5 ivan@corp.ru"
+
+    def build() -> None:
+        d = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path, memo=AnalysisMemo(None, key))
+        found[threading.current_thread().name] = d.find(text)
+
+    first = threading.Thread(target=build, name="first")
+    first.start()
+    deadline = time.monotonic() + 60
+    while not compiled_by:
+        assert time.monotonic() < deadline, "the first build never compiled"
+        time.sleep(0.01)
+    second = threading.Thread(target=build, name="second")
+    second.start()
+    first.join(120)
+    second.join(120)
+    assert set(compiled_by) == {"first"}, compiled_by
+    assert found["second"] == found["first"] and found["first"]
 
 
 DEMOTE_RULE = r"""
