@@ -40,6 +40,9 @@ BUILD_WAIT = 60.0
 BUILD_POLL = 0.02
 _HS_CACHE_FORMAT = b"tcg-hsdb-6"  # 6: the file name in the MAC tag (5: main + dense databases)
 _HS_TAG = "hyperscan-db"
+DEMOTED_FILE = "hs-demoted"  # expressions the self-check demoted (_demoted_before)
+_DEMOTED_TAG = "hyperscan-demoted"
+DEMOTED_MAX = 512
 
 
 class NeedsExamplesError(ValueError):
@@ -218,12 +221,16 @@ def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
         got = load_verified() if lock is not None else None
         if got is not None:
             return got
-        accepted = exprs
+        # Expressions an earlier build's self-check demoted are left out from the start:
+        # each found afterwards costs a second compile of the whole database (~1.3 s).
+        demoted = _demoted_before(cache_dir, key)
+        first = [item for item in exprs if _expr_id(item[1], item[2]) not in demoted]
+        accepted = first
         try:
-            db = compile_set(exprs, with_keywords=True)
+            db = compile_set(first, with_keywords=True)
         except hyperscan.error:
             accepted = []
-            for item in exprs:  # find the patterns hyperscan refuses; they use keywords + re
+            for item in first:  # find the patterns hyperscan refuses; they use keywords + re
                 try:
                     compile_set([item])
                 except hyperscan.error:
@@ -232,6 +239,8 @@ def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
             db = compile_set(accepted, with_keywords=True)
         bad = self_check(db, accepted)
         if bad:
+            _remember_demoted(cache_dir, key, demoted | {_expr_id(e, f) for c, e, f in accepted
+                                                         if c.index in bad})
             accepted = [item for item in accepted if item[0].index not in bad]
             db = compile_set(accepted, with_keywords=True)
         # The identity marked verified is the MAC line this process wrote, never a
@@ -245,6 +254,49 @@ def build(compiled: list[CompiledRule], memo: AnalysisMemo | None,
         if lock is not None:
             os.close(lock)  # the lock goes with it (flock)
     return db, accepted
+
+
+def _expr_id(expr: bytes, flags: int) -> str:
+    """What a demotion is remembered by: the expression as hyperscan gets it, its
+    flags, hyperscan's version and the machine (a fixed hyperscan tries it again)."""
+    from tcg._lean import hs as hyperscan
+    from tcg.osutil import machine
+
+    h = sha256(b"tcg-hs-demoted\0" + str(getattr(hyperscan, "__version__", "")).encode()
+               + b"\0" + machine().encode() + b"\0%d\0" % flags + expr)
+    return h.hexdigest()[:32]
+
+
+def _demoted_before(cache_dir: str | os.PathLike[str] | None, key: bytes | None) -> set[str]:
+    """The expressions earlier builds' self-checks demoted (_expr_id), from a file
+    signed with the install key (tcg.signed, not a code-bound cache: it outlives
+    upgrades, whose first build is the one it saves time for). A wrong entry can
+    only cost speed: a demoted rule runs on keywords + re, which find the same."""
+    if cache_dir is None or key is None:
+        return set()
+    from tcg.signed import read_signed_json
+
+    doc = read_signed_json(os.path.join(cache_dir, DEMOTED_FILE), key, _DEMOTED_TAG)
+    ids = doc.get("demoted") if doc is not None else None
+    return {x for x in ids if isinstance(x, str)} if isinstance(ids, list) else set()
+
+
+def _remember_demoted(cache_dir: str | os.PathLike[str] | None, key: bytes | None,
+                      ids: set[str]) -> None:
+    """Best effort (see _demoted_before); at most DEMOTED_MAX are kept."""
+    if cache_dir is None or key is None:
+        return
+    import json
+
+    from tcg.paths import ensure_private_dir
+    from tcg.signed import write_signed
+
+    try:
+        ensure_private_dir(os.fspath(cache_dir))
+        body = json.dumps({"demoted": sorted(ids)[-DEMOTED_MAX:]}).encode("ascii")
+        write_signed(os.path.join(cache_dir, DEMOTED_FILE), key, _DEMOTED_TAG, body)
+    except OSError:
+        pass
 
 
 def _build_lock(cache_file: str | None) -> int | None:

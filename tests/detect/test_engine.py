@@ -289,6 +289,54 @@ def test_two_builds_of_one_database_at_once_compile_it_once(tmp_path, monkeypatc
     assert found["second"] == found["first"] and found["first"]
 
 
+@pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan wheel not installed")
+def test_a_demotion_is_remembered_so_the_next_build_compiles_once(tmp_path, monkeypatch):
+    """A rule the self-check demotes costs a second compile of the whole database;
+    the next build of a database (after an upgrade: the code-bound cache is gone)
+    leaves it out from the start. A forged hint file is ignored."""
+    from tcg._lean import hs
+    from tcg.detect.regex import AnalysisMemo
+
+    key = b"k" * 32
+    rules = engine_rules()
+    victim = rules[0].id
+    real_check = hsdb.self_check
+    calls = {"check": 0, "compile": 0}
+
+    def check_once_bad(db, items):  # noqa: ANN001, ANN202 - hyperscan "gets the first rule wrong" once
+        calls["check"] += 1
+        bad = real_check(db, items)
+        return bad | {c.index for c, _, _ in items if c.rule.id == victim} if calls["check"] == 1 else bad
+
+    class Counting(hs.Database):  # type: ignore[misc, valid-type]
+        def compile(self, *a: object, **k: object) -> None:
+            calls["compile"] += 1
+            super().compile(*a, **k)
+
+    monkeypatch.setattr(hsdb, "self_check", check_once_bad)
+    monkeypatch.setattr(hs, "Database", Counting)
+    first = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path, memo=AnalysisMemo(None, key))
+    first_compiles = calls["compile"]
+    assert victim not in first.hyperscan_rules
+    for db in tmp_path.glob("hs-*.db"):
+        db.unlink()
+    calls["compile"] = 0
+    second = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path, memo=AnalysisMemo(None, key))
+    assert calls["compile"] == first_compiles // 2  # each database once, not twice
+    assert victim not in second.hyperscan_rules
+    text = f"a {TOKEN} passwd=q1w2e3r4t5 ivan@corp.ru " + " ".join(r.examples_match[0] for r in rules[:3])
+    plain = Detector.from_rules(rules, engine="re")
+    assert second.find(text) == first.find(text) == plain.find(text)
+
+    assert (tmp_path / hsdb.DEMOTED_FILE).exists()
+    (tmp_path / hsdb.DEMOTED_FILE).write_text('{"demoted": []}\n')  # unsigned: read as absent
+    for db in tmp_path.glob("hs-*.db"):
+        db.unlink()
+    assert hsdb._demoted_before(tmp_path, key) == set()
+    third = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path, memo=AnalysisMemo(None, key))
+    assert victim in third.hyperscan_rules
+
+
 DEMOTE_RULE = r"""
 [[rule]]
 id = "tst-caseless-alternation"
