@@ -304,7 +304,7 @@ def _build_lock(cache_file: str | None) -> int | None:
     (no cache; no flock; held elsewhere for BUILD_WAIT: then this process compiles
     as well). Terminals opened together after an upgrade (a terminal restoring its
     tabs) otherwise each compiled the same database at once: 4 sessions on 2 CPUs
-    waited ~14 s each for their first prompt, one alone ~4.7 s. The lock file
+    waited ~14 s each for their first prompt, ~4 s with the lock. The lock file
     stays (removing it would let a waiter and a newcomer hold two locks)."""
     if cache_file is None:
         return None
