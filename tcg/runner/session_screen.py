@@ -276,7 +276,9 @@ class FirstScreen:
 class ScreenConfirmer:
     """The masking process's side: an OutputFilter wrapper that keeps the first
     MAX_PREFIX input bytes and, when the station says on the control pipe how
-    long the first screen was (``screen N``), confirms it (confirm_clean)."""
+    long the first screen was (``screen N``), confirms it (confirm_clean) — at
+    once, or once its N bytes have arrived: the word can come first (this process
+    was still loading, and the station reads the shell's output before it)."""
 
     def __init__(self, inner: Any, control_fd: int, policy_of: Callable[[], Any], mode: str):
         self.inner = inner
@@ -285,6 +287,7 @@ class ScreenConfirmer:
         self.mode = mode
         self.head = bytearray()
         self._buf = b""
+        self._wanted = 0  # a screen's length the station named before its bytes were here
         os.set_blocking(control_fd, False)
 
     def _poll(self) -> None:
@@ -304,8 +307,14 @@ class ScreenConfirmer:
         while b"\n" in self._buf:
             line, _, self._buf = self._buf.partition(b"\n")
             word, _, count = line.partition(b" ")
-            if word == b"screen" and count.isdigit() and 0 < int(count) <= len(self.head):
-                self._confirm(bytes(self.head[: int(count)]))
+            if word == b"screen" and count.isdigit() and 0 < int(count) <= MAX_PREFIX:
+                self._wanted = int(count)
+        self._confirm_arrived()
+
+    def _confirm_arrived(self) -> None:
+        if self._wanted and len(self.head) >= self._wanted:
+            screen, self._wanted = bytes(self.head[: self._wanted]), 0
+            self._confirm(screen)
 
     def _confirm(self, data: bytes) -> None:
         from tcg.fingerprint import code_fingerprint
@@ -325,6 +334,7 @@ class ScreenConfirmer:
             self.head += data[: MAX_PREFIX - len(self.head)]
         out = self.inner.feed(data)
         self._poll()
+        self._confirm_arrived()
         return out
 
     def flush(self) -> bytes:

@@ -126,6 +126,24 @@ def test_masking_process_confirms_the_screen_the_station_measured(tcg_home):
         os.close(w)
 
 
+def test_the_station_may_name_the_screen_before_its_bytes_arrive(tcg_home):
+    """The first session after an install: the masking process is still loading
+    when the station (which reads the shell's output first) sends ``screen N``;
+    the screen is confirmed once its N bytes are there, not dropped."""
+    r, w = os.pipe()
+    try:
+        m = FollowingMasker("terminal")
+        conf = ss.ScreenConfirmer(m, r, lambda: m.policy, "terminal")
+        screen = b"\x1b[?2004h" + b"dev@laptop ~/work/some/project (main) % " * 3
+        os.write(w, b"screen %d\n" % len(screen))
+        conf.feed(screen[:40])  # reads the word: 40 of its bytes are here
+        assert cache()[0].entries() == []
+        conf.feed(screen[40:] + b"l")  # the rest, and a key's echo
+        assert [e[0] for e in cache()[0].entries()] == [len(screen)]
+    finally:
+        os.close(w)
+
+
 class Echo:
     def __init__(self):
         self.out = b""
