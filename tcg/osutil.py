@@ -16,6 +16,10 @@ import sys
 # wrapper builds IntEnums and imports enum (~4 ms a command, in every child).
 from tcg._lean.signals import signal  # noqa: F401
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 
 def which(name: str, path: str | None) -> str | None:
     """PATH lookup without importing shutil (hot path)."""
@@ -54,30 +58,54 @@ def machine() -> str:
 
 PIPE_SIZE = 1 << 20
 F_SETPIPE_SZ = 1031  # Linux fcntl (older Pythons' fcntl module does not name it)
+GIVE_UP_EVERY = 0.25  # seconds between lock_exclusive's questions to its give_up
 
 
-def lock_exclusive(fd: int, wait: float, poll: float = 0.0005) -> bool:
+def lock_exclusive(fd: int, wait: float, poll: float = 0.0005,
+                   give_up: Callable[[], bool] | None = None) -> bool:
     """An exclusive advisory lock on ``fd`` (flock), waited for at most ``wait``
     seconds, checked every ``poll``: a holder stopped with Ctrl-Z (or hung) must not
-    stop every other tcg process. False where there is no such lock (Windows, a
-    file system without flock) or it stayed busy: the caller goes on without it."""
+    stop every other tcg process. ``give_up``: asked about every 0.25 s while the
+    lock is busy; True ends the wait early (say, the holder is known to be stopped).
+    False where there is no such lock (Windows, a file system without flock) or it
+    stayed busy: the caller goes on without it."""
     try:
         import fcntl
     except ImportError:  # Windows
         return False
     import time
 
-    deadline = time.monotonic() + wait
+    start = time.monotonic()
+    deadline, ask_at = start + wait, start + GIVE_UP_EVERY
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return True
         except BlockingIOError:
-            if time.monotonic() >= deadline:
+            now = time.monotonic()
+            if now >= deadline:
                 return False
+            if give_up is not None and now >= ask_at:
+                if give_up():
+                    return False
+                ask_at = now + GIVE_UP_EVERY
             time.sleep(poll)
         except OSError:  # e.g. a filesystem without flock
             return False
+
+
+def stopped_process(pid: int) -> bool:
+    """Linux: is ``pid`` stopped (Ctrl-Z, a debugger) or gone? False where that
+    cannot be told (no /proc): the caller then waits as long as it would anyway."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except FileNotFoundError:
+        return os.path.isdir("/proc/self")  # gone, where /proc exists
+    except OSError:
+        return False
+    state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]  # after "pid (comm) "
+    return state in (b"T", b"t")
 
 
 def grow_pipe(fd: int, size: int = PIPE_SIZE) -> None:

@@ -36,7 +36,7 @@ PARALLEL_MIN = 1 << 17
 THREADS_ENV = "TCG_DETECT_THREADS"
 KW_BASE = 1 << 20  # hyperscan ids at and above this are keyword literals, not rules
 # Seconds a process waits for another one compiling the same database, and how often it looks.
-BUILD_WAIT = 60.0
+BUILD_WAIT = 30.0
 BUILD_POLL = 0.02
 _HS_CACHE_FORMAT = b"tcg-hsdb-6"  # 6: the file name in the MAC tag (5: main + dense databases)
 _HS_TAG = "hyperscan-db"
@@ -301,8 +301,8 @@ def _remember_demoted(cache_dir: str | os.PathLike[str] | None, key: bytes | Non
 
 def _build_lock(cache_file: str | None) -> int | None:
     """A descriptor holding the lock on compiling ``cache_file``'s database, or None
-    (no cache; no flock; held elsewhere for BUILD_WAIT: then this process compiles
-    as well). Terminals opened together after an upgrade (a terminal restoring its
+    (no cache; no flock; held elsewhere for BUILD_WAIT, or by a process that is
+    stopped or gone: then this process compiles as well). Terminals opened together after an upgrade (a terminal restoring its
     tabs) otherwise each compiled the same database at once: 4 sessions on 2 CPUs
     waited ~14 s each for their first prompt, ~4 s with the lock. The lock file
     stays (removing it would let a waiter and a newcomer hold two locks)."""
@@ -317,10 +317,28 @@ def _build_lock(cache_file: str | None) -> int | None:
                      | getattr(os, "O_CLOEXEC", 0), 0o600)
     except OSError:
         return None
-    if lock_exclusive(fd, BUILD_WAIT, poll=BUILD_POLL):
+    if lock_exclusive(fd, BUILD_WAIT, poll=BUILD_POLL, give_up=lambda: _holder_stopped(fd)):
+        try:  # who holds it: a waiter stops waiting for a holder that is stopped or gone
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, b"%d\n" % os.getpid(), 0)
+        except OSError:
+            pass
         return fd
     os.close(fd)
     return None
+
+
+def _holder_stopped(fd: int) -> bool:
+    """Is the process that wrote its pid into the lock file stopped (Ctrl-Z, a
+    debugger) or gone? A terminal waiting for its compile would show nothing
+    until BUILD_WAIT otherwise. Not known (no pid yet, no /proc): False."""
+    from tcg.osutil import stopped_process
+
+    try:
+        text = os.pread(fd, 32, 0).strip()
+    except OSError:
+        return False
+    return text.isdigit() and stopped_process(int(text))
 
 
 def keyword_literals(compiled: list[CompiledRule], accepted: list[Entry]) -> list[tuple[int, bytes]]:

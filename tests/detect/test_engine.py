@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import time
 
@@ -335,6 +336,43 @@ def test_a_demotion_is_remembered_so_the_next_build_compiles_once(tmp_path, monk
     assert hsdb._demoted_before(tmp_path, key) == set()
     third = Detector.from_rules(rules, engine="hyperscan", cache_dir=tmp_path, memo=AnalysisMemo(None, key))
     assert victim in third.hyperscan_rules
+
+
+def test_a_build_does_not_wait_for_a_stopped_lock_holder(tmp_path, monkeypatch):
+    """A process stopped with Ctrl-Z while it compiles holds the build lock: the
+    others stop waiting for it and compile themselves (their terminals would
+    otherwise show nothing for BUILD_WAIT)."""
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    if not os.path.isdir("/proc/self"):
+        pytest.skip("telling a stopped process needs /proc (Linux)")
+    monkeypatch.setattr(hsdb, "BUILD_WAIT", 3600.0)
+    cache_file = str(tmp_path / "hs-x.db")
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys\n"
+        f"fd = os.open({cache_file + '.lock'!r}, os.O_RDWR | os.O_CREAT, 0o600)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        "os.pwrite(fd, b'%d\\n' % os.getpid(), 0)\n"
+        "print('locked', flush=True)\n"
+        "os.kill(os.getpid(), 19)\n")], stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"locked\n"
+        got: list[int | None] = []
+        waiter = threading.Thread(target=lambda: got.append(hsdb._build_lock(cache_file)), daemon=True)
+        waiter.start()
+        waiter.join(120)
+        assert got == [None], "still waiting for a stopped holder"
+    finally:
+        holder.send_signal(signal.SIGCONT)
+        holder.kill()
+        holder.wait()
+    fd = hsdb._build_lock(cache_file)  # the holder gone: the lock is free
+    assert fd is not None
+    assert os.pread(fd, 32, 0) == b"%d\n" % os.getpid()
+    os.close(fd)
 
 
 DEMOTE_RULE = r"""
