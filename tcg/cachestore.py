@@ -14,7 +14,7 @@ input. With the name bound, such a replayed file fails the MAC and is rebuilt.
 Files signed before the name was bound fail the same way, once.
 
 Records that must outlive an upgrade (the trash's transaction records,
-approvals) use tcg.signed directly.
+approvals, the rules hyperscan's self-check demoted) use tcg.signed directly.
 """
 
 from __future__ import annotations

@@ -187,6 +187,8 @@ def tmp_home_paths(tcg_home):
 RECORDS = {
     "tcg/guard/trash.py": "transaction records of reversible deletes (restore after an upgrade)",
     "tcg/guard/approval.py": "one-time approvals the user granted",
+    "tcg/detect/hsdb.py": "expressions hyperscan's self-check demoted (hs-demoted): kept across "
+                          "upgrades on purpose; keyed by hyperscan's version; a wrong entry costs only speed",
 }
 
 
