@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from tcg.detect.engine import Detector
     from tcg.detect.findings import Finding
     from tcg.keyhash import KeyedHasher
+    from tcg.mask.tail import LiveTest
 
 MODES = ("strict", "terminal")
 DEFAULT_HOLD_MS = 500
@@ -103,6 +104,7 @@ class Masker:
         self._block_res: dict[str, re.Pattern[bytes]] | None = None
         self._end_w = 0
         self._anchors: AnchorSet | None = None
+        self._live: LiveTest | None = None
         self._bound: StrictBound | None = None
         self._burst_end = True
         self._held_since: float | None = None
@@ -393,7 +395,11 @@ class Masker:
         if self._anchors is None:
             self._anchors = _anchors_for(self.detector)
         lo = max(self._cut, v.view_end - self.window) - ws
-        h = self._anchors.hold_from(window, max(lo, 0))
+        if self._live is None:
+            from tcg.mask.tail import live_test
+
+            self._live = live_test(self.detector)
+        h = self._anchors.hold_from(window, max(lo, 0), self._live)
         if h is not None:
             cut_to = min(cut_to, h + ws)
         if self._cont is not None:

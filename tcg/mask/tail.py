@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 PARTIAL_RULE = "partial"  # the rule id a cut-off candidate's placeholder carries
 _MASKED = ("secret", "pii")
 _SPACE = frozenset(b" \t\r\n\f\v")
+_REACH = 4  # bytes of context around a match (a leading \b, a trailing (?:[^…]|$))
 
 
 class TailCheck:
@@ -88,6 +89,56 @@ class TailCheck:
             if any(_viable_at(c.get(), view, s, n) for c in cands):
                 return s
         return None
+
+
+class LiveTest:
+    """AnchorSet.hold_from's ``live``: can a match of one of a set of rules still be
+    growing at the end of a view? An anchor names the rules it came from; when none
+    of them can still match across the view's end (``name:~ $`` cannot begin a
+    Kubernetes ``name: X_TOKEN`` pair, ``secret.t`` no ``secret=…``), the anchor is no
+    reason to hold a prompt or the echo of typing.
+
+    The test is each rule's viable-prefix regex (strict_bound, assertions dropped so
+    it errs on holding) tried at every start from the rule's longest match before
+    the end up to the anchor: a match starting after the anchor holds by an anchor
+    of its own (an anchored rule's every match starts with one; a keyword rule's
+    holds from its keyword). Bytes before the view are not looked at, as the detector does not look at
+    them either (docs/masking.md, "More than 512 bytes back")."""
+
+    def __init__(self, rules: Any) -> None:
+        self._rules = rules
+        self._viable: dict[int, _Viable] = {}
+
+    def __call__(self, view: bytes | bytearray, owners: tuple[int, ...], at: int) -> bool:
+        view = bytes(view)
+        n = len(view)
+        for i in owners:
+            rule = self._rules[i]
+            if getattr(rule, "fold", False):
+                return True  # matched on a folded copy (homoglyphs): not these bytes
+            if i not in self._viable:
+                self._viable[i] = _Viable(rule.regex, 0, False, 0)
+            pair = self._viable[i].get()
+            if pair is None:
+                return True  # a rule the prefix test cannot model: hold
+            rx, at_end = pair
+            lo = max(0, n - int(rule.max_len) - _REACH)
+            if lo > at:
+                continue  # a match through the anchor would be longer than any of the rule's
+            m = rx.search(view, lo, n)
+            if m is not None and m.start() <= at:
+                return True
+            if at_end is not None and view.endswith(b"\n"):
+                m = at_end.search(view, lo, n - 1)
+                if m is not None and m.start() <= at:
+                    return True
+        return False
+
+
+@functools.lru_cache(maxsize=8)
+def live_test(detector: Any) -> LiveTest:
+    """One LiveTest per detector: its rules' prefix regexes are compiled on first use."""
+    return LiveTest(tuple(getattr(detector, "rules", ()) or ()))
 
 
 def tail_anchors(rules: Any) -> tuple[dict[bytes, list[int]], dict[bytes, list[int]]]:

@@ -240,6 +240,57 @@ def test_terminal_holds_a_possible_secret_start_then_releases_it_when_idle():
     assert m.feed(b" ok") == b" ok"
 
 
+# Prompts and typed lines with a word some rule starts with, but that no match of
+# that rule can continue: a plain terminal shows them at once, so must the session.
+NOT_SECRET_STARTS = [
+    b"user@host-name:~ $ ",  # name: begins a Kubernetes name:/value: pair, not name:~
+    b"[me@api-key ~]$ ",  # api-key begins an "api-key: <value>" header
+    b"me@box:~/src/secret-santa$ ",
+    b"(venv) me@box:~/secret_garden$ ",
+    b"$ cat secret.txt",
+    b"$ vim password_reset.py",
+]
+
+
+@pytest.mark.parametrize("text", NOT_SECRET_STARTS)
+def test_terminal_does_not_hold_an_anchor_no_match_can_continue(text):
+    m = masker("terminal")
+    assert m.feed(text) == text
+    assert m.idle_deadline() is None
+
+
+@pytest.mark.parametrize("text", NOT_SECRET_STARTS)
+def test_terminal_echo_of_typing_is_shown_by_the_last_key(text):
+    """Typed a byte at a time: every byte is on screen once the next one makes the
+    anchor's continuation impossible (a key may wait for the next one: ``secret``
+    could still become ``secret_access_key``), and all of it after the last key."""
+    m = masker("terminal")
+    shown = b"".join(m.feed(text[i:i + 1]) for i in range(len(text)))
+    assert shown == text
+    assert m.idle_deadline() is None
+
+
+@pytest.mark.parametrize("head, value, tail", [
+    (b"name: API_TOKEN\n  value: ", b"Zk3vQ8mLt2pW9nRc4HsYb7Jd", b"\n"),
+    (b"curl -H 'x-api-key: ", b"Zk3vQ8mLt2pW9nRc4HsYb7JdF1gQe6Tu", b"' https://x\n"),
+    (b"aws_secret_access_key = ", b"Vx7Qp2Lm9Rt4Wz8Kc3Nb6Hd1Fg5Js0Ya/Ue+Ti2Po", b"\n"),
+])
+def test_terminal_still_holds_an_anchor_a_match_can_continue(head, value, tail):
+    """The same words where a match can go on: held, and the value never shown,
+    whether it arrives in one more read or a byte at a time."""
+    whole_out = run(head + value + tail)
+    assert value[:8] not in whole_out and b"<SECRET:" in whole_out  # the detector's verdict
+    m = masker("terminal")
+    out = m.feed(head)
+    assert m.idle_deadline() is not None  # held: a value may follow
+    out += m.feed(value) + m.feed(tail) + m.flush()
+    assert leaks(out, slices(value)) == []
+    m = masker("terminal")
+    out = m.feed(head) + b"".join(m.feed(value[i:i + 1]) for i in range(len(value)))
+    out += m.feed(tail) + m.flush()
+    assert leaks(out, slices(value)) == []
+
+
 def test_terminal_masks_a_key_arriving_in_two_reads():
     m = masker("terminal")
     out = m.feed(b"key: AKIA")
