@@ -29,6 +29,7 @@ from tcg.mask.strict_bound import _Viable, _viable_at
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import in a masking process that has not loaded it
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 PARTIAL_RULE = "partial"  # the rule id a cut-off candidate's placeholder carries
@@ -102,37 +103,56 @@ class LiveTest:
     it errs on holding) tried at every start from the rule's longest match before
     the end up to the anchor: a match starting after the anchor holds by an anchor
     of its own (an anchored rule's every match starts with one; a keyword rule's
-    holds from its keyword). Bytes before the view are not looked at, as the detector does not look at
-    them either (docs/masking.md, "More than 512 bytes back")."""
+    holds from its keyword). Bytes before the view are not looked at, as the
+    detector does not look at them either (docs/masking.md, "More than 512 bytes
+    back")."""
 
     def __init__(self, rules: Any) -> None:
         self._rules = rules
         self._viable: dict[int, _Viable] = {}
 
-    def __call__(self, view: bytes | bytearray, owners: tuple[int, ...], at: int) -> bool:
-        view = bytes(view)
-        n = len(view)
-        for i in owners:
-            rule = self._rules[i]
-            if getattr(rule, "fold", False):
-                return True  # matched on a folded copy (homoglyphs): not these bytes
-            if i not in self._viable:
-                self._viable[i] = _Viable(rule.regex, 0, False, 0)
-            pair = self._viable[i].get()
-            if pair is None:
-                return True  # a rule the prefix test cannot model: hold
-            rx, at_end = pair
-            lo = max(0, n - int(rule.max_len) - _REACH)
-            if lo > at:
-                continue  # a match through the anchor would be longer than any of the rule's
-            m = rx.search(view, lo, n)
-            if m is not None and m.start() <= at:
-                return True
-            if at_end is not None and view.endswith(b"\n"):
-                m = at_end.search(view, lo, n - 1)
-                if m is not None and m.start() <= at:
+    def asker(self) -> Callable[[bytes | bytearray, tuple[int, ...], int], bool]:
+        """The ``live`` callable for one stream (not shared between threads): it keeps
+        each rule's earliest live start in the view it was last asked about, since
+        hold_from asks once per anchor occurrence and a long line has hundreds."""
+        memo: dict[int, int | None] = {}
+        seen: list[bytes | None] = [None]
+
+        def live(view: bytes | bytearray, owners: tuple[int, ...], at: int) -> bool:
+            if not isinstance(view, bytes) or view is not seen[0]:
+                memo.clear()
+                seen[0] = view if isinstance(view, bytes) else None
+            for i in owners:
+                if i not in memo:
+                    memo[i] = self._first_live(view, i)
+                first = memo[i]
+                if first is not None and first <= at:
                     return True
-        return False
+            return False
+
+        return live
+
+    def _first_live(self, view: bytes | bytearray, i: int) -> int | None:
+        """The earliest start within the rule's longest match of the end from which
+        ``view`` is still a prefix of one of its matches (-1: cannot tell, hold)."""
+        rule = self._rules[i]
+        if getattr(rule, "fold", False):
+            return -1  # matched on a folded copy (homoglyphs): not these bytes
+        if i not in self._viable:
+            self._viable[i] = _Viable(rule.regex, 0, False, 0)
+        pair = self._viable[i].get()
+        if pair is None:
+            return -1  # a rule the prefix test cannot model: hold
+        rx, at_end = pair
+        data = bytes(view)
+        n = len(data)
+        lo = max(0, n - int(rule.max_len) - _REACH)
+        starts = [m.start() for m in (rx.search(data, lo, n),) if m is not None]
+        if at_end is not None and data.endswith(b"\n"):
+            m = at_end.search(data, lo, n - 1)
+            if m is not None:
+                starts.append(m.start())
+        return min(starts, default=None)
 
 
 @functools.lru_cache(maxsize=8)
