@@ -376,10 +376,10 @@ class Session:
         self.masker: Any = None  # the masking process, started before the shell (run)
 
     def child_env(self, pipes: ch.ChannelPipes) -> dict[str, str]:
-        env = dict(self.env)
+        env = {k: v for k, v in self.env.items() if k != ch.ENV_CHILD_CHANNEL}
         env[ENV_SESSION] = self.session_id
         env["TCG_MEDIATED"] = self.session_id  # `tcg_shell run-line` inside: no second masker
-        env[ch.ENV_CHANNEL] = pipes.env_value()
+        env.update(pipes.env())
         env[ch.ENV_STATION_PID] = str(os.getpid())
         return env
 
@@ -513,7 +513,7 @@ class Session:
             sys.stderr.write(f"tcg: {name} has no tcg hook: its output is masked, its lines "
                              "are not checked (docs/shells.md)\n")
         try:
-            pipes = ch.ChannelPipes()
+            pipes = ch.ChannelPipes(children=name == "bash")
         except OSError as exc:
             raise StartFailure(f"no pipes for the verdict channel ({exc.strerror})", shell) from exc
         output: SessionOutput | None = None

@@ -30,12 +30,22 @@ a torn write cannot shift every later request. Pure: no policy here.
 from __future__ import annotations
 
 import os
+import sys
 
 MAGIC = b"\x01TCG1 "
 KINDS = frozenset("HLCD")
 MAX_FIELD = 4 << 20  # a pasted line larger than this is refused, not buffered forever
 ENV_CHANNEL = "TCG_SESSION_CHANNEL"
 ENV_STATION_PID = "TCG_SESSION_PID"
+# bash only, "CHILD_READ,TOKEN_READ": a line that starts in a child (a subshell, an
+# async list) is asked about from there while the shell asks too. Two processes
+# reading one pipe a byte at a time, as `read` does, split each other's answers: the
+# children read a pipe of their own. And a request is three writes (`history 1` cannot
+# be put in a variable without a process), which two writers interleave: a writer
+# first takes the one token byte from the token pipe, and the station puts it back
+# once it has read the request.
+ENV_CHILD_CHANNEL = "TCG_SESSION_CHILD_CHANNEL"
+TOKEN = b"t"
 LOW_FD = 10  # above the 3-9 users redirect by hand (exec 3>file)
 
 OK = "ok"
@@ -172,36 +182,83 @@ def response(seq: str, verdict: str, failmode: str, message: str = "", hint: str
     return ("\x1f".join(fields) + "\n").encode("utf-8", "surrogateescape")
 
 
-class ChannelPipes:
-    """The two pipes. The shell's ends are inheritable and numbered >= 10; the
-    station's are close-on-exec (so neither the masking process nor the
-    commands the shell runs get them)."""
+def from_child(seq: str) -> bool:
+    """Did a subshell send the request? bash's sequence numbers are
+    ``$$.N.RANDOM.$BASHPID``: the two pids differ in a child."""
+    parts = seq.split(".")
+    return len(parts) > 3 and parts[3] != parts[0]
 
-    def __init__(self) -> None:
+
+class ChannelPipes:
+    """The pipes. The shell's ends are inheritable and numbered >= 10; the
+    station's are close-on-exec (so neither the masking process nor the
+    commands the shell runs get them). ``children``: a third pipe for the
+    responses to requests from the shell's subshells (bash)."""
+
+    def __init__(self, children: bool = False) -> None:
         import fcntl
 
+        self.shell_write = self.shell_read = self.shell_child_read = self.shell_token = -1
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
+        child_r, child_w = os.pipe() if children else (-1, -1)
+        token_r, token_w = os.pipe() if children else (-1, -1)
+        self.requests, self.responses, self.child_responses = req_r, resp_w, child_w
+        self.token = token_w
         try:
             self.shell_write = fcntl.fcntl(req_w, fcntl.F_DUPFD, LOW_FD)
             self.shell_read = fcntl.fcntl(resp_r, fcntl.F_DUPFD, LOW_FD)
+            if children:
+                self.shell_child_read = fcntl.fcntl(child_r, fcntl.F_DUPFD, LOW_FD)
+                self.shell_token = fcntl.fcntl(token_r, fcntl.F_DUPFD, LOW_FD)
+        except OSError:
+            self.close()
+            raise
         finally:
-            os.close(req_w)
-            os.close(resp_r)
-        os.set_inheritable(self.shell_write, True)
-        os.set_inheritable(self.shell_read, True)
-        self.requests = req_r
-        self.responses = resp_w
+            for fd in (req_w, resp_r, child_r, token_r):
+                if fd >= 0:
+                    os.close(fd)
+        for fd in (self.shell_write, self.shell_read, self.shell_child_read, self.shell_token):
+            if fd >= 0:
+                os.set_inheritable(fd, True)
         os.set_blocking(self.requests, False)
-        os.set_blocking(self.responses, False)  # never wait on a shell that stopped reading
+        for fd in (self.responses, self.child_responses, self.token):  # never wait on a shell
+            if fd >= 0:
+                os.set_blocking(fd, False)
+        self.put_token()
+
+    def put_token(self) -> None:
+        """The writers' token back into its pipe, unless one is there already: after
+        each request read, also one written by a writer that gave up waiting for the
+        token (lost with a subshell killed between taking it and writing), so at
+        most one waits there and a lost one costs one wait."""
+        if self.token < 0:
+            return
+        import fcntl
+        import termios
+
+        waiting = bytearray(4)
+        try:
+            fcntl.ioctl(self.token, termios.FIONREAD, waiting)
+            if not int.from_bytes(waiting, sys.byteorder):
+                os.write(self.token, TOKEN)
+        except OSError:
+            pass
 
     def env_value(self) -> str:
         return f"{self.shell_write},{self.shell_read}"
 
+    def env(self) -> dict[str, str]:
+        """The variables that name the shell's ends to it."""
+        env = {ENV_CHANNEL: self.env_value()}
+        if self.shell_child_read >= 0:
+            env[ENV_CHILD_CHANNEL] = f"{self.shell_child_read},{self.shell_token}"
+        return env
+
     def close_shell_ends(self) -> None:
         """After the shell is started: the station must not hold them (EOF on the
         request pipe then means every shell process has gone)."""
-        for name in ("shell_write", "shell_read"):
+        for name in ("shell_write", "shell_read", "shell_child_read", "shell_token"):
             fd = getattr(self, name)
             if fd >= 0:
                 os.close(fd)
@@ -209,7 +266,7 @@ class ChannelPipes:
 
     def close(self) -> None:
         self.close_shell_ends()
-        for name in ("requests", "responses"):
+        for name in ("requests", "responses", "child_responses", "token"):
             fd = getattr(self, name)
             if fd >= 0:
                 os.close(fd)

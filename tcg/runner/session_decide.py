@@ -46,7 +46,8 @@ DEFAULT_FAILMODE = {"human": "warn", "agent": "block"}
 
 
 def failmode_text(mode: str, timeout_ms: int) -> str:
-    return f"{mode}:{max(100, int(timeout_ms))}"
+    """``warn:2000``; the timeout kept to 100 ms .. ~2.8 h (3-7 digits: what the hooks accept)."""
+    return f"{mode}:{min(max(100, int(timeout_ms)), 9_999_999)}"
 
 
 class TerminalAsker:
@@ -195,12 +196,27 @@ class SessionDecider:
         # `history 1` text (it carries the history number); it is decided once.
         self._last: dict[int, tuple[str, ...]] = {}
 
+    def _wait(self, req: ch.Request, send: Callable[[bytes], None],
+              sibling: Callable[[bytes], None] | None) -> None:
+        wait = ch.response(req.seq, ch.WAIT, self.failmode)
+        if not req.history:
+            send(wait)
+        elif sibling is None:
+            send(wait * 2)
+        else:
+            send(wait)
+            sibling(wait)
+
     def actor_for(self, req: ch.Request) -> str:
         # A request can make the actor stricter, never looser.
         return "agent" if self.base_actor == "agent" or req.agent else "human"
 
-    def answer(self, req: ch.Request, send: Callable[[bytes], None]) -> None:
-        """Decide ``req`` and ``send`` the response (a ``wait`` first when asking)."""
+    def answer(self, req: ch.Request, send: Callable[[bytes], None],
+               sibling: Callable[[bytes], None] | None = None) -> None:
+        """Decide ``req`` and ``send`` the response (a ``wait`` first when asking).
+        ``sibling``: the pipe of the other reader that may ask about the same line
+        (bash: the shell for a subshell's request, and the reverse), when it reads
+        a pipe of its own; None when both read the one ``send`` writes to."""
         if req.kind == "H":
             mode = DEFAULT_FAILMODE[self.actor_for(req)]
             send(ch.response(req.seq, ch.HELLO, failmode_text(mode, DEFAULT_TIMEOUT_MS),
@@ -217,11 +233,11 @@ class SessionDecider:
         last = self._last.get(owner) if owner is not None and req.history else None
         if last is not None and last[0] == f"{req.history} {req.line}" and req.kind in ("L", "D"):
             # Asked about again by another process of the same shell (bash: a child the
-            # line starts in, and the shell), both reading the pipe: one answer with
-            # both ids, twice, so each finds one whoever reads first.
+            # line starts in, and the shell): one answer with both ids (the later asker
+            # stays quiet); twice where both read one pipe, so each finds one whoever
+            # reads first.
             both = ch.response(f"{last[1]},{req.seq}", *last[2:])
-            send(both)
-            send(both)
+            send(both if sibling is not None else both * 2)
             return
         if req.kind != "C" and owner is not None:  # a new line: the shell's previous one has finished
             self._line_saved.discard(owner)
@@ -234,8 +250,8 @@ class SessionDecider:
         st.actor = self.actor_for(req)
         st.answer = None
         st.guard_fields, st.approval_code, st.prepared = {}, None, None
-        # twice: a bash child and its shell may both be reading (see above)
-        st.before_ask = lambda: send(ch.response(req.seq, ch.WAIT, self.failmode) * (2 if req.history else 1))
+        # to both: a bash child and its shell may both be waiting for this line (see above)
+        st.before_ask = lambda: self._wait(req, send, sibling)
         cwd = req.pwd if req.pwd.startswith("/") else None
         verdict = st.decide(req.line, cwd=cwd)
         self.failmode = self._failmode(st)
@@ -331,22 +347,37 @@ class ChannelService:
             self.fd = -1  # every process holding the shell's end has gone
             return
         for req in self.reader.feed(data):
+            self.pipes.put_token()  # read: the next writer may go (before a question is asked)
+            send, sibling = self._routes(req)
             try:
-                self.decider.answer(req, self.send)
+                self.decider.answer(req, send, sibling)
             except Exception as exc:  # noqa: BLE001 - a failed decision refuses the line
                 if os.environ.get("TCG_DEBUG", "") not in ("", "0"):
                     import traceback
 
                     traceback.print_exc(file=sys.stderr)
-                self.send(ch.response(req.seq, ch.REFUSE, self.decider.failmode,
-                                      f"tcg: blocked (internal-error): the session station failed "
-                                      f"({type(exc).__name__})",
-                                      "hint: rerun with TCG_DEBUG=1 for a traceback and report it"))
+                send(ch.response(req.seq, ch.REFUSE, self.decider.failmode,
+                                 f"tcg: blocked (internal-error): the session station failed "
+                                 f"({type(exc).__name__})",
+                                 "hint: rerun with TCG_DEBUG=1 for a traceback and report it"))
+
+    def _routes(self, req: ch.Request) -> tuple[Callable[[bytes], None], Callable[[bytes], None] | None]:
+        """(the requester's pipe, the other reader's) for ``req``: a subshell's request
+        is answered on the children's pipe where there is one (bash)."""
+        if self.pipes.child_responses < 0:
+            return self.send, None
+        if ch.from_child(req.seq):
+            return self.send_child, self.send
+        return self.send, self.send_child
 
     def send(self, data: bytes) -> None:
+        self._write(self.pipes.responses, data)
+
+    def send_child(self, data: bytes) -> None:
+        self._write(self.pipes.child_responses, data)
+
+    def _write(self, fd: int, data: bytes) -> None:
         try:
-            os.write(self.pipes.responses, data)
-        except (BlockingIOError, BrokenPipeError):
-            self.dropped += 1
-        except OSError:
+            os.write(fd, data)
+        except OSError:  # full (BlockingIOError), closed (BrokenPipeError) or gone
             self.dropped += 1

@@ -41,11 +41,17 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   # ran no command); $2: the text for C. Sets _tcg_v (ok|refuse|hello) and
   # _tcg_m1/_tcg_m2; returns 1 when the station does not answer in time.
   # A line that starts in a child (a subshell, an async list: functrace) may be
-  # asked about by the child and the shell at once, both reading this pipe: the
-  # station then answers the later request with both ids, twice, and sends
-  # "wait" twice (docs/shells.md); _tcg_dup=1 for the later one (it stays quiet).
+  # asked about by the child and the shell at once. `read` takes a pipe a byte at
+  # a time, so two readers of one pipe would split each other's answers: a child
+  # reads the children's pipe. A request is three writes, which two writers would
+  # interleave: a writer first takes the station's one token byte (given back once
+  # the request is read; after a wait of the timeout it writes anyway). The
+  # station answers the later request with both ids and sends "wait" to both
+  # (docs/shells.md); _tcg_dup=1 for the later one (it stays quiet).
   _tcg_call() {
-    local seq id v f m1 m2 t=$_tcg_tmo IFS=$'\037'
+    local seq id v f m1 m2 t=$_tcg_tmo IFS=$'\037' r=$_tcg_r
+    if [[ -n $_tcg_rc && $BASHPID != "$$" ]]; then r=$_tcg_rc; fi
+    if [[ -n $_tcg_tok ]]; then builtin read -r -N 1 -t "$t" -u "$_tcg_tok" id 2>/dev/null; fi
     _tcg_seq=$((_tcg_seq + 1))
     seq=$$.$_tcg_seq.$RANDOM.$BASHPID
     _tcg_v='' _tcg_m1='' _tcg_m2='' _tcg_dup=0
@@ -60,7 +66,7 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
         1>&"$_tcg_w" 2>/dev/null || return 1
     fi
     while :; do
-      builtin read -r -t "$t" -u "$_tcg_r" id v f m1 m2 2>/dev/null || return 1
+      builtin read -r -t "$t" -u "$r" id v f m1 m2 2>/dev/null || return 1
       case ,$id, in
         ,"$seq",*) ;;
         *,"$seq",*) _tcg_dup=1 ;;
@@ -69,7 +75,8 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
           continue
           ;;
       esac
-      if [[ $f != "$_tcg_fm" ]]; then _tcg_failmode "$f"; fi
+      # (only a well-formed one: a torn line could glue digits into a huge timeout)
+      if [[ $f != "$_tcg_fm" && $f =~ ^(warn|block):[0-9]{3,7}$ ]]; then _tcg_failmode "$f"; fi
       case $v in
         wait) t=$_tcg_asktmo ;; # a question is being asked on the terminal
         ok | refuse | hello)
@@ -215,18 +222,22 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   # shell's DEBUG trap (bash hides it inside functions).
   declare -ft _tcg_install _tcg_precmd
 
-  # In a session? TCG_SESSION_CHANNEL names two pipes this shell inherited,
-  # and the station must answer a hello with this session's id.
+  # In a session? TCG_SESSION_CHANNEL names two pipes this shell inherited
+  # (TCG_SESSION_CHILD_CHANNEL two more: its subshells' answers, the writers'
+  # token), and the station must answer a hello with this session's id.
   _tcg_connect() {
-    local c=${TCG_SESSION_CHANNEL-}
+    local c=${TCG_SESSION_CHANNEL-} k=${TCG_SESSION_CHILD_CHANNEL-}
     [[ $c =~ ^[0-9]+,[0-9]+$ && -n ${TCG_SESSION-} ]] || return 1
     _tcg_w=${c%,*} _tcg_r=${c#*,}
     [[ -p /dev/fd/$_tcg_w && -p /dev/fd/$_tcg_r ]] || return 1
+    if [[ $k =~ ^[0-9]+,[0-9]+$ && -p /dev/fd/${k%,*} && -p /dev/fd/${k#*,} ]]; then
+      _tcg_rc=${k%,*} _tcg_tok=${k#*,}
+    fi
     _tcg_call H && [[ $_tcg_v == hello && $_tcg_m1 == "$TCG_SESSION" ]]
   }
 
   _tcg_seq=0 _tcg_stop=0 _tcg_every=0 _tcg_armed=0 _tcg_pc=0 _tcg_hc=-1 _tcg_xd=0 _tcg_tick=0
-  _tcg_prior='' _tcg_fm='' _tcg_flags='' _tcg_asktmo=600 _tcg_dup=0 _tcg_bang=
+  _tcg_prior='' _tcg_fm='' _tcg_flags='' _tcg_asktmo=600 _tcg_dup=0 _tcg_bang='' _tcg_rc='' _tcg_tok=''
   if [[ ${TCG_ACTOR-} == [Aa][Gg][Ee][Nn][Tt] || -n ${TCG_AGENT-} ]]; then
     _tcg_flags=a
     _tcg_failmode block:2000

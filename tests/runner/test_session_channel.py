@@ -114,6 +114,50 @@ def test_channel_pipes_ends_are_numbered_high_and_only_the_shells_inherit():
         pipes.close()
 
 
+def test_bash_gets_a_childrens_pipe_and_one_writers_token():
+    """A subshell reads its answers from a pipe of its own, and every writer takes
+    the one token byte first (the station puts one back after each request, never
+    a second one beside it)."""
+    import fcntl
+    import termios
+
+    pipes = ch.ChannelPipes(children=True)
+    try:
+        env = pipes.env()
+        assert env[ch.ENV_CHANNEL] == pipes.env_value()
+        assert env[ch.ENV_CHILD_CHANNEL] == f"{pipes.shell_child_read},{pipes.shell_token}"
+        for fd in (pipes.shell_child_read, pipes.shell_token):
+            assert fd >= ch.LOW_FD and os.get_inheritable(fd)
+        assert not os.get_inheritable(pipes.child_responses) and not os.get_inheritable(pipes.token)
+
+        def waiting() -> int:
+            n = bytearray(4)
+            fcntl.ioctl(pipes.shell_token, termios.FIONREAD, n)
+            return int.from_bytes(n, "little")
+
+        assert waiting() == 1
+        pipes.put_token()
+        assert waiting() == 1  # never two
+        assert os.read(pipes.shell_token, 8) == ch.TOKEN
+        pipes.put_token()
+        assert waiting() == 1
+        pipes.close_shell_ends()
+        assert pipes.shell_child_read == pipes.shell_token == -1
+    finally:
+        pipes.close()
+    plain = ch.ChannelPipes()
+    try:
+        assert ch.ENV_CHILD_CHANNEL not in plain.env() and plain.token == -1
+        plain.put_token()  # no token pipe: nothing to do
+    finally:
+        plain.close()
+
+
+def test_a_request_names_whether_a_subshell_sent_it():
+    assert ch.from_child("100.3.777.4242") and not ch.from_child("100.3.777.100")
+    assert not ch.from_child("100.3.777")  # zsh: no $BASHPID
+
+
 # ------------------------------------------------------------------ the decider
 
 class Asker:

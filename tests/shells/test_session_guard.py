@@ -146,6 +146,34 @@ def test_a_line_that_starts_in_a_subshell_is_decided_before_it_runs(panes, shell
     assert [e["decision"] for e in decided] == ["block"] * len(lines), decided
 
 
+def test_a_line_that_starts_with_an_async_list_is_answered_to_both_askers(panes, tcg_home):
+    """bash asks about a line that starts with an async list from the job's child and
+    from the shell at once. Both once read one pipe a byte at a time and wrote their
+    requests in three writes each: answers and requests were torn, both waited the
+    2 s timeout, and for a person the line then ran unchecked (6 of 24 copies of the
+    install key below were made). The child reads its own pipe and a writer holds
+    the station's token while it writes: every line is decided, in time."""
+    plain, sess = both(panes, "bash")
+    forms = ['{{ cp "$TCG_HOME/state/key" s{i}.key; }} & wait',
+             '(cp "$TCG_HOME/state/key" t{i}.key) & jobs',
+             'echo ok{i} & cp "$TCG_HOME/state/key" u{i}.key']
+    runs = 4
+    plain.line(forms[0].format(i=0))
+    assert (plain.workdir / "s0.key").exists()  # control: the form copies in a plain shell
+    for i in range(runs):
+        for form in forms:
+            sess.line(form.format(i=i))
+        sess.line(f"(sleep 0.1; echo x > a{i}.txt) & jobs")
+        sess.line(f"{{ echo y > b{i}.txt; }} & wait")
+    for i in range(runs):
+        sess.file(f"a{i}.txt")
+        sess.file(f"b{i}.txt")
+    screen = sess.screen()
+    assert "did not answer" not in screen
+    assert screen.count("tcg: blocked (self-protection)") == runs * len(forms)
+    assert not [f.name for f in sess.workdir.iterdir() if f.suffix == ".key"]
+
+
 def test_a_line_bash_keeps_out_of_its_history_is_still_decided(panes):
     """bash decides a line from `history 1`; with HISTCONTROL=ignorespace a line
     typed with a leading space is not saved there, so its commands are decided
