@@ -27,7 +27,7 @@ from tcg._lean.threads import allocate_lock  # not threading: ~1.5 ms before the
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable
     from typing import Any
 
 MIN_ANCHOR = 3
@@ -129,15 +129,12 @@ class AnchorSet:
 
     def __init__(self, exact: dict[bytes, bool], folded: dict[bytes, bool],
                  unanchored: tuple[str, ...], by_keyword: tuple[str, ...] = (),
-                 multiline: frozenset[bytes] = frozenset(), compiled: Any = None,
-                 owners: dict[tuple[bytes, bool], tuple[int, ...]] | None = None) -> None:
+                 multiline: frozenset[bytes] = frozenset(), compiled: Any = None) -> None:
         self.exact = exact  # anchor -> needs a word boundary before it
         self.folded = folded  # lower-cased anchors of (?i) rules / keywords
         self.unanchored = unanchored  # rule ids terminal mode never holds for
         self.by_keyword = by_keyword  # held from a keyword that may sit inside the match
         self.multiline = multiline  # anchors of rules whose match spans lines
-        #: (anchor, folded) -> indices of the rules that made it an anchor (hold_from's ``live``)
-        self.owners = owners or {}
         #: the anchor database as restored from the start-up cache (tcg.detect.derived)
         self.compiled = compiled
 
@@ -192,21 +189,12 @@ class AnchorSet:
         out.sort()
         return out
 
-    def hold_from(self, view: bytes | bytearray, lo: int,
-                  live: Callable[[bytes | bytearray, tuple[int, ...], int], bool] | None = None
-                  ) -> int | None:
+    def hold_from(self, view: bytes | bytearray, lo: int) -> int | None:
         """Earliest offset >= ``lo`` from which the tail of ``view`` could begin a secret.
 
         An anchor that started before ``lo`` (its first bytes already released)
         but completes after it still holds from ``lo``: releasing ``sk`` and
         then holding ``-proj-…`` leaks two harmless bytes, not the key.
-
-        ``live(view, owners, at)``: can a match of one of the rules ``owners``
-        that starts in ``view`` at or before ``at`` (the anchor's start) still be
-        unfinished at its end? An anchor occurrence none of whose rules can is no
-        reason to hold (``host-name:~ $``, ``cat secret.txt``: the prompt and the
-        echo of typing are not held until the hold time runs out). Without it, an
-        occurrence holds to the end of its line.
         """
         n = len(view)
         longest: int = self._longest
@@ -221,13 +209,9 @@ class AnchorSet:
                 continue
             if ms < line and key not in self.multiline:
                 continue  # a line break since: that match is over
-            if not _boundary_ok(view, ms, (self.folded if fold else self.exact).get(key, False)):
-                continue
-            owners = self.owners.get((key, fold))
-            if live is not None and owners and not live(view, owners, ms):
-                continue  # no match of its rules can still grow here
-            best = s
-            break
+            if _boundary_ok(view, ms, (self.folded if fold else self.exact).get(key, False)):
+                best = s
+                break
         start = line
         # a partial anchor at the very end ("AKI", "-----BEG")
         for k in range(MIN_PARTIAL, min(longest, n - start + 1)):
@@ -272,13 +256,11 @@ def build_anchors(rules: Iterable[object]) -> AnchorSet:
     unanchored: list[str] = []
     by_keyword: list[str] = []
     multiline: set[bytes] = set()
-    owners: dict[tuple[bytes, bool], list[int]] = {}
 
-    def put(table: dict[bytes, bool], a: bytes, boundary: bool, index: int) -> None:
+    def put(table: dict[bytes, bool], a: bytes, boundary: bool) -> None:
         table[a] = table.get(a, True) and boundary
-        owners.setdefault((a, table is folded), []).append(index)
 
-    for index, rule in enumerate(rules):
+    for rule in rules:
         if getattr(rule, "category", "") == "reference":
             continue
         pattern: str = rule.regex  # type: ignore[attr-defined]
@@ -301,21 +283,20 @@ def build_anchors(rules: Iterable[object]) -> AnchorSet:
             for a in anchors:
                 first_word = a[:1] in (bytes([c]) for c in _WORD)
                 if ci:
-                    put(folded, a.lower(), boundary and first_word, index)
+                    put(folded, a.lower(), boundary and first_word)
                 else:
-                    put(exact, a, boundary and first_word, index)
+                    put(exact, a, boundary and first_word)
             continue
         kws = [k.encode("utf-8").lower() for k in getattr(rule, "keywords", ())]
         if kws and all(distinctive(k, True) for k in kws):
             for k in kws:
-                put(folded, k, False, index)
+                put(folded, k, False)
             if spans_lines:
                 multiline.update(kws)
             by_keyword.append(rule.id)  # type: ignore[attr-defined]
         else:
             unanchored.append(rule.id)  # type: ignore[attr-defined]
-    return AnchorSet(exact, folded, tuple(unanchored), tuple(by_keyword), frozenset(multiline),
-                     owners={k: tuple(v) for k, v in owners.items()})
+    return AnchorSet(exact, folded, tuple(unanchored), tuple(by_keyword), frozenset(multiline))
 
 
 def _hs_db(exact: dict[bytes, bool], folded: dict[bytes, bool], compiled: Any = None
@@ -358,9 +339,7 @@ def anchors_for_detector(detector: Any) -> AnchorSet:
                 {derived.s2b(a): bool(b) for a, b in d["folded"]},
                 tuple(str(x) for x in d["unanchored"]), tuple(str(x) for x in d["by_keyword"]),
                 frozenset(derived.s2b(a) for a in d["multiline"]),
-                compiled=derived.load_hs(d["hs_db"]),
-                owners={(derived.s2b(a), bool(f)): tuple(int(i) for i in idx)
-                        for a, f, idx in d["owners"]})
+                compiled=derived.load_hs(d["hs_db"]))
         except Exception:  # noqa: BLE001 - unreadable (e.g. another hyperscan): rebuild
             pass
     a = build_anchors(rules)
@@ -371,7 +350,6 @@ def anchors_for_detector(detector: Any) -> AnchorSet:
             "folded": [[derived.b2s(k), v] for k, v in a.folded.items()],
             "unanchored": list(a.unanchored), "by_keyword": list(a.by_keyword),
             "multiline": [derived.b2s(k) for k in sorted(a.multiline)],
-            "owners": [[derived.b2s(k), f, list(idx)] for (k, f), idx in a.owners.items()],
             "hs_db": derived.dump_hs(hs[0]),
         })
     return a

@@ -31,8 +31,6 @@ from tcg.mask.view import BS_REACH, OVERSIZE_RULE, SGR, View
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import before the first masked byte
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from tcg.detect.engine import Detector
     from tcg.detect.findings import Finding
     from tcg.keyhash import KeyedHasher
@@ -105,7 +103,6 @@ class Masker:
         self._block_res: dict[str, re.Pattern[bytes]] | None = None
         self._end_w = 0
         self._anchors: AnchorSet | None = None
-        self._live: Callable[[bytes | bytearray, tuple[int, ...], int], bool] | None = None
         self._bound: StrictBound | None = None
         self._burst_end = True
         self._held_since: float | None = None
@@ -396,11 +393,7 @@ class Masker:
         if self._anchors is None:
             self._anchors = _anchors_for(self.detector)
         lo = max(self._cut, v.view_end - self.window) - ws
-        if self._live is None:
-            from tcg.mask.tail import live_test
-
-            self._live = live_test(self.detector).asker()
-        h = self._anchors.hold_from(window, max(lo, 0), self._live)
+        h = self._anchors.hold_from(window, max(lo, 0))
         if h is not None:
             cut_to = min(cut_to, h + ws)
         if self._cont is not None:

@@ -29,13 +29,11 @@ from tcg.mask.strict_bound import _Viable, _viable_at
 
 TYPE_CHECKING = False  # typing costs ~9 ms of import in a masking process that has not loaded it
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Any
 
 PARTIAL_RULE = "partial"  # the rule id a cut-off candidate's placeholder carries
 _MASKED = ("secret", "pii")
 _SPACE = frozenset(b" \t\r\n\f\v")
-_REACH = 4  # bytes of context around a match (a leading \b, a trailing (?:[^…]|$))
 
 
 class TailCheck:
@@ -90,75 +88,6 @@ class TailCheck:
             if any(_viable_at(c.get(), view, s, n) for c in cands):
                 return s
         return None
-
-
-class LiveTest:
-    """AnchorSet.hold_from's ``live``: can a match of one of a set of rules still be
-    growing at the end of a view? An anchor names the rules it came from; when none
-    of them can still match across the view's end (``name:~ $`` cannot begin a
-    Kubernetes ``name: X_TOKEN`` pair, ``secret.t`` no ``secret=…``), the anchor is no
-    reason to hold a prompt or the echo of typing.
-
-    The test is each rule's viable-prefix regex (strict_bound, assertions dropped so
-    it errs on holding) tried at every start from the rule's longest match before
-    the end up to the anchor: a match starting after the anchor holds by an anchor
-    of its own (an anchored rule's every match starts with one; a keyword rule's
-    holds from its keyword). Bytes before the view are not looked at, as the
-    detector does not look at them either (docs/masking.md, "More than 512 bytes
-    back")."""
-
-    def __init__(self, rules: Any) -> None:
-        self._rules = rules
-        self._viable: dict[int, _Viable] = {}
-
-    def asker(self) -> Callable[[bytes | bytearray, tuple[int, ...], int], bool]:
-        """The ``live`` callable for one stream (not shared between threads): it keeps
-        each rule's earliest live start in the view it was last asked about, since
-        hold_from asks once per anchor occurrence and a long line has hundreds."""
-        memo: dict[int, int | None] = {}
-        seen: list[bytes | None] = [None]
-
-        def live(view: bytes | bytearray, owners: tuple[int, ...], at: int) -> bool:
-            if not isinstance(view, bytes) or view is not seen[0]:
-                memo.clear()
-                seen[0] = view if isinstance(view, bytes) else None
-            for i in owners:
-                if i not in memo:
-                    memo[i] = self._first_live(view, i)
-                first = memo[i]
-                if first is not None and first <= at:
-                    return True
-            return False
-
-        return live
-
-    def _first_live(self, view: bytes | bytearray, i: int) -> int | None:
-        """The earliest start within the rule's longest match of the end from which
-        ``view`` is still a prefix of one of its matches (-1: cannot tell, hold)."""
-        rule = self._rules[i]
-        if getattr(rule, "fold", False):
-            return -1  # matched on a folded copy (homoglyphs): not these bytes
-        if i not in self._viable:
-            self._viable[i] = _Viable(rule.regex, 0, False, 0)
-        pair = self._viable[i].get()
-        if pair is None:
-            return -1  # a rule the prefix test cannot model: hold
-        rx, at_end = pair
-        data = bytes(view)
-        n = len(data)
-        lo = max(0, n - int(rule.max_len) - _REACH)
-        starts = [m.start() for m in (rx.search(data, lo, n),) if m is not None]
-        if at_end is not None and data.endswith(b"\n"):
-            m = at_end.search(data, lo, n - 1)
-            if m is not None:
-                starts.append(m.start())
-        return min(starts, default=None)
-
-
-@functools.lru_cache(maxsize=8)
-def live_test(detector: Any) -> LiveTest:
-    """One LiveTest per detector: its rules' prefix regexes are compiled on first use."""
-    return LiveTest(tuple(getattr(detector, "rules", ()) or ()))
 
 
 def tail_anchors(rules: Any) -> tuple[dict[bytes, list[int]], dict[bytes, list[int]]]:

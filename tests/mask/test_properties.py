@@ -59,10 +59,7 @@ def noisify(r: random.Random, text: bytes, rate: float) -> bytes:
 
 
 @st.composite
-def streams(draw, pool: tuple[Plant, ...] | None = None, max_fill: int = 4000,
-            leads: tuple[bytes, ...] = (b"",)):
-    """(stream, needles): 1-3 plants from ``pool`` between fillers, each on a line of
-    its own after one of ``leads``."""
+def streams(draw, pool: tuple[Plant, ...] | None = None, max_fill: int = 4000):
     pool = pool or PLANTS
     r = random.Random(draw(st.integers(0, 2**32)))
     chosen = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3))
@@ -71,7 +68,7 @@ def streams(draw, pool: tuple[Plant, ...] | None = None, max_fill: int = 4000,
     fills = []
     for p in chosen:
         fills.append(filler(r.randrange(2**32), draw(st.integers(0, max_fill))))
-        parts += [fills[-1], b"\n" + draw(st.sampled_from(leads)) + noisify(r, p.text, rate) + b"\n"]
+        parts += [fills[-1], b"\n" + noisify(r, p.text, rate) + b"\n"]
     fills.append(filler(r.randrange(2**32), draw(st.integers(0, max_fill))))
     parts.append(fills[-1])
     # a needle the filler happens to contain (": import") is not a leak of the plant
@@ -128,19 +125,11 @@ def _prefix_anchored() -> tuple[Plant, ...]:
     return ANCHORED
 
 
-# Words that begin an anchor but no match of its rules (the live test releases them),
-# put before each planted secret on its line: the secret's own anchor must still hold.
-_DEAD_ANCHORS = (b"", b"", b"host-name:~ $ ", b"cat secret.txt ", b"[me@api-key ~]$ ",
-                 b"secrets ", b"x-api-key ok ", b"name:~/ ")
-
-
 @SETTINGS
 @given(st.data(), chunkings)
 def test_terminal_holds_prefix_anchored_secrets_across_reads(data, chunking):
     """Reads that follow each other within the hold time never leak a prefix-anchored secret
-    (terminal mode's guarantee; docs/masking.md lists what it does not cover), also after
-    an anchor on the same line that no match can continue."""
-    stream, needles = data.draw(streams(_prefix_anchored(), max_fill=150, leads=_DEAD_ANCHORS))
+    (terminal mode's guarantee; docs/masking.md lists what it does not cover)."""
+    stream, needles = data.draw(streams(_prefix_anchored(), max_fill=150))
     out = run(stream, sizes_for(stream, chunking, 400), mode="terminal")
     assert leaks(out, needles) == []
-

@@ -162,21 +162,3 @@ def test_ctrl_c_right_after_enter_is_clean(panes, shell_name):
         p.line("echo $? > cc.txt")
         assert p.file("cc.txt") == "130\n"
         assert "Traceback" not in screen and "tcg" not in screen
-
-
-def test_a_prompt_naming_a_secret_word_is_not_held(panes, shell_name, tmp_path):
-    """``user@host-name:~/secret-santa`` begins no secret (``name:`` would need a
-    variable name for a Kubernetes name:/value: pair; ``secret-`` no assignment), so
-    the prompt and the echo of ``cat secret.txt`` are on screen as in a plain shell:
-    with a 10-minute hold time a held prompt would never arrive within the wait."""
-    policy = tmp_path / "hold.toml"
-    policy.write_text("[mask]\nterminal-hold-ms = 600000\n")
-    plain, sess = both(panes, shell_name, env={"TCG_POLICY": str(policy)},
-                       rc_extra="PS1='user@host-name:~/secret-santa P${_n}> '")
-    for p in (plain, sess):
-        mark = p.prompt_mark()
-        p.text("cat secret.txt")
-        p.wait_screen(mark + "cat secret.txt", timeout=60)
-        p.keys("Enter")
-        screen = p.wait_prompt(timeout=60)
-        assert "user@host-name:~/secret-santa " + p.prompt_mark() in screen
