@@ -13,7 +13,8 @@ request   ``\\x01TCG1 KIND SEQ FLAGS`` NUL ``PWD`` NUL ``LINE`` NUL
           ``C`` one simple command (fallback and agent mode), ``D`` a line that
           ran no command (function definitions: recorded after the fact).
           FLAGS: letters; ``a`` the shell's environment names an agent actor,
-          ``h`` LINE is bash ``history 1`` output (number prefix to strip).
+          ``h`` LINE is bash ``history 1`` output (number prefix to strip),
+          ``c`` a bash subshell that reads the children's pipe (see below).
 response  ``SEQ US VERDICT US FAILMODE US MESSAGE US HINT`` LF (US: \\x1f, the
           unit separator: not white space to ``read``, so empty fields stay)
           VERDICT: ``ok`` run it, ``refuse`` do not, ``wait`` keep waiting
@@ -182,13 +183,6 @@ def response(seq: str, verdict: str, failmode: str, message: str = "", hint: str
     return ("\x1f".join(fields) + "\n").encode("utf-8", "surrogateescape")
 
 
-def from_child(seq: str) -> bool:
-    """Did a subshell send the request? bash's sequence numbers are
-    ``$$.N.RANDOM.$BASHPID``: the two pids differ in a child."""
-    parts = seq.split(".")
-    return len(parts) > 3 and parts[3] != parts[0]
-
-
 class ChannelPipes:
     """The pipes. The shell's ends are inheritable and numbered >= 10; the
     station's are close-on-exec (so neither the masking process nor the
@@ -226,6 +220,20 @@ class ChannelPipes:
             if fd >= 0:
                 os.set_blocking(fd, False)
         self.put_token()
+
+    def children_waiting(self) -> int:
+        """Bytes unread in the children's pipe (-1: none, or unknown)."""
+        if self.child_responses < 0:
+            return -1
+        import fcntl
+        import termios
+
+        waiting = bytearray(4)
+        try:
+            fcntl.ioctl(self.child_responses, termios.FIONREAD, waiting)
+        except OSError:
+            return -1
+        return int.from_bytes(waiting, sys.byteorder)
 
     def put_token(self) -> None:
         """The writers' token back into its pipe, unless one is there already: after

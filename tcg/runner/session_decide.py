@@ -46,8 +46,8 @@ DEFAULT_FAILMODE = {"human": "warn", "agent": "block"}
 
 
 def failmode_text(mode: str, timeout_ms: int) -> str:
-    """``warn:2000``; the timeout kept to 100 ms .. ~2.8 h (3-7 digits: what the hooks accept)."""
-    return f"{mode}:{min(max(100, int(timeout_ms)), 9_999_999)}"
+    """``warn:2000``; the timeout kept to 100 ms .. ~100 s (3-5 digits: what the hooks accept)."""
+    return f"{mode}:{min(max(100, int(timeout_ms)), 99_999)}"
 
 
 class TerminalAsker:
@@ -362,13 +362,22 @@ class ChannelService:
                                  "hint: rerun with TCG_DEBUG=1 for a traceback and report it"))
 
     def _routes(self, req: ch.Request) -> tuple[Callable[[bytes], None], Callable[[bytes], None] | None]:
-        """(the requester's pipe, the other reader's) for ``req``: a subshell's request
-        is answered on the children's pipe where there is one (bash)."""
+        """(the requester's pipe, the other reader's) for ``req``: a subshell that says
+        it reads the children's pipe (flag ``c``, bash) is answered there; a hook
+        without the flag (an older one pasted into an rc file) on the shell's pipe."""
         if self.pipes.child_responses < 0:
             return self.send, None
-        if ch.from_child(req.seq):
+        if "c" in req.flags:
             return self.send_child, self.send
-        return self.send, self.send_child
+        return self.send, self.wait_to_children
+
+    def wait_to_children(self, data: bytes) -> None:
+        """A ``wait`` for a subshell that may be asking about the same line, unless
+        the children's pipe holds unread bytes already: sent on every question and
+        read only when a subshell asks, it would fill the pipe over a long session
+        (and then an answer to a subshell would be dropped)."""
+        if self.pipes.children_waiting() == 0:
+            self.send_child(data)
 
     def send(self, data: bytes) -> None:
         self._write(self.pipes.responses, data)

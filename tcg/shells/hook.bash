@@ -43,26 +43,27 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   # A line that starts in a child (a subshell, an async list: functrace) may be
   # asked about by the child and the shell at once. `read` takes a pipe a byte at
   # a time, so two readers of one pipe would split each other's answers: a child
-  # reads the children's pipe. A request is three writes, which two writers would
+  # reads the children's pipe (flag c: answer me there; a hook without it is
+  # answered on the shell's). A request is three writes, which two writers would
   # interleave: a writer first takes the station's one token byte (given back once
   # the request is read; after a wait of the timeout it writes anyway). The
   # station answers the later request with both ids and sends "wait" to both
   # (docs/shells.md); _tcg_dup=1 for the later one (it stays quiet).
   _tcg_call() {
-    local seq id v f m1 m2 t=$_tcg_tmo IFS=$'\037' r=$_tcg_r
-    if [[ -n $_tcg_rc && $BASHPID != "$$" ]]; then r=$_tcg_rc; fi
+    local seq id v f m1 m2 t=$_tcg_tmo IFS=$'\037' r=$_tcg_r c=''
+    if [[ -n $_tcg_rc && $BASHPID != "$$" ]]; then r=$_tcg_rc c=c; fi
     if [[ -n $_tcg_tok ]]; then builtin read -r -N 1 -t "$t" -u "$_tcg_tok" id 2>/dev/null; fi
     _tcg_seq=$((_tcg_seq + 1))
     seq=$$.$_tcg_seq.$RANDOM.$BASHPID
     _tcg_v='' _tcg_m1='' _tcg_m2='' _tcg_dup=0
     if [[ $1 == L || $1 == D ]]; then
       {
-        builtin printf '\001TCG1 %s %s h%s\0%s\0' "$1" "$seq" "$_tcg_flags" "$PWD"
+        builtin printf '\001TCG1 %s %s h%s\0%s\0' "$1" "$seq" "$_tcg_flags$c" "$PWD"
         HISTTIMEFORMAT='' builtin history 1
         builtin printf '\0'
       } 1>&"$_tcg_w" 2>/dev/null || return 1
     else
-      builtin printf '\001TCG1 %s %s %s\0%s\0%s\0' "$1" "$seq" "$_tcg_flags" "$PWD" "${2-}" \
+      builtin printf '\001TCG1 %s %s %s\0%s\0%s\0' "$1" "$seq" "$_tcg_flags$c" "$PWD" "${2-}" \
         1>&"$_tcg_w" 2>/dev/null || return 1
     fi
     while :; do
@@ -76,7 +77,7 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
           ;;
       esac
       # (only a well-formed one: a torn line could glue digits into a huge timeout)
-      if [[ $f != "$_tcg_fm" && $f =~ ^(warn|block):[0-9]{3,7}$ ]]; then _tcg_failmode "$f"; fi
+      if [[ $f != "$_tcg_fm" && $f =~ ^(warn|block):[0-9]{3,5}$ ]]; then _tcg_failmode "$f"; fi
       case $v in
         wait) t=$_tcg_asktmo ;; # a question is being asked on the terminal
         ok | refuse | hello)

@@ -53,7 +53,7 @@ if [[ -o interactive && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
       read -r -t "$t" -u "$_tcg_r" id v f m1 m2 2>/dev/null || return 1
       [[ $id == "$seq" ]] || continue # an answer to an earlier, abandoned request
       # (only a well-formed one: a torn line could glue digits into a huge timeout)
-      if [[ $f != "$_tcg_fm" && $f =~ ^(warn|block):[0-9]{3,7}$ ]]; then _tcg_failmode "$f"; fi
+      if [[ $f != "$_tcg_fm" && $f =~ ^(warn|block):[0-9]{3,5}$ ]]; then _tcg_failmode "$f"; fi
       case $v in
         wait) t=$_tcg_asktmo ;; # a question is being asked on the terminal
         ok | refuse | hello)

@@ -153,11 +153,6 @@ def test_bash_gets_a_childrens_pipe_and_one_writers_token():
         plain.close()
 
 
-def test_a_request_names_whether_a_subshell_sent_it():
-    assert ch.from_child("100.3.777.4242") and not ch.from_child("100.3.777.100")
-    assert not ch.from_child("100.3.777")  # zsh: no $BASHPID
-
-
 # ------------------------------------------------------------------ the decider
 
 class Asker:
@@ -233,6 +228,45 @@ def test_ask_sends_wait_then_the_answer(tmp_path, monkeypatch):
     assert [s[1] for s in sent] == ["refuse"] and asker.questions == []  # an agent is never asked
     sent, _ = decide("cat .env", env=env, asker=None, cwd=str(tmp_path))
     assert [s[1] for s in sent] == ["refuse"]  # nobody to ask
+
+
+def test_a_subshell_is_answered_on_its_pipe_only_when_it_says_it_reads_it(tmp_path, monkeypatch):
+    """bash: a request with flag ``c`` is answered on the children's pipe; without it
+    (a hook pasted into an rc file before the pipe existed) on the shell's, which that
+    hook reads. A question sends a ``wait`` to the other reader too, but to the
+    children's pipe only while it is empty: sent on every question and read only when
+    a subshell asks, it would fill the pipe in a long session."""
+    from tcg.runner.session_decide import ChannelService
+
+    policy = tmp_path / "p.toml"
+    policy.write_text('[decisions.human]\nsecret-store-read = "ask"\n')
+    monkeypatch.setenv("TCG_POLICY", str(policy))
+    pipes = ch.ChannelPipes(children=True)
+    try:
+        service = ChannelService(pipes, SessionDecider(dict(os.environ), Asker(False), lambda *a: None))
+
+        def ask(kind: str, seq: str, flags: str, line: str) -> None:
+            os.write(pipes.shell_write, ch.MAGIC + f"{kind} {seq} {flags}\0{tmp_path}\0{line}\0".encode())
+            service.ready()
+
+        def taken(fd: int) -> list[list[str]]:
+            os.set_blocking(fd, False)
+            try:
+                data = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return []
+            return [ln.split("\x1f")[:2] for ln in data.decode().splitlines()]
+
+        ask("C", "7.1.5.9", "c", "echo hi")  # a subshell of the new hook
+        assert taken(pipes.shell_child_read) == [["7.1.5.9", "ok"]] and taken(pipes.shell_read) == []
+        ask("C", "7.2.5.9", "", "echo hi")  # the same from an older hook: the shell's pipe
+        assert taken(pipes.shell_read) == [["7.2.5.9", "ok"]] and taken(pipes.shell_child_read) == []
+        for n in range(3, 8):  # questions about the shell's own lines (bash `history 1`)
+            ask("L", f"7.{n}.5.7", "h", f"{n:5d}  cat .env\n")
+        assert [v for _, v in taken(pipes.shell_read)] == ["wait", "refuse"] * 5
+        assert taken(pipes.shell_child_read) == [["7.3.5.7", "wait"]]  # one, not five
+    finally:
+        pipes.close()
 
 
 def test_fail_mode_follows_the_policy(tmp_path, monkeypatch):

@@ -174,6 +174,19 @@ def test_a_line_that_starts_with_an_async_list_is_answered_to_both_askers(panes,
     assert not [f.name for f in sess.workdir.iterdir() if f.suffix == ".key"]
 
 
+def test_a_hook_without_the_childrens_pipe_is_still_answered(panes):
+    """A bash hook from before the children's pipe (pasted into ~/.bashrc by an older
+    `tcg_shell init`) does not say it reads that pipe: its subshells are answered on
+    the shell's, which they read (answered on the children's pipe, the copies below
+    ran unchecked after the timeout). Simulated by hiding the pipe from the hook."""
+    p = panes("bash", session=True, rc_extra="unset TCG_SESSION_CHILD_CHANNEL\n")
+    for i in range(3):
+        p.line(f'(cp "$TCG_HOME/state/key" s{i}.key)')
+    screen = p.screen()
+    assert screen.count("tcg: blocked (self-protection)") == 3 and "did not answer" not in screen
+    assert not list(p.workdir.glob("*.key"))
+
+
 def test_a_line_bash_keeps_out_of_its_history_is_still_decided(panes):
     """bash decides a line from `history 1`; with HISTCONTROL=ignorespace a line
     typed with a leading space is not saved there, so its commands are decided
