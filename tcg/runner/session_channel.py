@@ -14,7 +14,8 @@ request   ``\\x01TCG1 KIND SEQ FLAGS`` NUL ``PWD`` NUL ``LINE`` NUL
           ran no command (function definitions: recorded after the fact).
           FLAGS: letters; ``a`` the shell's environment names an agent actor,
           ``h`` LINE is bash ``history 1`` output (number prefix to strip),
-          ``c`` a bash subshell that reads the children's pipe (see below).
+          ``c`` a bash subshell that reads the children's pipe, ``k`` which
+          holds the writers' token until it has read its answer (see below).
 response  ``SEQ US VERDICT US FAILMODE US MESSAGE US HINT`` LF (US: \\x1f, the
           unit separator: not white space to ``read``, so empty fields stay)
           VERDICT: ``ok`` run it, ``refuse`` do not, ``wait`` keep waiting
@@ -38,13 +39,14 @@ KINDS = frozenset("HLCD")
 MAX_FIELD = 4 << 20  # a pasted line larger than this is refused, not buffered forever
 ENV_CHANNEL = "TCG_SESSION_CHANNEL"
 ENV_STATION_PID = "TCG_SESSION_PID"
-# bash only, "CHILD_READ,TOKEN_READ": a line that starts in a child (a subshell, an
+# bash only, "CHILD_READ,TOKEN_READ,TOKEN_WRITE": a line that starts in a child (a subshell, an
 # async list) is asked about from there while the shell asks too. Two processes
 # reading one pipe a byte at a time, as `read` does, split each other's answers: the
 # children read a pipe of their own. And a request is three writes (`history 1` cannot
 # be put in a variable without a process), which two writers interleave: a writer
 # first takes the one token byte from the token pipe, and the station puts it back
-# once it has read the request.
+# once it has read the request; a subshell keeps it until it has read its answer
+# (flag ``k``) and puts it back itself, so subshells take turns on their pipe.
 ENV_CHILD_CHANNEL = "TCG_SESSION_CHILD_CHANNEL"
 TOKEN = b"t"
 LOW_FD = 10  # above the 3-9 users redirect by hand (exec 3>file)
@@ -192,32 +194,36 @@ class ChannelPipes:
     def __init__(self, children: bool = False) -> None:
         import fcntl
 
-        self.shell_write = self.shell_read = self.shell_child_read = self.shell_token = -1
+        self.shell_write = self.shell_read = self.shell_child_read = -1
+        self.shell_token = self.shell_token_back = -1
         req_r, req_w = os.pipe()
         resp_r, resp_w = os.pipe()
         child_r, child_w = os.pipe() if children else (-1, -1)
         token_r, token_w = os.pipe() if children else (-1, -1)
         self.requests, self.responses, self.child_responses = req_r, resp_w, child_w
-        self.token = token_w
+        # the station's ends of the token pipe: to put the token in, to take extras out
+        self.token, self.token_drain = token_w, token_r
         try:
             self.shell_write = fcntl.fcntl(req_w, fcntl.F_DUPFD, LOW_FD)
             self.shell_read = fcntl.fcntl(resp_r, fcntl.F_DUPFD, LOW_FD)
             if children:
                 self.shell_child_read = fcntl.fcntl(child_r, fcntl.F_DUPFD, LOW_FD)
                 self.shell_token = fcntl.fcntl(token_r, fcntl.F_DUPFD, LOW_FD)
+                self.shell_token_back = fcntl.fcntl(token_w, fcntl.F_DUPFD, LOW_FD)
         except OSError:
             self.close()
             raise
         finally:
-            for fd in (req_w, resp_r, child_r, token_r):
+            for fd in (req_w, resp_r, child_r):
                 if fd >= 0:
                     os.close(fd)
-        for fd in (self.shell_write, self.shell_read, self.shell_child_read, self.shell_token):
+        for fd in (self.shell_write, self.shell_read, self.shell_child_read, self.shell_token,
+                   self.shell_token_back):
             if fd >= 0:
                 os.set_inheritable(fd, True)
         os.set_blocking(self.requests, False)
-        for fd in (self.responses, self.child_responses, self.token):  # never wait on a shell
-            if fd >= 0:
+        for fd in (self.responses, self.child_responses, self.token, self.token_drain):
+            if fd >= 0:  # never wait on a shell
                 os.set_blocking(fd, False)
         self.put_token()
 
@@ -235,12 +241,14 @@ class ChannelPipes:
             return -1
         return int.from_bytes(waiting, sys.byteorder)
 
-    def put_token(self) -> None:
-        """The writers' token back into its pipe, unless one is there already: after
-        each request read, also one written by a writer that gave up waiting for the
-        token (lost with a subshell killed between taking it and writing), so at
-        most one waits there and a lost one costs one wait."""
-        if self.token < 0:
+    def put_token(self, flags: str = "") -> None:
+        """After each request read: the writers' token back into its pipe, exactly
+        one. Not for a subshell that kept it (``flags`` with ``k``: it gives it back
+        itself once it has read its answer). One there already (a writer that gave up
+        waiting wrote without it, and the one it waited for came back later): the
+        extra is taken out. None there (lost with a process killed holding it): one
+        is put in, so a lost token costs one wait."""
+        if self.token < 0 or "k" in flags:
             return
         import fcntl
         import termios
@@ -248,7 +256,10 @@ class ChannelPipes:
         waiting = bytearray(4)
         try:
             fcntl.ioctl(self.token, termios.FIONREAD, waiting)
-            if not int.from_bytes(waiting, sys.byteorder):
+            count = int.from_bytes(waiting, sys.byteorder)
+            if count > 1:
+                os.read(self.token_drain, count - 1)
+            elif count == 0:
                 os.write(self.token, TOKEN)
         except OSError:
             pass
@@ -260,13 +271,13 @@ class ChannelPipes:
         """The variables that name the shell's ends to it."""
         env = {ENV_CHANNEL: self.env_value()}
         if self.shell_child_read >= 0:
-            env[ENV_CHILD_CHANNEL] = f"{self.shell_child_read},{self.shell_token}"
+            env[ENV_CHILD_CHANNEL] = f"{self.shell_child_read},{self.shell_token},{self.shell_token_back}"
         return env
 
     def close_shell_ends(self) -> None:
         """After the shell is started: the station must not hold them (EOF on the
         request pipe then means every shell process has gone)."""
-        for name in ("shell_write", "shell_read", "shell_child_read", "shell_token"):
+        for name in ("shell_write", "shell_read", "shell_child_read", "shell_token", "shell_token_back"):
             fd = getattr(self, name)
             if fd >= 0:
                 os.close(fd)
@@ -274,7 +285,7 @@ class ChannelPipes:
 
     def close(self) -> None:
         self.close_shell_ends()
-        for name in ("requests", "responses", "child_responses", "token"):
+        for name in ("requests", "responses", "child_responses", "token", "token_drain"):
             fd = getattr(self, name)
             if fd >= 0:
                 os.close(fd)

@@ -347,7 +347,7 @@ class ChannelService:
             self.fd = -1  # every process holding the shell's end has gone
             return
         for req in self.reader.feed(data):
-            self.pipes.put_token()  # read: the next writer may go (before a question is asked)
+            self.pipes.put_token(req.flags)  # read: the next writer may go (before a question)
             send, sibling = self._routes(req)
             try:
                 self.decider.answer(req, send, sibling)

@@ -49,10 +49,33 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   # the request is read; after a wait of the timeout it writes anyway). The
   # station answers the later request with both ids and sends "wait" to both
   # (docs/shells.md); _tcg_dup=1 for the later one (it stays quiet).
+  # A subshell that has the token keeps it until it has read its answer (flag k)
+  # and gives it back itself: two subshells asking at once (`(a) | (b)`) then take
+  # turns on the children's pipe instead of tearing each other's answers.
+  # A subshell waits for the token as long as the station lives (up to 300
+  # timeouts, ~10 min): another may hold it while a person answers a question.
   _tcg_call() {
-    local seq id v f m1 m2 t=$_tcg_tmo IFS=$'\037' r=$_tcg_r c=''
+    local r=$_tcg_r c='' st n=0
     if [[ -n $_tcg_rc && $BASHPID != "$$" ]]; then r=$_tcg_rc c=c; fi
-    if [[ -n $_tcg_tok ]]; then builtin read -r -N 1 -t "$t" -u "$_tcg_tok" id 2>/dev/null; fi
+    if [[ -n $_tcg_tok ]]; then
+      until builtin read -r -N 1 -t "$_tcg_tmo" -u "$_tcg_tok" st 2>/dev/null; do
+        if [[ -z $c ]] || ! builtin kill -0 "${TCG_SESSION_PID-0}" 2>/dev/null ||
+          ((++n >= 300)); then
+          st=''
+          break
+        fi
+      done
+      if [[ -n $st && $c == c && -n $_tcg_tokw ]]; then c=ck; fi
+    fi
+    _tcg_trip "$@"
+    st=$?
+    if [[ $c == ck ]]; then builtin printf t 1>&"$_tcg_tokw" 2>/dev/null; fi
+    return "$st"
+  }
+
+  # The round trip of _tcg_call (its r and c: the pipe to read, the flags to add).
+  _tcg_trip() {
+    local seq id v f m1 m2 t=$_tcg_tmo IFS=$'\037'
     _tcg_seq=$((_tcg_seq + 1))
     seq=$$.$_tcg_seq.$RANDOM.$BASHPID
     _tcg_v='' _tcg_m1='' _tcg_m2='' _tcg_dup=0
@@ -231,14 +254,15 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     [[ $c =~ ^[0-9]+,[0-9]+$ && -n ${TCG_SESSION-} ]] || return 1
     _tcg_w=${c%,*} _tcg_r=${c#*,}
     [[ -p /dev/fd/$_tcg_w && -p /dev/fd/$_tcg_r ]] || return 1
-    if [[ $k =~ ^[0-9]+,[0-9]+$ && -p /dev/fd/${k%,*} && -p /dev/fd/${k#*,} ]]; then
-      _tcg_rc=${k%,*} _tcg_tok=${k#*,}
+    if [[ $k =~ ^([0-9]+),([0-9]+),([0-9]+)$ ]] && [[ -p /dev/fd/${BASH_REMATCH[1]} &&
+      -p /dev/fd/${BASH_REMATCH[2]} && -p /dev/fd/${BASH_REMATCH[3]} ]]; then
+      _tcg_rc=${BASH_REMATCH[1]} _tcg_tok=${BASH_REMATCH[2]} _tcg_tokw=${BASH_REMATCH[3]}
     fi
     _tcg_call H && [[ $_tcg_v == hello && $_tcg_m1 == "$TCG_SESSION" ]]
   }
 
   _tcg_seq=0 _tcg_stop=0 _tcg_every=0 _tcg_armed=0 _tcg_pc=0 _tcg_hc=-1 _tcg_xd=0 _tcg_tick=0
-  _tcg_prior='' _tcg_fm='' _tcg_flags='' _tcg_asktmo=600 _tcg_dup=0 _tcg_bang='' _tcg_rc='' _tcg_tok=''
+  _tcg_prior='' _tcg_fm='' _tcg_flags='' _tcg_asktmo=600 _tcg_dup=0 _tcg_bang='' _tcg_rc='' _tcg_tok='' _tcg_tokw=''
   if [[ ${TCG_ACTOR-} == [Aa][Gg][Ee][Nn][Tt] || -n ${TCG_AGENT-} ]]; then
     _tcg_flags=a
     _tcg_failmode block:2000

@@ -117,7 +117,7 @@ def test_channel_pipes_ends_are_numbered_high_and_only_the_shells_inherit():
 def test_bash_gets_a_childrens_pipe_and_one_writers_token():
     """A subshell reads its answers from a pipe of its own, and every writer takes
     the one token byte first (the station puts one back after each request, never
-    a second one beside it)."""
+    a second one beside it; a subshell that kept it puts it back itself)."""
     import fcntl
     import termios
 
@@ -125,10 +125,12 @@ def test_bash_gets_a_childrens_pipe_and_one_writers_token():
     try:
         env = pipes.env()
         assert env[ch.ENV_CHANNEL] == pipes.env_value()
-        assert env[ch.ENV_CHILD_CHANNEL] == f"{pipes.shell_child_read},{pipes.shell_token}"
-        for fd in (pipes.shell_child_read, pipes.shell_token):
+        assert env[ch.ENV_CHILD_CHANNEL] == (f"{pipes.shell_child_read},{pipes.shell_token},"
+                                             f"{pipes.shell_token_back}")
+        for fd in (pipes.shell_child_read, pipes.shell_token, pipes.shell_token_back):
             assert fd >= ch.LOW_FD and os.get_inheritable(fd)
-        assert not os.get_inheritable(pipes.child_responses) and not os.get_inheritable(pipes.token)
+        for fd in (pipes.child_responses, pipes.token, pipes.token_drain):
+            assert not os.get_inheritable(fd)
 
         def waiting() -> int:
             n = bytearray(4)
@@ -139,10 +141,17 @@ def test_bash_gets_a_childrens_pipe_and_one_writers_token():
         pipes.put_token()
         assert waiting() == 1  # never two
         assert os.read(pipes.shell_token, 8) == ch.TOKEN
+        pipes.put_token("hck")  # a subshell kept it: it gives it back itself
+        assert waiting() == 0
+        os.write(pipes.shell_token_back, ch.TOKEN)  # ... as it does
+        os.write(pipes.shell_token_back, ch.TOKEN)  # a second one (a writer had given up)
+        pipes.put_token()
+        assert waiting() == 1  # the extra is taken out
+        assert os.read(pipes.shell_token, 8) == ch.TOKEN
         pipes.put_token()
         assert waiting() == 1
         pipes.close_shell_ends()
-        assert pipes.shell_child_read == pipes.shell_token == -1
+        assert pipes.shell_child_read == pipes.shell_token == pipes.shell_token_back == -1
     finally:
         pipes.close()
     plain = ch.ChannelPipes()

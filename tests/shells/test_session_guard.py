@@ -174,6 +174,31 @@ def test_a_line_that_starts_with_an_async_list_is_answered_to_both_askers(panes,
     assert not [f.name for f in sess.workdir.iterdir() if f.suffix == ".key"]
 
 
+def test_subshells_asking_at_once_take_turns(panes, tmp_path):
+    """Two subshells of one line ask at once (two async lists, a pipeline of
+    subshells): each keeps the writers' token until it has read its answer, so
+    they do not tear each other's (16 of 16 copies of the install key were made
+    by the first form before), also while a person answers a question."""
+    policy = tmp_path / "ask.toml"
+    policy.write_text('[decisions.human]\nsecret-store-read = "ask"\n')
+    p = panes("bash", session=True, env={"TCG_POLICY": str(policy)})
+    (p.workdir / ".env").write_text(f"TOKEN={TOKEN}\n")
+    runs = 3
+    for i in range(runs):
+        p.line(f'(cp "$TCG_HOME/state/key" s{i}.key) & (cp "$TCG_HOME/state/key" t{i}.key) & wait')
+        p.line(f'(cp "$TCG_HOME/state/key" p{i}.key) | (cp "$TCG_HOME/state/key" q{i}.key)')
+        p.line(f"(echo a > a{i}.txt) & (echo b > b{i}.txt) & wait")
+        p.line(f"(cat .env > e{i}.txt) | (cat .env > f{i}.txt)", wait=False)
+        wait_for(lambda i=i: p.screen().count("run it anyway? [y/N]") > i, 60, f"question {i + 1}")
+        p.text("n")
+        p.wait_prompt()
+    for i in range(runs):
+        p.file(f"a{i}.txt")
+        p.file(f"b{i}.txt")
+    assert not list(p.workdir.glob("*.key")) and not list(p.workdir.glob("[ef]*.txt"))
+    assert "did not answer" not in p.screen()
+
+
 def test_a_hook_without_the_childrens_pipe_is_still_answered(panes):
     """A bash hook from before the children's pipe (pasted into ~/.bashrc by an older
     `tcg_shell init`) does not say it reads that pipe: its subshells are answered on
