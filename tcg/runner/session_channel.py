@@ -185,6 +185,15 @@ def response(seq: str, verdict: str, failmode: str, message: str = "", hint: str
     return ("\x1f".join(fields) + "\n").encode("utf-8", "surrogateescape")
 
 
+def _nonblocking_copy(fd: int) -> int:
+    """A second open file of the pipe end ``fd``, non-blocking and close-on-exec, the
+    original left blocking (Linux: /proc/self/fd); -1 where there is none."""
+    try:
+        return os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return -1
+
+
 class ChannelPipes:
     """The pipes. The shell's ends are inheritable and numbered >= 10; the
     station's are close-on-exec (so neither the masking process nor the
@@ -202,7 +211,7 @@ class ChannelPipes:
         token_r, token_w = os.pipe() if children else (-1, -1)
         self.requests, self.responses, self.child_responses = req_r, resp_w, child_w
         # the station's ends of the token pipe: to put the token in, to take extras out
-        self.token, self.token_drain = token_w, token_r
+        self.token, self.token_drain = token_w, -1
         try:
             self.shell_write = fcntl.fcntl(req_w, fcntl.F_DUPFD, LOW_FD)
             self.shell_read = fcntl.fcntl(resp_r, fcntl.F_DUPFD, LOW_FD)
@@ -214,16 +223,20 @@ class ChannelPipes:
             self.close()
             raise
         finally:
-            for fd in (req_w, resp_r, child_r):
+            if token_r >= 0:
+                self.token_drain = _nonblocking_copy(token_r)
+            for fd in (req_w, resp_r, child_r, token_r):
                 if fd >= 0:
                     os.close(fd)
         for fd in (self.shell_write, self.shell_read, self.shell_child_read, self.shell_token,
                    self.shell_token_back):
             if fd >= 0:
                 os.set_inheritable(fd, True)
-        os.set_blocking(self.requests, False)
-        for fd in (self.responses, self.child_responses, self.token, self.token_drain):
-            if fd >= 0:  # never wait on a shell
+        # Never wait on a shell. O_NONBLOCK belongs to the open file, which a dup shares:
+        # only ends the shell does not get a dup of (its `read -t` on a non-blocking end
+        # fails at once when another process took the byte it woke up for).
+        for fd in (self.requests, self.responses, self.child_responses):
+            if fd >= 0:
                 os.set_blocking(fd, False)
         self.put_token()
 
@@ -257,7 +270,7 @@ class ChannelPipes:
         try:
             fcntl.ioctl(self.token, termios.FIONREAD, waiting)
             count = int.from_bytes(waiting, sys.byteorder)
-            if count > 1:
+            if count > 1 and self.token_drain >= 0:
                 os.read(self.token_drain, count - 1)
             elif count == 0:
                 os.write(self.token, TOKEN)

@@ -52,15 +52,17 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   # A subshell that has the token keeps it until it has read its answer (flag k)
   # and gives it back itself: two subshells asking at once (`(a) | (b)`) then take
   # turns on the children's pipe instead of tearing each other's answers.
-  # A subshell waits for the token as long as the station lives (up to 300
-  # timeouts, ~10 min): another may hold it while a person answers a question.
+  # A subshell waits for the token as long as the station lives (up to the time
+  # a question may take, and a minute): another may hold it while a person
+  # answers one.
   _tcg_call() {
-    local r=$_tcg_r c='' st n=0
+    local r=$_tcg_r c='' st end=$((SECONDS + _tcg_asktmo + 60)) pid=${TCG_SESSION_PID-}
     if [[ -n $_tcg_rc && $BASHPID != "$$" ]]; then r=$_tcg_rc c=c; fi
     if [[ -n $_tcg_tok ]]; then
       until builtin read -r -N 1 -t "$_tcg_tmo" -u "$_tcg_tok" st 2>/dev/null; do
-        if [[ -z $c ]] || ! builtin kill -0 "${TCG_SESSION_PID-0}" 2>/dev/null ||
-          ((++n >= 300)); then
+        # (a status up to 128 is no timeout: the descriptor is closed or broken)
+        if (($? <= 128)) || [[ -z $c || ! $pid =~ ^[0-9]+$ ]] || ! builtin kill -0 "$pid" 2>/dev/null ||
+          ((SECONDS >= end)); then
           st=''
           break
         fi

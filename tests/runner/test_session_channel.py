@@ -131,6 +131,12 @@ def test_bash_gets_a_childrens_pipe_and_one_writers_token():
             assert fd >= ch.LOW_FD and os.get_inheritable(fd)
         for fd in (pipes.child_responses, pipes.token, pipes.token_drain):
             assert not os.get_inheritable(fd)
+        # The shell's ends block: bash's `read -t` on a non-blocking one fails at once
+        # when another process took the byte it woke up for (O_NONBLOCK is shared by
+        # a dup: the station drains extras through a second open file).
+        for fd in (pipes.shell_read, pipes.shell_child_read, pipes.shell_token, pipes.shell_token_back):
+            assert os.get_blocking(fd), fd
+        assert not os.get_blocking(pipes.token_drain)
 
         def waiting() -> int:
             n = bytearray(4)
