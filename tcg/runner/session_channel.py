@@ -185,6 +185,19 @@ def response(seq: str, verdict: str, failmode: str, message: str = "", hint: str
     return ("\x1f".join(fields) + "\n").encode("utf-8", "surrogateescape")
 
 
+def _unread(fd: int) -> int:
+    """Bytes waiting in the pipe of either end ``fd`` (FIONREAD); -1 if unknown."""
+    import fcntl
+    import termios
+
+    waiting = bytearray(4)
+    try:
+        fcntl.ioctl(fd, termios.FIONREAD, waiting)
+    except OSError:
+        return -1
+    return int.from_bytes(waiting, sys.byteorder)
+
+
 def _nonblocking_copy(fd: int) -> int:
     """A second open file of the pipe end ``fd``, non-blocking and close-on-exec, the
     original left blocking (Linux: /proc/self/fd); -1 where there is none."""
@@ -197,8 +210,8 @@ def _nonblocking_copy(fd: int) -> int:
 class ChannelPipes:
     """The pipes. The shell's ends are inheritable and numbered >= 10; the
     station's are close-on-exec (so neither the masking process nor the
-    commands the shell runs get them). ``children``: a third pipe for the
-    responses to requests from the shell's subshells (bash)."""
+    commands the shell runs get them). ``children`` (bash): two more, the
+    answers to the shell's subshells and the writers' token (see ENV_CHILD_CHANNEL)."""
 
     def __init__(self, children: bool = False) -> None:
         import fcntl
@@ -242,17 +255,7 @@ class ChannelPipes:
 
     def children_waiting(self) -> int:
         """Bytes unread in the children's pipe (-1: none, or unknown)."""
-        if self.child_responses < 0:
-            return -1
-        import fcntl
-        import termios
-
-        waiting = bytearray(4)
-        try:
-            fcntl.ioctl(self.child_responses, termios.FIONREAD, waiting)
-        except OSError:
-            return -1
-        return int.from_bytes(waiting, sys.byteorder)
+        return _unread(self.child_responses) if self.child_responses >= 0 else -1
 
     def put_token(self, flags: str = "") -> None:
         """After each request read: the writers' token back into its pipe, exactly
@@ -263,13 +266,8 @@ class ChannelPipes:
         is put in, so a lost token costs one wait."""
         if self.token < 0 or "k" in flags:
             return
-        import fcntl
-        import termios
-
-        waiting = bytearray(4)
+        count = _unread(self.token)
         try:
-            fcntl.ioctl(self.token, termios.FIONREAD, waiting)
-            count = int.from_bytes(waiting, sys.byteorder)
             if count > 1 and self.token_drain >= 0:
                 os.read(self.token_drain, count - 1)
             elif count == 0:

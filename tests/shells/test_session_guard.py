@@ -174,7 +174,7 @@ def test_a_line_that_starts_with_an_async_list_is_answered_to_both_askers(panes,
     assert not [f.name for f in sess.workdir.iterdir() if f.suffix == ".key"]
 
 
-def test_subshells_asking_at_once_take_turns(panes, tmp_path):
+def test_subshells_asking_at_once_take_turns(panes, tmp_path, tcg_home):
     """Two subshells of one line ask at once (two async lists, a pipeline of
     subshells): each keeps the writers' token until it has read its answer, so
     they do not tear each other's (16 of 16 copies of the install key were made
@@ -197,6 +197,7 @@ def test_subshells_asking_at_once_take_turns(panes, tmp_path):
         p.file(f"b{i}.txt")
     assert not list(p.workdir.glob("*.key")) and not list(p.workdir.glob("[ef]*.txt"))
     assert "did not answer" not in p.screen()
+    assert_no_secret_written(tcg_home, [TOKEN])  # the questions named .env, never its value
 
 
 def test_a_hook_without_the_childrens_pipe_is_still_answered(panes):
