@@ -13,6 +13,9 @@ tcg session, side by side in one run.
 2. Start-up: a new pane -> its first prompt on screen, plain rc vs the same rc
    with the tcg hook (which execs `tcg_shell session`, which starts the shell
    again): what opening a terminal costs; the `script` arm again for scale.
+   ``rc`` does the same with an rc file people have (Debian's default .bashrc,
+   which loads bash-completion; zsh's compinit and promptinit), which a session
+   runs twice unless the early start block comes first in it.
 3. Bulk output: `cat` of a 200 MB text file through the session vs
    `script -qfc` (both on an outer PTY this script drains), as
    bench/throughput.py measures the one-command path.
@@ -20,7 +23,7 @@ tcg session, side by side in one run.
 Medians; the machine is shared, so the load average is printed with them.
 
     .venv/bin/python bench/interactive_latency.py [--runs 30] [--shells bash,zsh] [--mb 200]
-        [--parts keys,startup,bulk] [--baseline-tree /path/to/other/checkout]
+        [--parts keys,startup,rc,bulk] [--baseline-tree /path/to/other/checkout]
 
 ``--baseline-tree``: a second tcg checkout (with its own ``.venv``) measured as a
 fourth arm, "baseline", interleaved with this tree's session in the same run: an
@@ -67,6 +70,12 @@ RC = {
     "zsh": "zmodload zsh/datetime\nsetopt PROMPT_SUBST NO_PROMPT_SP\nPS1='T${EPOCHREALTIME:7}> '\n"
            "unset zle_bracketed_paste\n_b_log() { echo $EPOCHREALTIME >> ~/prompts }\n"
            "precmd_functions+=(_b_log)\n",
+}
+# What people's rc files commonly hold before the prompt (the "rc" part).
+SKEL_BASHRC = Path("/etc/skel/.bashrc")
+COMMON_RC = {
+    "bash": SKEL_BASHRC.read_text() if SKEL_BASHRC.exists() else "",
+    "zsh": "autoload -Uz compinit && compinit\nautoload -Uz promptinit && promptinit\n",
 }
 QUIET = ("seq 1 200000",)  # too much output for a control client: timed by ~/prompts only
 
@@ -183,17 +192,22 @@ def shell_argv(shell: str, home: Path) -> list[str]:
         else [exe, "-i"]
 
 
-def make_home(root: Path, shell: str, hook: str | None, stable: bool = False, tag: str = "") -> Path:
+def make_home(root: Path, shell: str, hook: str | None, stable: bool = False, tag: str = "",
+              common: bool = False, early: bool = False) -> Path:
     """A home whose rc file sets the timing prompt and, with ``hook`` (a
-    tcg_shell path), appends that tcg's hook."""
+    tcg_shell path), appends that tcg's hook; ``common``: after COMMON_RC;
+    ``early``: with the early start block first."""
     home = root / f"{shell}-{'tcg' if hook else 'plain'}{'-stable' if stable else ''}{tag}"
     home.mkdir(parents=True, exist_ok=True)
-    rc = RC[shell]
+    rc = (COMMON_RC[shell] if common else "") + RC[shell]
     if stable:  # the same first screen every time (a session can show it before its masker is up)
         rc += "PS1='stable> '\n"
     if hook:
         rc += subprocess.run([hook, "init", shell], capture_output=True, text=True,
                              check=True).stdout
+    if hook and early:
+        rc = subprocess.run([hook, "init", shell, "--early"], capture_output=True, text=True,
+                            check=True).stdout + rc
     (home / (".bashrc" if shell == "bash" else ".zshrc")).write_text(rc)
     return home
 
@@ -205,6 +219,7 @@ BASELINE = "baseline"  # the --baseline-tree's session
 NO_SERVER = "no server"
 BASE_NO_SERVER = "baseline no server"  # the same for the --baseline-tree
 HOOKS = {"tcg session": TCG_SHELL, NO_SERVER: TCG_SHELL}
+EARLY, EARLY_NO_SERVER = "early", "early no server"  # the rc part: the early start block first
 
 
 def arm_home(work: Path, shell: str, arm: str, stable: bool = False) -> Path:
@@ -230,7 +245,7 @@ def tcg_home(env: dict[str, str], arm: str) -> str:
 def pane_env(home: Path, base: dict[str, str], arm: str = "") -> dict[str, str]:
     env = {"HOME": str(home), "ZDOTDIR": str(home), "TCG_HOME": tcg_home(base, arm),
            "PATH": base["PATH"], "TERM": "xterm-256color", "LC_ALL": "C.UTF-8"}
-    if arm in (NO_SERVER, BASE_NO_SERVER):
+    if arm in (NO_SERVER, BASE_NO_SERVER, EARLY_NO_SERVER):
         env["TCG_MASK_SERVER"] = "0"
     return env
 
@@ -388,6 +403,27 @@ def startup_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs
     return report
 
 
+def rc_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs: int) -> list[str]:
+    """New pane -> first prompt with a common rc file (COMMON_RC): plain, the
+    hook last (the rc file runs twice), and the early start block first as well."""
+    arms = ("plain", "tcg session", EARLY, NO_SERVER, EARLY_NO_SERVER)
+    homes = {arm: make_home(work, shell, None if arm == "plain" else TCG_SHELL, tag=f"-rc-{arm}",
+                            common=True, early=arm in (EARLY, EARLY_NO_SERVER)) for arm in arms}
+    what = "Debian's .bashrc" if shell == "bash" else "compinit and promptinit"
+    if shell == "bash" and not Path("/usr/share/bash-completion/bash_completion").exists():
+        what += " (bash-completion is not installed: not loaded)"
+    times: dict[str, list[float]] = {arm: [] for arm in arms}
+    for _ in range(runs):
+        for arm in arms:
+            times[arm] += startup(ctl, arm_argv(shell, "plain", homes[arm]),
+                                  pane_env(homes[arm], env, arm), 1)
+    starts = {arm: ms(v) for arm, v in times.items()}
+    return [f"{shell}: new pane -> first prompt with a common rc file ({what}), median of {runs}, ms:",
+            "  " + ", ".join(f"{arm} {v:.1f}" for arm, v in starts.items()),
+            "  added: " + ", ".join(f"{arm} {starts[arm] - starts['plain']:+.1f}"
+                                    for arm in arms[1:])]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=30, help="key presses per command and arm")
@@ -396,7 +432,8 @@ def main() -> int:
     ap.add_argument("--mb", type=int, default=200, help="bulk output size (0: skip)")
     ap.add_argument("--bulk-runs", type=int, default=3)
     ap.add_argument("--parts", default="keys,startup,bulk",
-                    help="which measurements: keys (key press -> prompt), startup, bulk")
+                    help="which measurements: keys (key press -> prompt), startup, rc (start-up "
+                         "with a common rc file), bulk")
     ap.add_argument("--baseline-tree", type=Path, default=None,
                     help="another tcg checkout with a .venv: its session as a fourth arm")
     a = ap.parse_args()
@@ -436,6 +473,9 @@ def main() -> int:
                 loads.append(os.getloadavg()[0])
             if "startup" in parts:
                 report += startup_part(ctl, work, shell, env, a.startups)
+                loads.append(os.getloadavg()[0])
+            if "rc" in parts:
+                report += rc_part(ctl, work, shell, env, a.startups)
                 loads.append(os.getloadavg()[0])
     finally:
         ctl.close()

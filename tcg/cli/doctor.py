@@ -205,13 +205,14 @@ def _rc_files(env: Env) -> dict[str, Path]:
     return {"bash": home / ".bashrc", "zsh": zdot / ".zshrc"}
 
 
-def _hook_block_mark() -> str:
-    """The first line of a pasted hook block (`tcg_shell init zsh >> ~/.zshrc`)."""
+def _hook_block_marks() -> tuple[str, str]:
+    """The first lines of a pasted hook block (`tcg_shell init zsh >> ~/.zshrc`) and
+    of the early start block (`tcg_shell init zsh --early --rc ~/.zshrc`)."""
     try:
-        from tcg.shells.shells import BEGIN_MARK
-    except ImportError:  # the hooks are a later part; their marker is stable
-        return "# >>> tcg shell hook >>>"
-    return BEGIN_MARK
+        from tcg.shells.shells import BEGIN_MARK, EARLY_BEGIN_MARK
+    except ImportError:  # the hooks are a later part; their markers are stable
+        return "# >>> tcg shell hook >>>", "# >>> tcg early start >>>"
+    return BEGIN_MARK, EARLY_BEGIN_MARK
 
 
 def check_hooks(env: Env) -> list[Check]:
@@ -231,12 +232,23 @@ def check_hooks(env: Env) -> list[Check]:
         except OSError as exc:
             out.append(Check(WARN, f"hook {shell}", f"cannot read {rc}: {exc.strerror}"))
             continue
-        begin = _hook_block_mark()
+        begin, early_begin = _hook_block_marks()
+        lines = text.splitlines()
+        early = any(line.strip() == early_begin for line in lines)
         if any(
-            (HOOK_MARKER in line and not line.lstrip().startswith("#")) or line.strip() == begin
-            for line in text.splitlines()
+            (HOOK_MARKER in line and not line.lstrip().startswith("#") and "--early" not in line)
+            or line.strip() == begin
+            for line in lines
         ):
-            out.append(Check(OK, f"hook {shell}", f"present in {rc}"))
+            if early:
+                out.append(Check(OK, f"hook {shell}", f"present in {rc}, the early start block too"))
+            else:
+                out.append(Check(OK, f"hook {shell}", f"present in {rc} (a new terminal runs it "
+                                 f"twice; `tcg_shell init {shell} --early --rc {rc}` avoids that)"))
+        elif early:  # a session would start, but its shell would ask about no line
+            out.append(Check(WARN, f"hook {shell}", f"{rc} has the early start block but not the "
+                             "hook: a session starts and no line in it is checked",
+                             f"tcg_shell init {shell} >> {rc}"))
         else:
             out.append(Check(WARN, f"hook {shell}", f"not installed in {rc}", hint))
     return out

@@ -3,8 +3,10 @@
 Everything the hook needs is decided here, once, so loading the hook starts no
 Python: the absolute interpreter path, whether the station agent and the agent
 gate (`tcg launch`) are installed, and the agent names from the policy.
-``--uninstall SHELL [--rc FILE]`` removes exactly the marked block and the
+``--uninstall SHELL [--rc FILE]`` removes exactly the marked blocks and the
 `tcg_shell init` lines from an rc file (or prints how to, without --rc).
+``--early`` prints the early start block instead (bash, zsh), which belongs
+first in the rc file; ``--early --rc FILE`` puts it there.
 """
 
 from __future__ import annotations
@@ -15,12 +17,23 @@ import sys
 from pathlib import Path
 
 from tcg.errors import TcgError, UsageError, run_with_error_handler
-from tcg.shells.shells import BEGIN_MARK, END_MARK, SHELLS, SUPPORTED, Features, ShellHook
+from tcg.shells.shells import (
+    BEGIN_MARK,
+    EARLY_BEGIN_MARK,
+    EARLY_END_MARK,
+    END_MARK,
+    SHELLS,
+    SUPPORTED,
+    Features,
+    ShellHook,
+)
 
 USAGE = (
     "usage: tcg_shell init [zsh|bash|powershell|pwsh|cmd]\n"
+    "       tcg_shell init [zsh|bash] --early [--rc FILE]   (first in the rc file: docs/shells.md)\n"
     "       tcg_shell init --uninstall SHELL [--rc FILE]\n"
 )
+MARKS = ((BEGIN_MARK, END_MARK), (EARLY_BEGIN_MARK, EARLY_END_MARK))
 DEFAULT_AGENTS = ("claude", "codex", "qwen", "qwen-code", "cursor-agent", "cursor")
 
 
@@ -83,40 +96,69 @@ def current_features() -> Features:
     )
 
 
-def render(shell: str, features: Features | None = None) -> str:
-    """The hook text for ``shell`` (a key of SHELLS)."""
+def render(shell: str, features: Features | None = None, early: bool = False) -> str:
+    """The hook text for ``shell`` (a key of SHELLS); ``early``: its early start block."""
     cls = SHELLS.get(shell)
     if cls is None:
         raise _unsupported(f"unsupported shell {shell!r}")
-    return cls().render(features or current_features())
+    hook = cls()
+    if early and not hook.early_template:
+        raise UsageError(f"{shell} has no early start block",
+                         hint="`--early` is for bash and zsh, whose rc file the session runs again")
+    return hook.render(features or current_features(), early=early)
 
 
-def remove_block(text: str) -> tuple[str, int]:
-    """``text`` without the marked hook block(s) and `tcg_shell init` lines; count removed."""
+def remove_block(text: str, marks: tuple[tuple[str, str], ...] = MARKS,
+                 init_lines: bool = True) -> tuple[str, int]:
+    """``text`` without the blocks between ``marks`` and (``init_lines``) the
+    `tcg_shell init` lines; count removed."""
     out: list[str] = []
     removed = 0
-    inside = False
+    end: str | None = None
+    begins = dict(marks)
     for line in text.splitlines(keepends=True):
         stripped = line.strip()
-        if stripped == BEGIN_MARK:
-            inside = True
+        if end is None and stripped in begins:
+            end = begins[stripped]
             removed += 1
             continue
-        if inside:
+        if end is not None:
             removed += 1
-            if stripped == END_MARK:
-                inside = False
+            if stripped == end:
+                end = None
             continue
-        if "tcg_shell init" in stripped and not stripped.startswith("#"):
+        if init_lines and "tcg_shell init" in stripped and not stripped.startswith("#"):
             removed += 1
             continue
         out.append(line)
-    if inside:
+    if end is not None:
         raise TcgError(
-            f"found `{BEGIN_MARK}` without its end marker; nothing changed",
-            hint=f"remove the block by hand, up to `{END_MARK}`",
+            f"found a tcg block without its end marker `{end}`; nothing changed",
+            hint=f"remove the block by hand, up to `{end}`",
         )
     return "".join(out), removed
+
+
+def install_early(shell: str, path: Path) -> int:
+    """Put the early start block first in ``path`` (replacing one already there,
+    anywhere in the file), keeping ``path``.tcg-bak; say where the hook itself is."""
+    block = render(shell, early=True)
+    try:
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        text = ""
+    rest, _removed = remove_block(text, ((EARLY_BEGIN_MARK, EARLY_END_MARK),), init_lines=False)
+    new = block + rest
+    if new != text:
+        if text:
+            path.with_name(path.name + ".tcg-bak").write_text(text, encoding="utf-8",
+                                                             errors="surrogateescape")
+        path.write_text(new, encoding="utf-8", errors="surrogateescape")
+    sys.stdout.write(f"tcg_shell: the early start block is first in {path}\n")
+    if BEGIN_MARK not in rest and "tcg_shell init" not in rest:
+        sys.stdout.write(f"tcg_shell: {path} has no tcg hook yet; add it last: "
+                         f"tcg_shell init {shell} >> {path}\n")
+    return 0
 
 
 def _uninstall(args: list[str]) -> int:
@@ -126,8 +168,9 @@ def _uninstall(args: list[str]) -> int:
     if len(args) == 1:
         sys.stdout.write(
             f"To remove the tcg {hook.name} hook: {hook.uninstall}.\n"
-            f"With --rc FILE, tcg removes exactly the block between `{BEGIN_MARK}` and\n"
-            f"`{END_MARK}` and every `tcg_shell init` line, keeping a FILE.tcg-bak copy.\n"
+            f"With --rc FILE, tcg removes exactly the blocks between `{BEGIN_MARK}` and\n"
+            f"`{END_MARK}` (and the early start block's), and every `tcg_shell init` line,\n"
+            "keeping a FILE.tcg-bak copy.\n"
             "Then open a new shell.\n"
         )
         return 0
@@ -149,11 +192,23 @@ def _init(argv: list[str]) -> int:
         return 0
     if argv and argv[0] == "--uninstall":
         return _uninstall(argv[1:])
-    if len(argv) > 1:
-        raise UsageError(f"too many arguments: {' '.join(argv)}", hint=USAGE.strip())
-    shell = argv[0].lower() if argv else detect_shell()
-    text = render(shell)
-    sys.stdout.write(text)
+    args = list(argv)
+    early = "--early" in args
+    rc: Path | None = None
+    if early:
+        args.remove("--early")
+        if "--rc" in args:
+            at = args.index("--rc")
+            if at + 1 >= len(args):
+                raise UsageError("--rc needs a file", hint=USAGE.strip())
+            rc = Path(args.pop(at + 1))
+            args.pop(at)
+    if len(args) > 1 or any(a.startswith("-") for a in args):
+        raise UsageError(f"unexpected arguments: {' '.join(argv)}", hint=USAGE.strip())
+    shell = args[0].lower() if args else detect_shell()
+    if rc is not None:
+        return install_early(shell, rc)
+    sys.stdout.write(render(shell, early=early))
     return 0
 
 

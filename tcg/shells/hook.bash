@@ -33,6 +33,9 @@ for _tcg_w in $_tcg_agents; do
 done
 unset _tcg_w
 
+# The session start (tcg/shells/start.bash), put here by tcg/shells/shells.py:
+# @TCG_START@
+
 if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   _tcg_hooked=1
 
@@ -287,21 +290,12 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     if [[ $_tcg_flags == *a* ]]; then set -o functrace; fi # agent: commands in functions too
     PROMPT_COMMAND="_tcg_precmd;${PROMPT_COMMAND-}"
     PS0=$_tcg_ps0${PS0-}
+    if [[ -n ${TCG_SESSION_ENV+x} ]]; then _tcg_envcheck; fi
   elif [[ -n ${TCG_SESSION_CHANNEL-} && ${TCG_SESSION_PID-} == "$PPID" ]]; then
     # shellcheck disable=SC2016
     builtin printf '%s\n' "tcg: warning: this shell cannot reach its session station; its lines are not checked" \
       'hint: exit and open a new terminal; `tcg doctor` checks the install' >&2
-  elif [[ $_tcg_session == 1 && ${TCG_SESSION_AUTO-1} != 0 && -x $_tcg_py && -r $_tcg_pkg/runner/session.py && ${TCG_SESSION_PID-} != "$PPID" ]]; then
-    # The same shell with the same arguments (Linux: /proc; elsewhere none).
-    _tcg_args=()
-    if [[ -r /proc/$$/cmdline ]] && ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)); then
-      builtin mapfile -d '' -t _tcg_args </proc/$$/cmdline
-    fi
-    _tcg_opt=(--shell "$BASH" --auto)
-    if builtin shopt -q login_shell; then _tcg_opt+=(--login); fi
-    # Python starts without site-packages (-S: a third of its start-up); the
-    # session adds them once this shell runs again inside it. The trailing
-    # comment keeps the process findable as `tcg.shell_entry session` (ps, pgrep).
-    exec "$_tcg_py" -I -S -c 'import sys;sys.path.append(sys.argv.pop(1));from tcg.runner.session import lean_main;lean_main()#tcg.shell_entry session' "${_tcg_pkg%/*}" "${_tcg_opt[@]}" -- "${_tcg_args[@]:1}"
+  else
+    _tcg_start
   fi
 fi

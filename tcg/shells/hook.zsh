@@ -36,6 +36,9 @@ for _tcg_w in ${=_tcg_agents}; do
 done
 unset _tcg_w
 
+# The session start (tcg/shells/start.zsh), put here by tcg/shells/shells.py:
+# @TCG_START@
+
 if [[ -o interactive && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   _tcg_hooked=1
 
@@ -189,24 +192,12 @@ if [[ -o interactive && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   if _tcg_connect; then
     preexec_functions=(_tcg_preexec $preexec_functions)
     precmd_functions=(_tcg_precmd $precmd_functions)
+    if [[ -n ${TCG_SESSION_ENV+x} ]]; then _tcg_envcheck; fi
   elif [[ -n ${TCG_SESSION_CHANNEL-} && ${TCG_SESSION_PID-} == "$PPID" ]]; then
-    print -r -- "tcg: warning: this shell cannot reach its session station; its lines are not checked" \
+    print -rl -- "tcg: warning: this shell cannot reach its session station; its lines are not checked" \
       'hint: exit and open a new terminal; `tcg doctor` checks the install' >&2
-  elif [[ $_tcg_session == 1 && ${TCG_SESSION_AUTO-1} != 0 && -x $_tcg_py && -r $_tcg_pkg/runner/session.py && ${TCG_SESSION_PID-} != "$PPID" ]]; then
-    # A name, not a path: the station looks it up in PATH (here, $commands
-    # would hash every PATH directory first, a few ms per new terminal).
-    _tcg_zsh=${ZSH_ARGZERO#-}
-    if [[ $_tcg_zsh != /* ]]; then _tcg_zsh=${${_tcg_zsh##*/}:-zsh}; fi
-    # The same shell with the same arguments (Linux: /proc; elsewhere none).
-    _tcg_args=()
-    if [[ -r /proc/$$/cmdline ]]; then _tcg_args=(${(0)"$(</proc/$$/cmdline)"}); fi
-    _tcg_opt=(--shell "$_tcg_zsh" --auto)
-    if [[ -o login ]]; then _tcg_opt+=(--login); fi
-    # Python starts without site-packages (-S: a third of its start-up); the
-    # session adds them once this shell runs again inside it. The trailing
-    # comment keeps the process findable as `tcg.shell_entry session` (ps, pgrep).
-    exec "$_tcg_py" -I -S -c 'import sys;sys.path.append(sys.argv.pop(1));from tcg.runner.session import lean_main;lean_main()#tcg.shell_entry session' "${_tcg_pkg%/*}" "${_tcg_opt[@]}" -- "${(@)_tcg_args[2,-1]}"
   else
+    _tcg_start
     # Not mediated (opted out): zsh keeps a raw terminal when a program that
     # set it raw is killed (a session station too); restore it as bash does.
     _tcg_tty=$(command stty -g 2>/dev/null)

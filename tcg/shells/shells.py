@@ -17,6 +17,11 @@ from tcg.shells import quoting
 
 BEGIN_MARK = "# >>> tcg shell hook >>>"
 END_MARK = "# <<< tcg shell hook <<<"
+# The early start block (bash, zsh): first in the rc file, so that the shell a
+# terminal starts becomes a session before it reads the rest (docs/shells.md).
+EARLY_BEGIN_MARK = "# >>> tcg early start >>>"
+EARLY_END_MARK = "# <<< tcg early start <<<"
+START_SLOT = "# @TCG_START@\n"  # where a hook file takes the session start
 # cmd.exe's content-reader macros (cmd has no session; docs/shells.md).
 READERS = (
     "cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "bat", "nl", "od",
@@ -61,9 +66,19 @@ def _template(name: str) -> str:
     return (resources.files("tcg") / "shells" / name).read_text(encoding="utf-8")
 
 
+def _start_part(name: str) -> str:
+    """The session start (start.bash, start.zsh) between its START markers: one
+    copy of it, put into the hook and into the early start block alike."""
+    text = _template(name)
+    begin, end = "# --- START (begin) ---\n", "# --- START (end) ---\n"
+    return text[text.index(begin) + len(begin):text.index(end)]
+
+
 class ShellHook:
     name = ""
     template = ""
+    early_template = ""  # the early start block's file; "" where the shell has none
+    start_template = ""  # the session start both files take (START_SLOT)
     install = ""
     uninstall = ""
 
@@ -79,11 +94,16 @@ class ShellHook:
             "@TCG_AGENTS@": " ".join(valid_agents(f.agents)),
         }
 
-    def render(self, f: Features) -> str:
-        """The hook text with every placeholder replaced by its quoted value."""
-        text = _template(self.template)
+    def render(self, f: Features, early: bool = False) -> str:
+        """The hook text (``early``: the early start block) with every placeholder
+        replaced by its quoted value."""
+        text = _template(self.early_template if early else self.template)
+        if self.start_template:
+            text = text.replace(START_SLOT, _start_part(self.start_template), 1)
         for key, value in self.values(f).items():
             text = text.replace(self.quote(key), self.quote(value))
+        if early:
+            return f"{EARLY_BEGIN_MARK}\n{text.rstrip()}\n{EARLY_END_MARK}\n"
         return self.wrap(text)
 
     def wrap(self, text: str) -> str:
@@ -93,6 +113,8 @@ class ShellHook:
 class Bash(ShellHook):
     name = "bash"
     template = "hook.bash"
+    early_template = "early.bash"
+    start_template = "start.bash"
     install = "tcg_shell init bash >> ~/.bashrc   (or eval \"$(tcg_shell init bash)\" in ~/.bashrc)"
     uninstall = "tcg_shell init --uninstall bash --rc ~/.bashrc"
 
@@ -103,6 +125,8 @@ class Bash(ShellHook):
 class Zsh(Bash):
     name = "zsh"
     template = "hook.zsh"
+    early_template = "early.zsh"
+    start_template = "start.zsh"
     install = "tcg_shell init zsh >> ~/.zshrc   (or eval \"$(tcg_shell init zsh)\" in ~/.zshrc)"
     uninstall = "tcg_shell init --uninstall zsh --rc ~/.zshrc"
 
@@ -128,7 +152,8 @@ class Cmd(ShellHook):
     )
     uninstall = "doskey /reinstall (or open a new console) and delete macros.doskey"
 
-    def render(self, f: Features) -> str:
+    def render(self, f: Features, early: bool = False) -> str:
+        """The macro file (cmd.exe has no early start block: tcg.shells.generator refuses one)."""
         py = quoting.cmd_quote(f.python, what="interpreter path")
         lines = [
             ln for ln in _template(self.template).splitlines()

@@ -82,6 +82,24 @@ def test_appended_hook_block_counts_as_installed(full_path, hermetic_home):
 
 
 @needs_posix
+def test_the_early_start_block_is_reported_and_needs_the_hook(full_path, hermetic_home):
+    from tcg.shells.generator import render
+
+    rc = hermetic_home / ".bashrc"
+    rc.write_text(render("bash", early=True) + "alias ll='ls -l'\n")
+    check = {c.name: c for c in run_checks()}["hook bash"]
+    assert check.status == WARN and "not the hook" in check.detail
+    assert check.hint == f"tcg_shell init bash >> {rc}"
+    rc.write_text(rc.read_text() + render("bash"))
+    check = {c.name: c for c in run_checks()}["hook bash"]
+    assert (check.status, check.detail) == (OK, f"present in {rc}, the early start block too")
+    rc.write_text(render("bash"))
+    check = {c.name: c for c in run_checks()}["hook bash"]
+    assert check.status == OK and "runs it twice" in check.detail
+    assert f"`tcg_shell init bash --early --rc {rc}` avoids that" in check.detail
+
+
+@needs_posix
 def test_zsh_hook_is_looked_for_under_zdotdir(tmp_path, monkeypatch, hermetic_home):
     zdot = tmp_path / "zdot"
     zdot.mkdir()

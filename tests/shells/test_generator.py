@@ -15,7 +15,15 @@ from pathlib import Path
 import pytest
 
 from tcg.shells import generator, quoting
-from tcg.shells.shells import BEGIN_MARK, END_MARK, READERS, SHELLS, Features
+from tcg.shells.shells import (
+    BEGIN_MARK,
+    EARLY_BEGIN_MARK,
+    EARLY_END_MARK,
+    END_MARK,
+    READERS,
+    SHELLS,
+    Features,
+)
 
 AGENTS = ("claude", "codex", "qwen", "qwen-code", "cursor-agent", "cursor")
 
@@ -24,9 +32,9 @@ def features(python: str, *, session: bool = True, launch: bool = False) -> Feat
     return Features(python=python, session=session, launch=launch, agents=AGENTS)
 
 
-def render(shell: str, **kw) -> str:
+def render(shell: str, early: bool = False, **kw) -> str:
     python = kw.pop("python", sys.executable)
-    return SHELLS[shell]().render(features(python, **kw))
+    return SHELLS[shell]().render(features(python, **kw), early=early)
 
 SHELLS_DIR = Path(generator.__file__).parent
 TCG_SHELL = str(Path(sys.executable).with_name("tcg_shell"))
@@ -56,25 +64,46 @@ def need(tool: str) -> str:
 
 # ---------------------------------------------------------------- layer 1: at rest
 
+AT_REST = [(shell, f"{part}.{shell}") for shell in ("bash", "zsh")
+           for part in ("hook", "start", "early")]
+
+
 def test_hook_files_pass_shellcheck_at_rest():
     need("shellcheck")
-    files = [str(SHELLS_DIR / "hook.bash"), str(SHELLS_DIR / "hook.zsh")]
+    files = [str(SHELLS_DIR / name) for _shell, name in AT_REST]
     r = subprocess.run(["shellcheck", *files], capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_zsh_hook_parses_with_zsh_n():
     need("zsh")
-    r = subprocess.run(["zsh", "-n", str(SHELLS_DIR / "hook.zsh")], capture_output=True, text=True)
-    assert (r.returncode, r.stderr) == (0, "")
+    for name in ("hook.zsh", "start.zsh", "early.zsh"):
+        r = subprocess.run(["zsh", "-n", str(SHELLS_DIR / name)], capture_output=True, text=True)
+        assert (r.returncode, r.stderr) == (0, ""), name
 
 
 def test_hook_files_at_rest_run_clean_in_their_shell():
     """The unrendered files are valid shell too (placeholders are plain strings)."""
-    for shell, name in (("bash", "hook.bash"), ("zsh", "hook.zsh")):
+    for shell, name in AT_REST:
         exe = need(shell)
         r = subprocess.run([exe, "-c", f"source {SHELLS_DIR / name}"], capture_output=True, text=True)
-        assert (r.returncode, r.stdout, r.stderr) == (0, "", ""), shell
+        assert (r.returncode, r.stdout, r.stderr) == (0, "", ""), name
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+def test_the_session_start_is_one_copy_put_into_both_blocks(shell):
+    """The hook and the early start block take the same start code (start.SHELL),
+    once each; the hook files themselves hold only its slot."""
+    start = (SHELLS_DIR / f"start.{shell}").read_text()
+    part = start[start.index("# --- START (begin) ---\n") + 23:start.index("# --- START (end) ---")]
+    for text in (render(shell), render(shell, early=True)):
+        assert text.count(part) == 1
+        assert text.count("from tcg.runner.session import lean_main") == 1
+        assert "@TCG_" not in text
+    for name in (f"hook.{shell}", f"early.{shell}"):
+        assert "lean_main" not in (SHELLS_DIR / name).read_text()
+    early = render(shell, early=True)
+    assert early.startswith(EARLY_BEGIN_MARK + "\n") and early.endswith(EARLY_END_MARK + "\n")
 
 
 # ---------------------------------------------------------------- layer 2: rendered
@@ -88,9 +117,10 @@ def run_rendered(shell: str, src: str, tail: str = "") -> subprocess.CompletedPr
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
-@pytest.mark.parametrize(("session", "launch"), VARIANTS)
-def test_rendered_variant_is_silent_under_strict_mode(shell, session, launch):
-    src = render(shell, session=session, launch=launch)
+@pytest.mark.parametrize(("session", "launch", "early"), [(*v, False) for v in VARIANTS]
+                         + [(True, False, True), (False, False, True)])
+def test_rendered_variant_is_silent_under_strict_mode(shell, session, launch, early):
+    src = render(shell, early=early, session=session, launch=launch)
     r = run_rendered(shell, src)
     assert (r.returncode, r.stdout, r.stderr) == (0, b"", b"")
     # Re-sourcing is harmless: twice in a row, still silent and successful.
@@ -99,10 +129,11 @@ def test_rendered_variant_is_silent_under_strict_mode(shell, session, launch):
 
 
 @pytest.mark.parametrize("shell", ["bash", "zsh"])
-@pytest.mark.parametrize(("session", "launch"), VARIANTS)
-def test_rendered_variant_passes_shellcheck(shell, session, launch):
+@pytest.mark.parametrize(("session", "launch", "early"), [(*v, False) for v in VARIANTS]
+                         + [(True, False, True)])
+def test_rendered_variant_passes_shellcheck(shell, session, launch, early):
     need("shellcheck")
-    src = render(shell, session=session, launch=launch)
+    src = render(shell, early=early, session=session, launch=launch)
     r = subprocess.run(["shellcheck", "-s", "bash", "-"], input=src, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout
 
@@ -301,6 +332,44 @@ def test_uninstall_removes_exactly_what_was_added(tmp_path):
     r = run_init("--uninstall", "zsh")
     assert r.returncode == 0 and BEGIN_MARK in r.stdout and END_MARK in r.stdout
     assert run_init("--uninstall", "fish").returncode == 2
+
+
+def test_early_block_goes_first_once_and_uninstall_removes_it(tmp_path):
+    """`--early --rc FILE` puts the block at the top (replacing one that is
+    anywhere in the file, keeping FILE.tcg-bak) and says when the hook itself is
+    missing; `--uninstall` removes it with the hook."""
+    rc = tmp_path / ".bashrc"
+    original = "export EDITOR=vi\nalias ll='ls -l'\n"
+    rc.write_text(original)
+    r = run_init("bash", "--early", "--rc", str(rc))
+    assert r.returncode == 0, r.stderr
+    assert "has no tcg hook yet" in r.stdout and f"tcg_shell init bash >> {rc}" in r.stdout
+    text = rc.read_text()
+    assert text.startswith(EARLY_BEGIN_MARK + "\n") and text.endswith(EARLY_END_MARK + "\n" + original)
+    assert (tmp_path / ".bashrc.tcg-bak").read_text() == original
+    # a second run, and a block found elsewhere (moved by hand): one block, first
+    moved = original + text[:text.index(original)] + render("bash")
+    rc.write_text(moved)
+    r = run_init("bash", "--early", "--rc", str(rc))
+    assert r.returncode == 0 and "has no tcg hook" not in r.stdout
+    again = rc.read_text()
+    assert again.count(EARLY_BEGIN_MARK) == 1 and again.startswith(EARLY_BEGIN_MARK)
+    assert again.endswith(original + render("bash"))
+    r = run_init("--uninstall", "bash", "--rc", str(rc))
+    assert r.returncode == 0 and rc.read_text() == original
+    missing = tmp_path / "new" / ".zshrc"
+    missing.parent.mkdir()
+    assert run_init("zsh", "--early", "--rc", str(missing)).returncode == 0
+    assert missing.read_text().startswith(EARLY_BEGIN_MARK)
+    assert not (missing.parent / ".zshrc.tcg-bak").exists()
+
+
+@pytest.mark.parametrize("args", [["powershell", "--early"], ["cmd", "--early"],
+                                  ["bash", "--early", "--rc"], ["bash", "--rc", "x"],
+                                  ["bash", "--bogus"]])
+def test_early_block_usage_errors(args):
+    r = run_init(*args)
+    assert r.returncode == 2 and r.stdout == "", (args, r.stdout, r.stderr)
 
 
 def test_uninstall_refuses_a_torn_block(tmp_path):

@@ -40,6 +40,54 @@ def test_eval_form_works_too(panes, shell_name):
     assert p.file("s.txt") == "in-session\n"
 
 
+def early_block(shell: str) -> str:
+    return subprocess.run([TCG_SHELL, "init", shell, "--early"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+RC_RUNS = 'echo "$$" >> ~/rc-runs\n'  # one line per shell that ran the rest of the rc file
+
+
+@pytest.mark.parametrize("early", [True, False], ids=["early-block", "hook-only"])
+def test_the_early_start_block_runs_the_rest_of_the_rc_file_once(panes, shell_name, early):
+    """`init --early` first in the rc file: the shell the terminal started becomes
+    a session before it reads the rest, which runs once (in the shell inside),
+    where the hook, last, joins the session: one station, lines decided. Without
+    the block (the control) the rest runs twice: in both shells."""
+    p = panes(shell_name, session=True, rc_first=early_block(shell_name) if early else "",
+              rc_extra=RC_RUNS)
+    assert len(stations(p)) == 1
+    p.line("echo $$ > inner.txt")
+    runs = (p.home / "rc-runs").read_text().split()
+    assert runs[-1] == p.file("inner.txt").strip()
+    assert len(runs) == (1 if early else 2)
+    p.line('cp "$TCG_HOME/state/key" stolen.key', wait=False)
+    p.wait_screen("tcg: blocked (self-protection)")
+    assert not (p.workdir / "stolen.key").exists()
+    assert "tcg: warning" not in p.screen()
+
+
+@pytest.mark.parametrize("where", ["below", "above"])
+def test_a_variable_the_rc_file_changes_below_the_early_block_is_reported(panes, shell_name,
+                                                                          tmp_path, where):
+    """The station starts before the rest of the rc file: a setting tcg reads
+    that the file changes after the block is not the station's, and the hook
+    inside says which. Set above the block, the station has it: no warning."""
+    setting = f"export XDG_CACHE_HOME='{tmp_path / 'other-cache'}'\n"
+    block = early_block(shell_name)
+    p = panes(shell_name, session=True, rc_first=block if where == "below" else setting + block,
+              rc_extra=setting if where == "below" else "")
+    assert len(stations(p)) == 1
+    p.line("echo ready > r.txt")
+    p.file("r.txt")
+    screen = p.screen()
+    if where == "below":
+        assert "tcg: warning: this session's station started with other values of XDG_CACHE_HOME:" in screen
+        assert "hint: set them above that block" in screen
+    else:
+        assert "tcg: warning" not in screen
+
+
 def test_opt_out_keeps_a_plain_shell(panes, shell_name):
     p = panes(shell_name, session=True, env={"TCG_SESSION_AUTO": "0"})
     assert stations(p) == []

@@ -58,6 +58,7 @@ class Pane:
 
     def __init__(self, shell: str, workdir: Path, home: Path, *, session: bool,
                  env: dict[str, str] | None = None, rc_extra: str = "", hook_text: str | None = None,
+                 rc_first: str = "",
                  argv: list[str] | None = None, wait_prompt: bool = True,
                  must_start: bool | None = None):
         if TMUX is None:
@@ -68,7 +69,7 @@ class Pane:
         self.home = home
         self.socket = f"tcg-test-{os.getpid()}-{next(_counter)}"
         self.n = 1
-        rc = BASHRC if shell == "bash" else ZSHRC
+        rc = rc_first + (BASHRC if shell == "bash" else ZSHRC)  # rc_first: the early start block
         rc += rc_extra + "\n"
         hook = home / f"tcg-hook.{shell}"
         if session:
