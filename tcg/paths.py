@@ -22,6 +22,15 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 APP = "tcg"
+# Variables whose values are paths, not secrets: a line's words resolve them from
+# the environment (tcg.policy.words), and a session compares them with its shell's
+# (tcg.runner.session_env).
+RESOLVABLE_VARS = frozenset(
+    {
+        "HOME", "PWD", "TMPDIR", "USER", "LOGNAME", "XDG_CONFIG_HOME", "XDG_STATE_HOME",
+        "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "TCG_HOME", "TCG_POLICY",
+    }
+)
 
 
 def _path(value: str) -> Path:

@@ -205,14 +205,14 @@ def _rc_files(env: Env) -> dict[str, Path]:
     return {"bash": home / ".bashrc", "zsh": zdot / ".zshrc"}
 
 
-def _hook_block_marks() -> tuple[str, str]:
-    """The first lines of a pasted hook block (`tcg_shell init zsh >> ~/.zshrc`) and
-    of the early start block (`tcg_shell init zsh --early --rc ~/.zshrc`)."""
+def _installed_parts(text: str) -> tuple[bool, bool]:
+    """(the hook, the early start block) in an rc file's text (tcg.shells.shells)."""
     try:
-        from tcg.shells.shells import BEGIN_MARK, EARLY_BEGIN_MARK
-    except ImportError:  # the hooks are a later part; their markers are stable
-        return "# >>> tcg shell hook >>>", "# >>> tcg early start >>>"
-    return BEGIN_MARK, EARLY_BEGIN_MARK
+        from tcg.shells.shells import installed_parts
+    except ImportError:  # the hooks are a later part: an eval line is all that counts
+        return any(HOOK_MARKER in ln and not ln.lstrip().startswith("#")
+                   for ln in text.splitlines()), False
+    return installed_parts(text)
 
 
 def check_hooks(env: Env) -> list[Check]:
@@ -232,14 +232,8 @@ def check_hooks(env: Env) -> list[Check]:
         except OSError as exc:
             out.append(Check(WARN, f"hook {shell}", f"cannot read {rc}: {exc.strerror}"))
             continue
-        begin, early_begin = _hook_block_marks()
-        lines = text.splitlines()
-        early = any(line.strip() == early_begin for line in lines)
-        if any(
-            (HOOK_MARKER in line and not line.lstrip().startswith("#") and "--early" not in line)
-            or line.strip() == begin
-            for line in lines
-        ):
+        hook, early = _installed_parts(text)
+        if hook:
             if early:
                 out.append(Check(OK, f"hook {shell}", f"present in {rc}, the early start block too"))
             else:

@@ -18,11 +18,11 @@ Pure: no filesystem access, no environment lookups beyond the mapping passed in.
 
 from __future__ import annotations
 
+from tcg.paths import RESOLVABLE_VARS
 from tcg.policy.walker import _Walker
 from tcg.policy.words import (  # noqa: F401 - re-exported: the parser's result types
     DYN,
     MAX_DEPTH,
-    RESOLVABLE_VARS,
     Assignment,
     ParsedLine,
     Part,

@@ -27,13 +27,6 @@ MAX_DEPTH = 8
 MAX_FOR_VALUES = 16
 """A ``for`` loop with more static values than this binds its variable as dynamic."""
 
-# Variables whose values are paths, not secrets: resolved from ``env`` when given.
-RESOLVABLE_VARS = frozenset(
-    {
-        "HOME", "PWD", "TMPDIR", "USER", "LOGNAME", "XDG_CONFIG_HOME", "XDG_STATE_HOME",
-        "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "TCG_HOME", "TCG_POLICY",
-    }
-)
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
 

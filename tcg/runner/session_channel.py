@@ -9,7 +9,8 @@ line starts no process. The shell finds the two descriptors in
 Wire format (docs/shells.md, "The verdict channel"):
 
 request   ``\\x01TCG1 KIND SEQ FLAGS`` NUL ``PWD`` NUL ``LINE`` NUL
-          KIND: ``H`` hello (LINE empty), ``L`` a whole interactive line,
+          KIND: ``H`` hello (LINE: the values of the settings TCG_SESSION_ENV
+          names, tcg.runner.session_env), ``L`` a whole interactive line,
           ``C`` one simple command (fallback and agent mode), ``D`` a line that
           ran no command (function definitions: recorded after the fact).
           FLAGS: letters; ``a`` the shell's environment names an agent actor,
@@ -19,7 +20,8 @@ request   ``\\x01TCG1 KIND SEQ FLAGS`` NUL ``PWD`` NUL ``LINE`` NUL
 response  ``SEQ US VERDICT US FAILMODE US MESSAGE US HINT`` LF (US: \\x1f, the
           unit separator: not white space to ``read``, so empty fields stay)
           VERDICT: ``ok`` run it, ``refuse`` do not, ``wait`` keep waiting
-          (a question is being asked on the terminal), ``hello``.
+          (a question is being asked on the terminal), ``hello`` (MESSAGE:
+          the session's id; HINT: the settings the shell has otherwise).
           FAILMODE: ``warn`` or ``block``, what the hook does when a later
           request gets no answer (policy ``session.on-station-gone``), with
           the timeout in ms: ``warn:2000``.

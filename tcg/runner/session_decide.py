@@ -217,10 +217,12 @@ class SessionDecider:
         ``sibling``: the pipe of the other reader that may ask about the same line
         (bash: the shell for a subshell's request, and the reverse), when it reads
         a pipe of its own; None when both read the one ``send`` writes to."""
-        if req.kind == "H":
+        if req.kind == "H":  # the hint field: the settings the shell has otherwise (session_env)
+            from tcg.runner.session_env import differing
+
             mode = DEFAULT_FAILMODE[self.actor_for(req)]
             send(ch.response(req.seq, ch.HELLO, failmode_text(mode, DEFAULT_TIMEOUT_MS),
-                             self.station.session))
+                             self.station.session, ", ".join(differing(self.station.env, req.line))))
             return
         if req.error is not None:
             send(ch.response(req.seq, ch.REFUSE, self.failmode, f"tcg: blocked: {req.error}",

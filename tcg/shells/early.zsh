@@ -17,6 +17,10 @@ _tcg_session='@TCG_SESSION@'
 _tcg_pkg='@TCG_PKG@'
 # --- TEMPLATE (end) ---
 # @TCG_START@
-if [[ -o interactive && -t 0 && -t 1 && -z ${TCG_SESSION_CHANNEL-} ]]; then
+# A shell with a session channel it can use (nested in a session) reads on: the
+# hook joins that session. One whose channel is not there (a tmux server started
+# in a session, a terminal window opened from one) starts its own, as the hook would.
+if [[ -o interactive && -t 0 && -t 1 ]] &&
+  [[ -z ${TCG_SESSION_CHANNEL-} || ! -p /dev/fd/${TCG_SESSION_CHANNEL%%,*} ]]; then
   _tcg_start
 fi

@@ -263,7 +263,21 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
       -p /dev/fd/${BASH_REMATCH[2]} && -p /dev/fd/${BASH_REMATCH[3]} ]]; then
       _tcg_rc=${BASH_REMATCH[1]} _tcg_tok=${BASH_REMATCH[2]} _tcg_tokw=${BASH_REMATCH[3]}
     fi
-    _tcg_call H && [[ $_tcg_v == hello && $_tcg_m1 == "$TCG_SESSION" ]]
+    _tcg_envtext
+    _tcg_call H "$_tcg_env" && [[ $_tcg_v == hello && $_tcg_m1 == "$TCG_SESSION" ]]
+  }
+
+  # The values of the settings the station read from its environment, which it
+  # names in TCG_SESSION_ENV: sent with the hello, the station answers with those
+  # this shell has otherwise (its rc file may set them below the early start
+  # block; tcg/runner/session_env.py).
+  _tcg_envtext() {
+    local v IFS=' '
+    _tcg_env=''
+    for v in ${TCG_SESSION_ENV-}; do
+      [[ $v =~ ^[A-Z_][A-Z0-9_]*$ ]] || continue
+      if [[ -n ${!v+x} ]]; then _tcg_env+="$v=${!v}"$'\037'; else _tcg_env+="$v"$'\037'; fi
+    done
   }
 
   _tcg_seq=0 _tcg_stop=0 _tcg_every=0 _tcg_armed=0 _tcg_pc=0 _tcg_hc=-1 _tcg_xd=0 _tcg_tick=0
@@ -290,7 +304,10 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     if [[ $_tcg_flags == *a* ]]; then set -o functrace; fi # agent: commands in functions too
     PROMPT_COMMAND="_tcg_precmd;${PROMPT_COMMAND-}"
     PS0=$_tcg_ps0${PS0-}
-    if [[ -n ${TCG_SESSION_ENV+x} ]]; then _tcg_envcheck; fi
+    if [[ -n $_tcg_m2 ]]; then
+      builtin printf '%s\n' "tcg: warning: the session station started with other settings than this shell has: $_tcg_m2; it decides and masks by its own" \
+        'hint: set them above the early start block in your rc file (or in your login environment), then open a new terminal' >&2
+    fi
   elif [[ -n ${TCG_SESSION_CHANNEL-} && ${TCG_SESSION_PID-} == "$PPID" ]]; then
     # shellcheck disable=SC2016
     builtin printf '%s\n' "tcg: warning: this shell cannot reach its session station; its lines are not checked" \

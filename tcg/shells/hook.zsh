@@ -177,7 +177,22 @@ if [[ -o interactive && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     [[ $c =~ ^[0-9]+,[0-9]+$ && -n ${TCG_SESSION-} ]] || return 1
     _tcg_w=${c%,*} _tcg_r=${c#*,}
     [[ -p /dev/fd/$_tcg_w && -p /dev/fd/$_tcg_r ]] || return 1
-    _tcg_call H && [[ $_tcg_v == hello && $_tcg_m1 == "$TCG_SESSION" ]]
+    _tcg_envtext
+    _tcg_call H "$_tcg_env" && [[ $_tcg_v == hello && $_tcg_m1 == "$TCG_SESSION" ]]
+  }
+
+  # The values of the settings the station read from its environment, which it
+  # names in TCG_SESSION_ENV: sent with the hello, the station answers with those
+  # this shell has otherwise (its rc file may set them below the early start
+  # block; tcg/runner/session_env.py).
+  _tcg_envtext() {
+    emulate -L zsh
+    local v
+    _tcg_env=''
+    for v in ${(s: :)${TCG_SESSION_ENV-}}; do
+      [[ $v =~ ^[A-Z_][A-Z0-9_]*$ ]] || continue
+      if [[ -n ${(P)v+x} ]]; then _tcg_env+="$v=${(P)v}"$'\037'; else _tcg_env+="$v"$'\037'; fi
+    done
   }
 
   _tcg_seq=0 _tcg_stop=0 _tcg_every=0 _tcg_inline=0 _tcg_ee=0
@@ -192,7 +207,10 @@ if [[ -o interactive && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
   if _tcg_connect; then
     preexec_functions=(_tcg_preexec $preexec_functions)
     precmd_functions=(_tcg_precmd $precmd_functions)
-    if [[ -n ${TCG_SESSION_ENV+x} ]]; then _tcg_envcheck; fi
+    if [[ -n $_tcg_m2 ]]; then
+      print -rl -- "tcg: warning: the session station started with other settings than this shell has: $_tcg_m2; it decides and masks by its own" \
+        'hint: set them above the early start block in your rc file (or in your login environment), then open a new terminal' >&2
+    fi
   elif [[ -n ${TCG_SESSION_CHANNEL-} && ${TCG_SESSION_PID-} == "$PPID" ]]; then
     print -rl -- "tcg: warning: this shell cannot reach its session station; its lines are not checked" \
       'hint: exit and open a new terminal; `tcg doctor` checks the install' >&2

@@ -22,6 +22,22 @@ END_MARK = "# <<< tcg shell hook <<<"
 EARLY_BEGIN_MARK = "# >>> tcg early start >>>"
 EARLY_END_MARK = "# <<< tcg early start <<<"
 START_SLOT = "# @TCG_START@\n"  # where a hook file takes the session start
+INIT_LINE = "tcg_shell init"  # the eval form's line: `eval "$(tcg_shell init zsh)"`
+
+
+def installed_parts(text: str) -> tuple[bool, bool]:
+    """Whether an rc file's ``text`` loads the hook (its marked block, or an
+    uncommented `tcg_shell init` line that is not the early form) and whether it
+    has the early start block (tcg doctor, `tcg_shell init --early --rc`)."""
+    hook = early = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped == EARLY_BEGIN_MARK:
+            early = True
+        elif stripped == BEGIN_MARK or (INIT_LINE in stripped and not stripped.startswith("#")
+                                        and "--early" not in stripped):
+            hook = True
+    return hook, early
 # cmd.exe's content-reader macros (cmd has no session; docs/shells.md).
 READERS = (
     "cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "bat", "nl", "od",

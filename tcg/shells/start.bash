@@ -4,37 +4,6 @@
 # markers where those files say `# @TCG_START@`. Valid bash at rest.
 # shellcheck disable=SC2154  # _tcg_py, _tcg_pkg, _tcg_session: the file it is put in sets them
 # --- START (begin) ---
-# What the station reads from the environment (its policy, its files, the actor),
-# as one string: the session exports the values it started with, and the hook of
-# the shell inside compares them with its own once its rc file has run again.
-# An rc file that sets one of them below an early start block would otherwise
-# leave the station on the values from before (docs/shells.md).
-_tcg_envvars=(TCG_HOME TCG_POLICY TCG_PROJECT TCG_ACTOR TCG_AGENT TCG_SESSION_AUTO
-  XDG_CONFIG_HOME XDG_STATE_HOME XDG_CACHE_HOME)
-_tcg_startenv() {
-  local v s=''
-  for v in "${_tcg_envvars[@]}"; do
-    if [[ -n ${!v+x} ]]; then s+="$v=${!v}"$'\037'; else s+="$v"$'\037'; fi
-  done
-  _tcg_env=$s
-}
-
-# In the shell inside: say which of them its rc file changed (once, at start).
-_tcg_envcheck() {
-  local _tcg_env v names='' was=$TCG_SESSION_ENV
-  _tcg_startenv
-  [[ $_tcg_env == "$was" ]] && return 0
-  for v in "${_tcg_envvars[@]}"; do
-    if [[ -n ${!v+x} ]]; then
-      [[ $'\037'$was == *$'\037'"$v=${!v}"$'\037'* ]] || names+=" $v"
-    else
-      [[ $'\037'$was == *$'\037'"$v"$'\037'* ]] || names+=" $v"
-    fi
-  done
-  builtin printf '%s\n' "tcg: warning: this session's station started with other values of${names:- TCG_*/XDG_* variables}: the rc file changes them below tcg's early start block; the station decides and masks with the old ones" \
-    'hint: set them above that block (or in ~/.profile), then open a new terminal' >&2
-}
-
 # Outside a session, an interactive shell on a terminal becomes one: exec
 # `tcg_shell session`, which starts this shell again on a terminal tcg masks
 # (opt out: TCG_SESSION_AUTO=0). Not when the tcg it was generated for is gone,
@@ -42,15 +11,12 @@ _tcg_envcheck() {
 _tcg_start() {
   [[ $_tcg_session == 1 && ${TCG_SESSION_AUTO-1} != 0 && -x $_tcg_py && -r $_tcg_pkg/runner/session.py &&
     ${TCG_SESSION_PID-} != "$PPID" ]] || return 0
-  local _tcg_env
   # The same shell with the same arguments (Linux: /proc; elsewhere none).
   local -a args=() opt=(--shell "$BASH" --auto)
   if [[ -r /proc/$$/cmdline ]] && ((BASH_VERSINFO[0] * 100 + BASH_VERSINFO[1] >= 404)); then
     builtin mapfile -d '' -t args </proc/$$/cmdline
   fi
   if builtin shopt -q login_shell; then opt+=(--login); fi
-  _tcg_startenv
-  export TCG_SESSION_ENV=$_tcg_env
   # Python starts without site-packages (-S: a third of its start-up); the
   # session adds them once this shell runs again inside it. The trailing
   # comment keeps the process findable as `tcg.shell_entry session` (ps, pgrep).

@@ -335,26 +335,22 @@ def test_uninstall_removes_exactly_what_was_added(tmp_path):
 
 
 def test_early_block_goes_first_once_and_uninstall_removes_it(tmp_path):
-    """`--early --rc FILE` puts the block at the top (replacing one that is
-    anywhere in the file, keeping FILE.tcg-bak) and says when the hook itself is
-    missing; `--uninstall` removes it with the hook."""
+    """`--early --rc FILE` puts the block at the top, keeps FILE.tcg-bak and says
+    when the hook itself is missing (a comment naming `tcg_shell init` is no hook);
+    `--uninstall` removes it with the hook."""
     rc = tmp_path / ".bashrc"
-    original = "export EDITOR=vi\nalias ll='ls -l'\n"
+    original = "export EDITOR=vi\n# see: tcg_shell init bash\nalias ll='ls -l'\n"
     rc.write_text(original)
     r = run_init("bash", "--early", "--rc", str(rc))
     assert r.returncode == 0, r.stderr
     assert "has no tcg hook yet" in r.stdout and f"tcg_shell init bash >> {rc}" in r.stdout
     text = rc.read_text()
-    assert text.startswith(EARLY_BEGIN_MARK + "\n") and text.endswith(EARLY_END_MARK + "\n" + original)
+    assert text == generator.render("bash", early=True) + original
     assert (tmp_path / ".bashrc.tcg-bak").read_text() == original
-    # a second run, and a block found elsewhere (moved by hand): one block, first
-    moved = original + text[:text.index(original)] + render("bash")
-    rc.write_text(moved)
+    rc.write_text(text + generator.render("bash"))
     r = run_init("bash", "--early", "--rc", str(rc))
     assert r.returncode == 0 and "has no tcg hook" not in r.stdout
-    again = rc.read_text()
-    assert again.count(EARLY_BEGIN_MARK) == 1 and again.startswith(EARLY_BEGIN_MARK)
-    assert again.endswith(original + render("bash"))
+    assert rc.read_text() == text + generator.render("bash")  # already there: nothing changes
     r = run_init("--uninstall", "bash", "--rc", str(rc))
     assert r.returncode == 0 and rc.read_text() == original
     missing = tmp_path / "new" / ".zshrc"
@@ -362,10 +358,55 @@ def test_early_block_goes_first_once_and_uninstall_removes_it(tmp_path):
     assert run_init("zsh", "--early", "--rc", str(missing)).returncode == 0
     assert missing.read_text().startswith(EARLY_BEGIN_MARK)
     assert not (missing.parent / ".zshrc.tcg-bak").exists()
+    r = run_init("zsh", "--early", "--rc", str(tmp_path / "no-such-dir" / ".zshrc"))
+    assert r.returncode != 0 and "cannot write" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_second_run_refreshes_the_block_where_it_is(tmp_path):
+    """Settings the user put above the block (as its warning says to) stay above
+    it when the block is refreshed after an upgrade; a second block is folded in."""
+    rc = tmp_path / ".zshrc"
+    stale = generator.render("zsh", early=True).replace(sys.executable, "/old/venv/bin/python")
+    above = "export TCG_POLICY=~/strict.toml\n"
+    rc.write_text(above + stale + "compinit\n" + stale + generator.render("zsh"))
+    r = run_init("zsh", "--early", "--rc", str(rc))
+    assert r.returncode == 0 and "(where it was)" in r.stdout
+    assert rc.read_text() == above + generator.render("zsh", early=True) + "compinit\n" + generator.render("zsh")
+
+
+def test_an_old_hook_block_is_brought_up_to_date_with_the_early_block(tmp_path):
+    """A new early block beside a hook block from another tcg version would start
+    sessions whose hook does not send the settings check: the hook is refreshed."""
+    rc = tmp_path / ".bashrc"
+    old_hook = generator.render("bash").replace("_tcg_envtext", "_tcg_old_text")
+    rc.write_text("alias ll='ls -l'\n" + old_hook)
+    r = run_init("bash", "--early", "--rc", str(rc))
+    assert r.returncode == 0 and "brought up to date" in r.stdout
+    assert rc.read_text() == generator.render("bash", early=True) + "alias ll='ls -l'\n" + generator.render("bash")
+
+
+def test_the_rc_file_keeps_its_mode_and_its_symlink(tmp_path):
+    """rc files hold tokens: the new text and the backup keep the file's mode; a
+    symlinked rc file (dotfile managers) is written through to its target."""
+    target = tmp_path / "dotfiles" / "bashrc"
+    target.parent.mkdir()
+    target.write_text("export TOKEN=not-a-real-one\n")
+    target.chmod(0o600)
+    link = tmp_path / ".bashrc"
+    link.symlink_to(target)
+    assert run_init("bash", "--early", "--rc", str(link)).returncode == 0
+    assert link.is_symlink() and target.read_text().startswith(EARLY_BEGIN_MARK)
+    assert target.stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / ".bashrc.tcg-bak").stat().st_mode & 0o777 == 0o600
+    assert run_init("--uninstall", "bash", "--rc", str(link)).returncode == 0
+    assert link.is_symlink() and target.read_text() == "export TOKEN=not-a-real-one\n"
+    assert target.stat().st_mode & 0o777 == 0o600
+    assert [p.name for p in target.parent.iterdir()] == ["bashrc"]  # no temporary file left
 
 
 @pytest.mark.parametrize("args", [["powershell", "--early"], ["cmd", "--early"],
                                   ["bash", "--early", "--rc"], ["bash", "--rc", "x"],
+                                  ["bash", "--early", "--rc", "--early"],
                                   ["bash", "--bogus"]])
 def test_early_block_usage_errors(args):
     r = run_init(*args)

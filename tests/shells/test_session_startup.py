@@ -82,10 +82,33 @@ def test_a_variable_the_rc_file_changes_below_the_early_block_is_reported(panes,
     p.file("r.txt")
     screen = p.screen()
     if where == "below":
-        assert "tcg: warning: this session's station started with other values of XDG_CACHE_HOME:" in screen
-        assert "hint: set them above that block" in screen
+        assert ("tcg: warning: the session station started with other settings than this shell "
+                "has: XDG_CACHE_HOME; it decides and masks by its own") in screen
+        assert "hint: set them above the early start block in your rc file" in screen
     else:
         assert "tcg: warning" not in screen
+
+
+def test_a_nested_shell_with_its_own_settings_is_told_and_a_new_session_is_not(panes, shell_name,
+                                                                               tmp_path):
+    """The check compares with the station the shell is in: a shell nested in the
+    session after an `export` is told; a session started by hand with that
+    setting has it itself, and its shell is not."""
+    p = panes(shell_name, session=True)
+    other = tmp_path / "other-cache"
+    nested = (f"bash --noprofile --rcfile {p.home / '.bashrc'} -i" if shell_name == "bash"
+              else "zsh -i")
+    p.line(f"export XDG_CACHE_HOME='{other}'; {nested}", wait=False)
+    p.wait_screen("started with other settings than this shell has: XDG_CACHE_HOME;")
+    p.line("exit")
+    p.line("echo $TCG_SESSION > outer.txt")
+    outer = p.file("outer.txt")
+    p.line(f"{shlex.quote(TCG_SHELL)} session {shell_name} -- "
+           + (f"--noprofile --rcfile {p.home / '.bashrc'} -i" if shell_name == "bash" else "-i"),
+           wait=False)
+    p.line("echo $TCG_SESSION > inner.txt", wait=False)  # (its prompts count from 1 again)
+    assert p.file("inner.txt") not in ("", outer)  # a session of its own
+    assert p.screen().count("started with other settings") == 1
 
 
 def test_opt_out_keeps_a_plain_shell(panes, shell_name):
