@@ -205,14 +205,17 @@ def _rc_files(env: Env) -> dict[str, Path]:
     return {"bash": home / ".bashrc", "zsh": zdot / ".zshrc"}
 
 
-def _installed_parts(text: str) -> tuple[bool, bool]:
-    """(the hook, the early start block) in an rc file's text (tcg.shells.shells)."""
+def _installed_parts(text: str, shell: str) -> tuple[bool, bool, bool]:
+    """(the hook, the early start block, a hook block of another version) in an rc
+    file's text (tcg.shells.shells)."""
     try:
-        from tcg.shells.shells import installed_parts
+        from tcg.shells.shells import SHELLS, hook_ids, installed_parts
     except ImportError:  # the hooks are a later part: an eval line is all that counts
         return any(HOOK_MARKER in ln and not ln.lstrip().startswith("#")
-                   for ln in text.splitlines()), False
-    return installed_parts(text)
+                   for ln in text.splitlines()), False, False
+    current = SHELLS[shell]().hook_id
+    stale = any(name == shell and found != current for name, found in hook_ids(text))
+    return (*installed_parts(text), stale)
 
 
 def check_hooks(env: Env) -> list[Check]:
@@ -232,8 +235,13 @@ def check_hooks(env: Env) -> list[Check]:
         except OSError as exc:
             out.append(Check(WARN, f"hook {shell}", f"cannot read {rc}: {exc.strerror}"))
             continue
-        hook, early = _installed_parts(text)
-        if hook:
+        hook, early, stale = _installed_parts(text, shell)
+        if stale:  # its hello lacks what the station checks now, or worse
+            out.append(Check(WARN, f"hook {shell}", f"the tcg hook block in {rc} is from another "
+                             "tcg version", f"tcg_shell init --uninstall {shell} --rc {rc}, then "
+                             f"tcg_shell init {shell} >> {rc}"
+                             + (f" and tcg_shell init {shell} --early --rc {rc}" if early else "")))
+        elif hook:
             if early:
                 out.append(Check(OK, f"hook {shell}", f"present in {rc}, the early start block too"))
             else:

@@ -26,7 +26,8 @@ response  ``SEQ US VERDICT US FAILMODE US MESSAGE US HINT`` LF (US: \\x1f, the
           request gets no answer (policy ``session.on-station-gone``), with
           the timeout in ms: ``warn:2000``.
 
-Fields cannot hold NUL (no shell string can), so NUL framing is exact; a
+Fields cannot hold NUL (no bash string can; the zsh hook takes NULs out of what
+it sends), so NUL framing is exact; a
 record that does not start with the magic is skipped up to the next one, so
 a torn write cannot shift every later request. Pure: no policy here.
 """

@@ -207,6 +207,16 @@ class SessionDecider:
             send(wait)
             sibling(wait)
 
+    def _differing(self, text: str) -> str:
+        """The hello's settings check; a failure in it must not cost the shell its
+        hello (a failed hello leaves the shell's lines unchecked): no names then."""
+        try:
+            from tcg.runner.session_env import differing
+
+            return ", ".join(differing(self.station.env, text))
+        except Exception:  # noqa: BLE001 - an advisory check only
+            return ""
+
     def actor_for(self, req: ch.Request) -> str:
         # A request can make the actor stricter, never looser.
         return "agent" if self.base_actor == "agent" or req.agent else "human"
@@ -218,11 +228,9 @@ class SessionDecider:
         (bash: the shell for a subshell's request, and the reverse), when it reads
         a pipe of its own; None when both read the one ``send`` writes to."""
         if req.kind == "H":  # the hint field: the settings the shell has otherwise (session_env)
-            from tcg.runner.session_env import differing
-
             mode = DEFAULT_FAILMODE[self.actor_for(req)]
             send(ch.response(req.seq, ch.HELLO, failmode_text(mode, DEFAULT_TIMEOUT_MS),
-                             self.station.session, ", ".join(differing(self.station.env, req.line))))
+                             self.station.session, self._differing(req.line)))
             return
         if req.error is not None:
             send(ch.response(req.seq, ch.REFUSE, self.failmode, f"tcg: blocked: {req.error}",

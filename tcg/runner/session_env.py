@@ -15,7 +15,9 @@ and switches that are in the environment anyway; nothing here is logged.
 
 from __future__ import annotations
 
-from tcg.paths import RESOLVABLE_VARS, xdg_paths
+import posixpath
+
+from tcg.paths import RESOLVABLE_VARS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,9 +30,11 @@ SEP = "\x1f"
 # each request instead). Who the actor is needs no check: a request names an agent
 # actor itself, and it can only make the station stricter.
 WATCHED = tuple(sorted(
-    {"TCG_HOME", "TCG_POLICY", "TCG_PROJECT", "TCG_DETECT_ENGINE", "TCG_SESSION_AUTO",
-     "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"} | (RESOLVABLE_VARS - {"PWD"})))
-_XDG = {"XDG_CONFIG_HOME": "config", "XDG_STATE_HOME": "state", "XDG_CACHE_HOME": "cache"}
+    {"TCG_HOME", "TCG_POLICY", "TCG_PROJECT", "TCG_DETECT_ENGINE", "TCG_SESSION_AUTO"}
+    | (RESOLVABLE_VARS - {"PWD"})))
+# zsh sets these itself when its environment lacks them (`env -i`, some containers);
+# a station without them resolves nothing from them either.
+_SHELL_SET = ("LOGNAME", "USER")
 
 
 def watched_names() -> str:
@@ -38,32 +42,37 @@ def watched_names() -> str:
     return " ".join(WATCHED)
 
 
-def parse(text: str) -> dict[str, str | None]:
-    """The hook's hello text: the watched names it sent, with their values (None: unset)."""
+def parse(text: str) -> tuple[dict[str, str | None], set[str]]:
+    """The hook's hello text: the watched names it sent with their values (None:
+    unset), and the names sent more than once (a value holding the separator)."""
     out: dict[str, str | None] = {}
+    twice: set[str] = set()
     for item in text.split(SEP):
         name, eq, value = item.partition("=")
         if name in WATCHED:
+            if name in out:
+                twice.add(name)
             out[name] = value if eq else None
-    return out
+    return out, twice
 
 
-def _effect(name: str, env: Mapping[str, str | None]) -> object:
-    """What ``name``'s value changes for the station: an XDG base directory counts
-    only as the directory it makes (unset, blank or relative: the default under
-    the home directory, tcg.paths; a changed HOME is a difference of its own); the
-    opt-out only as on or off; an empty value as unset."""
-    value = env.get(name)
-    if name in _XDG:
-        return getattr(xdg_paths({name: value} if value is not None else {}), _XDG[name])
+def _effect(name: str, value: str | None) -> object:
+    """What a value changes for the station. A line's words resolve the path
+    variables (XDG ones included) as text: a variable the station lacks is an
+    unknown part of a path, which its checks cannot place, so that is a difference
+    even where the shell sets the default. Paths count after normalising
+    (``/tmp/`` is ``/tmp``), the opt-out only as on or off, an empty value as unset."""
     if name == "TCG_SESSION_AUTO":
         return value == "0"
+    if value and value.startswith("/"):
+        return posixpath.normpath(value)
     return value or None
 
 
 def differing(station_env: Mapping[str, str], hello_text: str) -> list[str]:
     """The watched names the shell has with another effect than the station; none
     when the hello carried no values (a hook from before this check)."""
-    shell = parse(hello_text)
-    return [name for name in WATCHED
-            if name in shell and _effect(name, shell) != _effect(name, station_env)]
+    shell, twice = parse(hello_text)
+    return [name for name in WATCHED if name in shell and (
+        name in twice or (_effect(name, shell[name]) != _effect(name, station_env.get(name))
+                          and not (name in _SHELL_SET and name not in station_env)))]

@@ -25,6 +25,16 @@ START_SLOT = "# @TCG_START@\n"  # where a hook file takes the session start
 INIT_LINE = "tcg_shell init"  # the eval form's line: `eval "$(tcg_shell init zsh)"`
 
 
+_HOOK_ID_RE = re.compile(r"^# tcg hook for (\S+) \(tcg-hook-id: ([\w.-]+)\)", re.M)
+
+
+def hook_ids(text: str) -> list[tuple[str, str]]:
+    """(shell, hook id) of each generated hook's header line in ``text``: which
+    version of the hook an rc file holds (a hook whose hello lacks what the
+    station now checks is from an older version)."""
+    return _HOOK_ID_RE.findall(text)
+
+
 def installed_parts(text: str) -> tuple[bool, bool]:
     """Whether an rc file's ``text`` loads the hook (its marked block, or an
     uncommented `tcg_shell init` line that is not the early form) and whether it
@@ -124,6 +134,12 @@ class ShellHook:
 
     def wrap(self, text: str) -> str:
         return f"{BEGIN_MARK}\n{text.rstrip()}\n{END_MARK}\n"
+
+    @property
+    def hook_id(self) -> str:
+        """This version's hook id (the template's header line)."""
+        found = hook_ids(_template(self.template))
+        return found[0][1] if found else ""
 
 
 class Bash(ShellHook):

@@ -100,6 +100,18 @@ def test_the_early_start_block_is_reported_and_needs_the_hook(full_path, hermeti
 
 
 @needs_posix
+def test_a_hook_block_of_another_version_is_reported(full_path, hermetic_home):
+    from tcg.shells.generator import render
+    from tcg.shells.shells import SHELLS
+
+    rc = hermetic_home / ".bashrc"
+    rc.write_text(render("bash").replace(SHELLS["bash"]().hook_id, "tcg-shell-hook-v2"))
+    check = {c.name: c for c in run_checks()}["hook bash"]
+    assert check.status == WARN and "from another tcg version" in check.detail
+    assert check.hint == f"tcg_shell init --uninstall bash --rc {rc}, then tcg_shell init bash >> {rc}"
+
+
+@needs_posix
 def test_zsh_hook_is_looked_for_under_zdotdir(tmp_path, monkeypatch, hermetic_home):
     zdot = tmp_path / "zdot"
     zdot.mkdir()

@@ -43,19 +43,34 @@ def test_a_changed_value_is_named(name, value):
     assert differing({name: shell + "x"}, hello_text({name: shell})) == [name]
 
 
-def test_the_same_effect_is_no_difference():
-    home = os.path.expanduser("~")
-    same = {"XDG_CONFIG_HOME": f"{home}/.config", "XDG_CACHE_HOME": "relative/is/ignored",
-            "TCG_SESSION_AUTO": "1", "TCG_POLICY": ""}
-    assert differing({}, hello_text(same)) == []
+def test_what_counts_as_the_same():
+    """Paths as normalised text; the opt-out as on or off; empty as unset; the
+    names zsh sets by itself only where the station has them."""
+    same = {"TMPDIR": "/tmp/", "TCG_SESSION_AUTO": "1", "TCG_POLICY": "", "LOGNAME": "me"}
+    assert differing({"TMPDIR": "/tmp"}, hello_text(same)) == []
     assert differing({"TCG_SESSION_AUTO": "yes"}, hello_text({"TCG_SESSION_AUTO": None})) == []
     assert differing({}, hello_text({"TCG_SESSION_AUTO": "0"})) == ["TCG_SESSION_AUTO"]
-    assert differing({}, hello_text({"XDG_CACHE_HOME": "/elsewhere"})) == ["XDG_CACHE_HOME"]
     assert differing({"TMPDIR": "/tmp"}, hello_text({"TMPDIR": None})) == ["TMPDIR"]
+    assert differing({"LOGNAME": "you"}, hello_text({"LOGNAME": "me"})) == ["LOGNAME"]
+
+
+def test_an_xdg_default_the_station_lacks_is_a_difference():
+    """A line's words resolve XDG_CONFIG_HOME as text: a station without it cannot
+    place `$XDG_CONFIG_HOME/tcg/policy.toml` (an unknown path), so a shell that
+    sets even the default must be told (self-protection would not see the write)."""
+    home = os.path.expanduser("~")
+    assert differing({"HOME": home}, hello_text({"XDG_CONFIG_HOME": f"{home}/.config"})) == [
+        "XDG_CONFIG_HOME"]
+
+
+def test_a_name_sent_twice_is_a_difference():
+    """A value holding the separator could pass for another name's value."""
+    text = hello_text({"HOME": "/h"}) + "TMPDIR=/station\x1fTMPDIR=/shell\x1f"
+    assert differing({"HOME": "/h", "TMPDIR": "/station"}, text) == ["TMPDIR"]
 
 
 def test_names_the_station_does_not_watch_and_an_old_hook_are_ignored():
-    assert parse(hello_text({"PATH": "/x", "TCG_HOME": "/h"}) + "garbage") == {"TCG_HOME": "/h"}
+    assert parse(hello_text({"PATH": "/x", "TCG_HOME": "/h"}) + "garbage") == ({"TCG_HOME": "/h"}, set())
     assert differing({"TCG_HOME": "/a"}, hello_text({"PATH": "/x"})) == []
     assert differing({"TCG_HOME": "/a"}, "") == []  # a hook from before the check sends nothing
 
@@ -70,3 +85,31 @@ def test_the_hello_answer_carries_the_differing_names():
     d.answer(ch.Request("H", "s1", "", os.getcwd(), text), sent.append)
     seq, verdict, _mode, _session, hint = sent[0].decode().rstrip("\n").split("\x1f")
     assert (seq, verdict, hint) == ("s1", "hello", "TCG_HOME, TMPDIR")
+
+
+def test_the_check_loads_nothing_on_the_first_prompts_path():
+    """The hello is answered before the first prompt: the check must not import
+    pathlib (tcg.paths' Path views), re or typing (~13 ms of the prompt, measured)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from tcg.runner.session_env import differing; "
+            "differing({}, 'XDG_CACHE_HOME=/x\\x1fXDG_CONFIG_HOME\\x1fTMPDIR=/t\\x1fHOME=/h\\x1f'); "
+            "print(sorted(m for m in ('pathlib', 're', 'typing') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_failing_check_still_answers_the_hello(monkeypatch):
+    """The check is advisory: a hello that failed would leave the shell's lines unchecked."""
+    from tcg.runner import session_env
+
+    def boom(*_a):
+        raise RuntimeError("injected")
+
+    monkeypatch.setattr(session_env, "differing", boom)
+    sent: list[bytes] = []
+    SessionDecider(dict(os.environ), None, lambda *a: None).answer(
+        ch.Request("H", "s1", "", os.getcwd(), hello_text({"TMPDIR": "/x"})), sent.append)
+    assert sent[0].decode().split("\x1f")[1:2] == ["hello"]
+    assert sent[0].decode().rstrip("\n").split("\x1f")[4] == ""

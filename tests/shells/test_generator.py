@@ -375,14 +375,55 @@ def test_a_second_run_refreshes_the_block_where_it_is(tmp_path):
 
 
 def test_an_old_hook_block_is_brought_up_to_date_with_the_early_block(tmp_path):
-    """A new early block beside a hook block from another tcg version would start
-    sessions whose hook does not send the settings check: the hook is refreshed."""
+    """A new early block beside this shell's hook block of an older version (its
+    hook id) would start sessions whose hook does not send the settings check: the
+    hook is refreshed. An edited block of this version, or another shell's, stays."""
     rc = tmp_path / ".bashrc"
-    old_hook = generator.render("bash").replace("_tcg_envtext", "_tcg_old_text")
+    current = generator.SHELLS["bash"]().hook_id
+    old_hook = generator.render("bash").replace(current, "tcg-shell-hook-v2")
     rc.write_text("alias ll='ls -l'\n" + old_hook)
     r = run_init("bash", "--early", "--rc", str(rc))
     assert r.returncode == 0 and "brought up to date" in r.stdout
-    assert rc.read_text() == generator.render("bash", early=True) + "alias ll='ls -l'\n" + generator.render("bash")
+    assert rc.read_text() == (generator.render("bash", early=True) + "alias ll='ls -l'\n"
+                              + generator.render("bash"))
+    edited = generator.render("bash").replace("_tcg_agents=", "_tcg_agents_mine=1 _tcg_agents=")
+    zsh_in_bashrc = generator.render("zsh").replace(generator.SHELLS["zsh"]().hook_id, "tcg-shell-hook-v2")
+    for kept in (edited, zsh_in_bashrc):
+        rc.write_text(kept)
+        r = run_init("bash", "--early", "--rc", str(rc))
+        assert r.returncode == 0 and "brought up to date" not in r.stdout
+        assert rc.read_text() == generator.render("bash", early=True) + kept
+
+
+def test_the_rc_file_keeps_its_line_ends_and_gets_a_last_newline(tmp_path):
+    rc = tmp_path / ".bashrc"
+    rc.write_bytes(b"a=1\r\nb=2\rc=3")
+    assert run_init("bash", "--early", "--rc", str(rc)).returncode == 0
+    assert rc.read_bytes().endswith(b"\na=1\r\nb=2\rc=3\n")  # `>> FILE` then starts a line
+    assert (tmp_path / ".bashrc.tcg-bak").read_bytes() == b"a=1\r\nb=2\rc=3"
+
+
+def test_a_file_of_another_user_or_read_only_is_refused(tmp_path):
+    """The new text is a new file renamed over the old: for another user's file it
+    would become ours, and a read-only one would be replaced. Both are refused."""
+    rc = tmp_path / ".bashrc"
+    rc.write_text("x=1\n")
+    if os.geteuid() == 0:  # root passes os.access: only the owner check can be tried
+        os.chown(rc, 65534, 65534)
+        r = run_init("bash", "--early", "--rc", str(rc))
+        assert r.returncode != 0 and "belongs to another user" in r.stderr, r.stderr
+    else:
+        rc.chmod(0o444)
+        r = run_init("bash", "--early", "--rc", str(rc))
+        assert r.returncode != 0 and "read-only" in r.stderr, r.stderr
+    assert rc.read_text() == "x=1\n" and not (tmp_path / ".bashrc.tcg-bak").exists()
+
+
+def test_a_new_rc_file_follows_the_umask(tmp_path):
+    code = (f"import os, sys; os.umask(0o077); sys.argv = ['tcg_shell', 'init', 'zsh', '--early', "
+            f"'--rc', {str(tmp_path / '.zshrc')!r}]; from tcg.shell_entry import main; sys.exit(main())")
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    assert (tmp_path / ".zshrc").stat().st_mode & 0o777 == 0o600
 
 
 def test_the_rc_file_keeps_its_mode_and_its_symlink(tmp_path):

@@ -84,7 +84,8 @@ def test_a_variable_the_rc_file_changes_below_the_early_block_is_reported(panes,
     if where == "below":
         assert ("tcg: warning: the session station started with other settings than this shell "
                 "has: XDG_CACHE_HOME; it decides and masks by its own") in screen
-        assert "hint: set them above the early start block in your rc file" in screen
+        assert ("hint: set them where the session's first shell gets them (above the early "
+                "start block in your rc file") in screen
     else:
         assert "tcg: warning" not in screen
 
