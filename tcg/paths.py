@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 APP = "tcg"
 # Variables whose values are paths, not secrets: a line's words resolve them from
-# the environment (tcg.policy.words), and a session compares them with its shell's
+# the environment (tcg.policy.cmdline.parse_line), and a session compares them with its shell's
 # (tcg.runner.session_env).
 RESOLVABLE_VARS = frozenset(
     {

@@ -209,12 +209,12 @@ def _installed_parts(text: str, shell: str) -> tuple[bool, bool, bool]:
     """(the hook, the early start block, a hook block of another version) in an rc
     file's text (tcg.shells.shells)."""
     try:
-        from tcg.shells.shells import SHELLS, hook_ids, installed_parts
-    except ImportError:  # the hooks are a later part: an eval line is all that counts
-        return any(HOOK_MARKER in ln and not ln.lstrip().startswith("#")
-                   for ln in text.splitlines()), False, False
+        from tcg.shells.shells import SHELLS, hook_ids, installed_parts, older_hook
+    except ImportError:  # the hooks are a later part: an eval line or the marked block counts
+        return any((HOOK_MARKER in ln and not ln.lstrip().startswith("#"))
+                   or ln.strip() == "# >>> tcg shell hook >>>" for ln in text.splitlines()), False, False
     current = SHELLS[shell]().hook_id
-    stale = any(name == shell and found != current for name, found in hook_ids(text))
+    stale = any(name == shell and older_hook(found, current) for name, found in hook_ids(text))
     return (*installed_parts(text), stale)
 
 
@@ -237,7 +237,7 @@ def check_hooks(env: Env) -> list[Check]:
             continue
         hook, early, stale = _installed_parts(text, shell)
         if stale:  # its hello lacks what the station checks now, or worse
-            out.append(Check(WARN, f"hook {shell}", f"the tcg hook block in {rc} is from another "
+            out.append(Check(WARN, f"hook {shell}", f"the tcg hook block in {rc} is from an older "
                              "tcg version", f"tcg_shell init --uninstall {shell} --rc {rc}, then "
                              f"tcg_shell init {shell} >> {rc}"
                              + (f" and tcg_shell init {shell} --early --rc {rc}" if early else "")))

@@ -381,9 +381,6 @@ class Session:
         env["TCG_MEDIATED"] = self.session_id  # `tcg_shell run-line` inside: no second masker
         env.update(pipes.env())
         env[ch.ENV_STATION_PID] = str(os.getpid())
-        from tcg.runner.session_env import ENV_WATCHED, watched_names
-
-        env[ENV_WATCHED] = watched_names()  # the hook sends their values at its hello
         return env
 
     def run(self) -> int:

@@ -282,8 +282,11 @@ class ChannelPipes:
         return f"{self.shell_write},{self.shell_read}"
 
     def env(self) -> dict[str, str]:
-        """The variables that name the shell's ends to it."""
-        env = {ENV_CHANNEL: self.env_value()}
+        """The variables that name the shell's ends to it, and the settings its hello
+        sends the values of (tcg.runner.session_env)."""
+        from tcg.runner.session_env import ENV_WATCHED, watched_names
+
+        env = {ENV_CHANNEL: self.env_value(), ENV_WATCHED: watched_names()}
         if self.shell_child_read >= 0:
             env[ENV_CHILD_CHANNEL] = f"{self.shell_child_read},{self.shell_token},{self.shell_token_back}"
         return env

@@ -32,9 +32,9 @@ SEP = "\x1f"
 WATCHED = tuple(sorted(
     {"TCG_HOME", "TCG_POLICY", "TCG_PROJECT", "TCG_DETECT_ENGINE", "TCG_SESSION_AUTO"}
     | (RESOLVABLE_VARS - {"PWD"})))
-# zsh sets these itself when its environment lacks them (`env -i`, some containers);
-# a station without them resolves nothing from them either.
-_SHELL_SET = ("LOGNAME", "USER")
+# zsh sets LOGNAME itself when its environment lacks it (`env -i`, some containers);
+# a station without it resolves nothing from it either.
+_SHELL_SET = ("LOGNAME",)
 
 
 def watched_names() -> str:

@@ -8,7 +8,7 @@
 # before the rest of this file runs: the shell the terminal started reads only
 # these lines, and the shell inside the session reads the whole file (tcg's hook,
 # which stays last, joins the session there). Without this block the rc file runs
-# twice per new terminal. Variables tcg reads (TCG_*, XDG_*_HOME) belong above
+# twice per new terminal. Variables tcg reads (TCG_*, XDG_*, HOME, TMPDIR: docs/shells.md) belong above
 # it or in ~/.profile: the hook warns when the rest of the file changes them.
 # --- TEMPLATE (begin) ---
 _tcg_py='@TCG_PY@'

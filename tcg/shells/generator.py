@@ -29,6 +29,7 @@ from tcg.shells.shells import (
     ShellHook,
     hook_ids,
     installed_parts,
+    older_hook,
 )
 
 USAGE = (
@@ -175,6 +176,9 @@ def read_rc(path: Path) -> str:
             return fh.read()
     except FileNotFoundError:
         return ""
+    except OSError as exc:  # a directory, a symlink loop, no permission
+        raise TcgError(f"cannot read {path}: {exc.strerror}; nothing changed",
+                       hint="name the rc file itself (e.g. ~/.bashrc)") from exc
 
 
 def rewrite_rc(path: Path, new: str, old: str | None) -> None:
@@ -182,19 +186,32 @@ def rewrite_rc(path: Path, new: str, old: str | None) -> None:
     ``old`` kept as ``path``.tcg-bak with the file's own mode (rc files hold
     tokens), then the new text written beside the target and renamed over it, so a
     full disk leaves the file as it was. Refused, with nothing changed, for a file
-    of another user (the renamed copy would be ours) or one that is read-only."""
+    of another user (the renamed copy would be ours; a new file in another user's
+    directory too) or one that is read-only (its owner's write bit: root passes
+    every access check). Hard links to the file keep the old text."""
     target = Path(os.path.realpath(path))
+    mine: int | None = os.geteuid() if hasattr(os, "geteuid") else None  # None: Windows
     try:
         st = target.stat()
     except FileNotFoundError:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
+        owner: int | None
+        try:
+            owner = target.parent.stat().st_uid
+        except OSError:
+            owner = mine  # no directory: the write below says so
+        if mine is not None and owner != mine:
+            raise TcgError(f"{target.parent} belongs to another user; nothing changed",
+                           hint="run this as that user") from None
+    except OSError as exc:
+        raise TcgError(f"cannot read {path}: {exc.strerror}; nothing changed") from exc
     else:
-        if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        if mine is not None and st.st_uid != mine:
             raise TcgError(f"{path} belongs to another user; nothing changed",
                            hint="run this as that user")
-        if not os.access(target, os.W_OK):
+        if not st.st_mode & 0o200 or not os.access(target, os.W_OK):
             raise TcgError(f"{path} is read-only; nothing changed",
                            hint="make it writable first, if you mean to change it")
         mode = st.st_mode & 0o7777
@@ -245,7 +262,7 @@ def install_early(shell: str, path: Path) -> int:
     sys.stdout.write(f"tcg_shell: the early start block is in {path} ({where})\n")
     if refreshed:
         sys.stdout.write(f"tcg_shell: the tcg hook block in {path} was from an older tcg "
-                         "version: brought up to date\n")
+                         f"version: brought up to date (the old text is in {path.name}.tcg-bak)\n")
     hook, _early = installed_parts(new)
     if not hook:
         sys.stdout.write(f"tcg_shell: {path} has no tcg hook yet; add it last: "
@@ -254,13 +271,17 @@ def install_early(shell: str, path: Path) -> int:
 
 
 def _refresh_hook(shell: str, text: str) -> tuple[str, bool]:
-    """``text`` with its marked hook block replaced by this version's when that
-    block is this shell's hook of another version (its header's hook id): a block
-    the user edited, or one of this version generated elsewhere, stays as it is."""
-    hook = SHELLS[shell]()
-    ids = hook_ids(text)
-    if BEGIN_MARK not in text or not ids or not all(
-            name == shell and found != hook.hook_id for name, found in ids):
+    """``text`` with its marked hook block replaced by this version's when it holds
+    exactly one, whose own header names this shell's hook of an older version
+    (the hook id). Anything else stays as it is: a newer block, another shell's,
+    one whose header was edited away, two blocks (the old text is in .tcg-bak)."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    if lines.count(BEGIN_MARK) != 1 or END_MARK not in lines:
+        return text, False
+    start = lines.index(BEGIN_MARK)
+    end = lines.index(END_MARK, start) if END_MARK in lines[start:] else -1
+    ids = hook_ids("\n".join(lines[start:end])) if end > start else []
+    if len(ids) != 1 or ids[0][0] != shell or not older_hook(ids[0][1], SHELLS[shell]().hook_id):
         return text, False
     new, _found = replace_block(text, BEGIN_MARK, END_MARK, render(shell))
     return new, new != text

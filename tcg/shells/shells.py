@@ -35,6 +35,13 @@ def hook_ids(text: str) -> list[tuple[str, str]]:
     return _HOOK_ID_RE.findall(text)
 
 
+def older_hook(found: str, current: str) -> bool:
+    """Whether hook id ``found`` names an older version than ``current``
+    (``tcg-shell-hook-v2`` < ``-v3``); a newer or unreadable one is not older."""
+    a, b = re.search(r"-v(\d+)$", found), re.search(r"-v(\d+)$", current)
+    return bool(a and b and found[:a.start()] == current[:b.start()] and int(a[1]) < int(b[1]))
+
+
 def installed_parts(text: str) -> tuple[bool, bool]:
     """Whether an rc file's ``text`` loads the hook (its marked block, or an
     uncommented `tcg_shell init` line that is not the early form) and whether it

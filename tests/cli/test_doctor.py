@@ -105,9 +105,11 @@ def test_a_hook_block_of_another_version_is_reported(full_path, hermetic_home):
     from tcg.shells.shells import SHELLS
 
     rc = hermetic_home / ".bashrc"
+    rc.write_text(render("bash").replace(SHELLS["bash"]().hook_id, "tcg-shell-hook-v99"))
+    assert {c.name: c for c in run_checks()}["hook bash"].status == OK  # a newer one is not stale
     rc.write_text(render("bash").replace(SHELLS["bash"]().hook_id, "tcg-shell-hook-v2"))
     check = {c.name: c for c in run_checks()}["hook bash"]
-    assert check.status == WARN and "from another tcg version" in check.detail
+    assert check.status == WARN and "from an older tcg version" in check.detail
     assert check.hint == f"tcg_shell init --uninstall bash --rc {rc}, then tcg_shell init bash >> {rc}"
 
 

@@ -52,6 +52,7 @@ def test_what_counts_as_the_same():
     assert differing({}, hello_text({"TCG_SESSION_AUTO": "0"})) == ["TCG_SESSION_AUTO"]
     assert differing({"TMPDIR": "/tmp"}, hello_text({"TMPDIR": None})) == ["TMPDIR"]
     assert differing({"LOGNAME": "you"}, hello_text({"LOGNAME": "me"})) == ["LOGNAME"]
+    assert differing({}, hello_text({"USER": "me"})) == ["USER"]  # zsh sets only LOGNAME itself
 
 
 def test_an_xdg_default_the_station_lacks_is_a_difference():

@@ -388,7 +388,9 @@ def test_an_old_hook_block_is_brought_up_to_date_with_the_early_block(tmp_path):
                               + generator.render("bash"))
     edited = generator.render("bash").replace("_tcg_agents=", "_tcg_agents_mine=1 _tcg_agents=")
     zsh_in_bashrc = generator.render("zsh").replace(generator.SHELLS["zsh"]().hook_id, "tcg-shell-hook-v2")
-    for kept in (edited, zsh_in_bashrc):
+    newer = generator.render("bash").replace(current, "tcg-shell-hook-v99")
+    two = old_hook + "x=1\n" + old_hook  # which one is the user's? (both stay)
+    for kept in (edited, zsh_in_bashrc, newer, two):
         rc.write_text(kept)
         r = run_init("bash", "--early", "--rc", str(rc))
         assert r.returncode == 0 and "brought up to date" not in r.stdout
@@ -404,19 +406,39 @@ def test_the_rc_file_keeps_its_line_ends_and_gets_a_last_newline(tmp_path):
 
 
 def test_a_file_of_another_user_or_read_only_is_refused(tmp_path):
-    """The new text is a new file renamed over the old: for another user's file it
-    would become ours, and a read-only one would be replaced. Both are refused."""
+    """The new text is a new file renamed over the old: for another user's file (or
+    a new one in another user's directory) it would become ours, and a read-only
+    one would be replaced. All are refused, nothing changed."""
     rc = tmp_path / ".bashrc"
     rc.write_text("x=1\n")
-    if os.geteuid() == 0:  # root passes os.access: only the owner check can be tried
+    rc.chmod(0o444)
+    r = run_init("bash", "--early", "--rc", str(rc))
+    assert r.returncode != 0 and "read-only" in r.stderr, r.stderr
+    rc.chmod(0o644)
+    if os.geteuid() == 0:  # only root can give files away
         os.chown(rc, 65534, 65534)
         r = run_init("bash", "--early", "--rc", str(rc))
         assert r.returncode != 0 and "belongs to another user" in r.stderr, r.stderr
-    else:
-        rc.chmod(0o444)
-        r = run_init("bash", "--early", "--rc", str(rc))
-        assert r.returncode != 0 and "read-only" in r.stderr, r.stderr
+        theirs = tmp_path / "theirs"
+        theirs.mkdir()
+        os.chown(theirs, 65534, 65534)
+        r = run_init("bash", "--early", "--rc", str(theirs / ".bashrc"))
+        assert r.returncode != 0 and "belongs to another user" in r.stderr, r.stderr
+        assert list(theirs.iterdir()) == []
     assert rc.read_text() == "x=1\n" and not (tmp_path / ".bashrc.tcg-bak").exists()
+
+
+@pytest.mark.parametrize("kind", ["directory", "symlink-loop"])
+def test_an_rc_path_that_is_no_file_is_a_clear_error(tmp_path, kind):
+    rc = tmp_path / "rc"
+    if kind == "directory":
+        rc.mkdir()
+    else:
+        rc.symlink_to(tmp_path / "other")
+        (tmp_path / "other").symlink_to(rc)
+    r = run_init("bash", "--early", "--rc", str(rc))
+    assert r.returncode != 0 and f"cannot read {rc}" in r.stderr, r.stderr
+    assert "internal error" not in r.stderr
 
 
 def test_a_new_rc_file_follows_the_umask(tmp_path):
