@@ -143,29 +143,40 @@ def remove_block(text: str, marks: tuple[tuple[str, str], ...] = MARKS,
     return "".join(out), removed
 
 
-def replace_block(text: str, begin: str, end: str, block: str) -> tuple[str, bool]:
-    """``text`` with its first block between ``begin`` and ``end`` replaced by
-    ``block`` where it is (later ones removed); ``found`` False and ``text``
-    unchanged when there is none."""
-    head, found = [], False
-    lines = text.splitlines(keepends=True)
+def _block_spans(lines: list[str], begin: str, end: str) -> tuple[list[tuple[int, int]], bool]:
+    """The (first, last) line index of each block between ``begin`` and ``end``
+    in ``lines``, and whether a last one has no end marker (torn)."""
+    spans: list[tuple[int, int]] = []
     i = 0
     while i < len(lines):
         if lines[i].strip() != begin:
-            head.append(lines[i])
             i += 1
             continue
         j = i + 1
         while j < len(lines) and lines[j].strip() != end:
             j += 1
         if j == len(lines):
-            raise TcgError(f"found `{begin}` without its end marker `{end}`; nothing changed",
-                           hint=f"remove the block by hand, up to `{end}`")
-        if not found:
-            head.append(block)
-            found = True
+            return spans, True
+        spans.append((i, j))
         i = j + 1
-    return ("".join(head), True) if found else (text, False)
+    return spans, False
+
+
+def replace_block(text: str, begin: str, end: str, block: str) -> tuple[str, bool]:
+    """``text`` with its first block between ``begin`` and ``end`` replaced by
+    ``block`` where it is (later ones removed); ``found`` False and ``text``
+    unchanged when there is none."""
+    lines = text.splitlines(keepends=True)
+    spans, torn = _block_spans(lines, begin, end)
+    if torn:
+        raise TcgError(f"found `{begin}` without its end marker `{end}`; nothing changed",
+                       hint=f"remove the block by hand, up to `{end}`")
+    if not spans:
+        return text, False
+    inside = {k for first, last in spans for k in range(first, last + 1)}
+    out = [block if k == spans[0][0] else line for k, line in enumerate(lines)
+           if k == spans[0][0] or k not in inside]
+    return "".join(out), True
 
 
 def read_rc(path: Path) -> str:
@@ -274,16 +285,17 @@ def _refresh_hook(shell: str, text: str) -> tuple[str, bool]:
     """``text`` with its marked hook block replaced by this version's when it holds
     exactly one, whose own header names this shell's hook of an older version
     (the hook id). Anything else stays as it is: a newer block, another shell's,
-    one whose header was edited away, two blocks (the old text is in .tcg-bak)."""
-    lines = [ln.strip() for ln in text.splitlines()]
-    if lines.count(BEGIN_MARK) != 1 or END_MARK not in lines:
+    one whose header was edited away, two blocks or a torn one (the old text is in
+    .tcg-bak)."""
+    lines = text.splitlines(keepends=True)
+    spans, torn = _block_spans(lines, BEGIN_MARK, END_MARK)
+    if torn or len(spans) != 1:
         return text, False
-    start = lines.index(BEGIN_MARK)
-    end = lines.index(END_MARK, start) if END_MARK in lines[start:] else -1
-    ids = hook_ids("\n".join(lines[start:end])) if end > start else []
+    first, last = spans[0]
+    ids = hook_ids("".join(lines[first:last + 1]))
     if len(ids) != 1 or ids[0][0] != shell or not older_hook(ids[0][1], SHELLS[shell]().hook_id):
         return text, False
-    new, _found = replace_block(text, BEGIN_MARK, END_MARK, render(shell))
+    new = "".join(lines[:first]) + render(shell) + "".join(lines[last + 1:])
     return new, new != text
 
 

@@ -24,6 +24,13 @@ EARLY_END_MARK = "# <<< tcg early start <<<"
 START_SLOT = "# @TCG_START@\n"  # where a hook file takes the session start
 INIT_LINE = "tcg_shell init"  # the eval form's line: `eval "$(tcg_shell init zsh)"`
 
+# cmd.exe's content-reader macros (cmd has no session; docs/shells.md).
+READERS = (
+    "cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "bat", "nl", "od",
+    "xxd", "strings",
+)
+_AGENT_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
 
 _HOOK_ID_RE = re.compile(r"^# tcg hook for (\S+) \(tcg-hook-id: ([\w.-]+)\)", re.M)
 
@@ -55,12 +62,6 @@ def installed_parts(text: str) -> tuple[bool, bool]:
                                         and "--early" not in stripped):
             hook = True
     return hook, early
-# cmd.exe's content-reader macros (cmd has no session; docs/shells.md).
-READERS = (
-    "cat", "less", "more", "head", "tail", "grep", "egrep", "fgrep", "rg", "bat", "nl", "od",
-    "xxd", "strings",
-)
-_AGENT_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
 @dataclass(frozen=True)
