@@ -218,13 +218,16 @@ BASELINE = "baseline"  # the --baseline-tree's session
 # which is what the first session after login costs: a fresh masking process.
 NO_SERVER = "no server"
 BASE_NO_SERVER = "baseline no server"  # the same for the --baseline-tree
-HOOKS = {"tcg session": TCG_SHELL, NO_SERVER: TCG_SHELL}
+# Start-up only: the first session after `tcg_shell mask-server start` (a login
+# profile's line) started a server, its own TCG_HOME so no other arm's session did.
+LOGIN = "login server"
+HOOKS = {"tcg session": TCG_SHELL, NO_SERVER: TCG_SHELL, LOGIN: TCG_SHELL}
 EARLY, EARLY_NO_SERVER = "early", "early no server"  # the rc part: the early start block first
 
 
 def arm_home(work: Path, shell: str, arm: str, stable: bool = False) -> Path:
     tag = {"script": "-script", BASELINE: "-baseline", NO_SERVER: "-noserver",
-           BASE_NO_SERVER: "-baseline-noserver"}.get(arm, "")
+           BASE_NO_SERVER: "-baseline-noserver", LOGIN: "-login"}.get(arm, "")
     return make_home(work, shell, HOOKS.get(arm), stable, tag)
 
 
@@ -239,7 +242,18 @@ def arm_argv(shell: str, arm: str, home: Path) -> list[str]:
 def tcg_home(env: dict[str, str], arm: str) -> str:
     """The baseline tree has a TCG_HOME of its own: two installs sharing one would
     overwrite each other's start-up caches (each recompiles on every other start)."""
+    if arm == LOGIN:
+        return env["TCG_HOME"] + "-login"
     return env["TCG_HOME"] + ("-baseline" if arm in (BASELINE, "baseline session", BASE_NO_SERVER) else "")
+
+
+def login_server(env: dict[str, str]) -> None:
+    """What logging in does with `tcg_shell mask-server start` in the login profile:
+    a new server (the one before it stopped), loaded, then a pause before the
+    first terminal opens."""
+    for args in (["stop"], ["start", "--wait", "120"]):
+        subprocess.run([TCG_SHELL, "mask-server", *args], env=env, check=True, capture_output=True)
+    time.sleep(1.0)
 
 
 def pane_env(home: Path, base: dict[str, str], arm: str = "") -> dict[str, str]:
@@ -385,18 +399,20 @@ def startup_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs
     report = [f"{shell}: new pane -> first prompt on screen, median of {runs}, ms:"]
     for stable, pattern, label in ((False, PROMPT_RE, "prompt with a timestamp (never the same)"),
                                    (True, STABLE_RE, "the same prompt every time")):
-        arms = (*ARMS, NO_SERVER, *((BASE_NO_SERVER,) if BASE_NO_SERVER in HOOKS else ()))
+        arms = (*ARMS, LOGIN, NO_SERVER, *((BASE_NO_SERVER,) if BASE_NO_SERVER in HOOKS else ()))
         times: dict[str, list[float]] = {arm: [] for arm in arms}
         printed: dict[str, list[float]] = {arm: [] for arm in arms}
         homes = {arm: arm_home(work, shell, arm, stable) for arm in arms}
         for _ in range(runs):
             for arm in arms:
+                if arm == LOGIN:
+                    login_server(pane_env(homes[arm], env, arm))
                 times[arm] += startup(ctl, arm_argv(shell, arm, homes[arm]),
                                       pane_env(homes[arm], env, arm), 1, pattern, printed[arm])
         starts = {arm: ms(v) for arm, v in times.items()}
         report.append(f"  {label:41s} " + ", ".join(f"{arm} {v:.1f}" for arm, v in starts.items())
                       + ", " + added(starts) + "".join(f", {arm} {starts[arm] - starts['plain']:+.1f}"
-                                                       for arm in (NO_SERVER, BASE_NO_SERVER) if arm in starts))
+                                                       for arm in (LOGIN, NO_SERVER, BASE_NO_SERVER) if arm in starts))
         if not stable:  # where the time goes: the shell printing its prompt, then the wait to the screen
             report.append("    prompt printed by the shell / on screen: " + ", ".join(
                 f"{arm} {ms(printed[arm]):.1f}/{starts[arm]:.1f}" for arm in arms if printed[arm]))
@@ -479,6 +495,9 @@ def main() -> int:
                 loads.append(os.getloadavg()[0])
     finally:
         ctl.close()
+        if "startup" in parts:  # the login arm's server would wait out its 12 hours
+            subprocess.run([TCG_SHELL, "mask-server", "stop"], capture_output=True,
+                           env=dict(env, TCG_HOME=tcg_home(env, LOGIN)))
     if a.mb and "bulk" in parts:
         b = bulk(a.mb, a.bulk_runs, work, env)
         loads.append(os.getloadavg()[0])

@@ -26,6 +26,7 @@ SHELL_VERBS: dict[str, tuple[str, str, int]] = {
     "run-line": ("tcg.runner.station", "run_line_main", ExitCode.BLOCKED),
     "check": ("tcg.cli.check", "check_main", ExitCode.BLOCKED_CHECK),
     "run-argv": ("tcg.shells.readers", "run_argv_main", ExitCode.BLOCKED),
+    "mask-server": ("tcg.runner.maskserver_cmd", "main", ExitCode.INTERNAL),
 }
 
 # The `tcg` verbs served without click (per tool call, per launch, per command check,

@@ -16,6 +16,7 @@ USAGE = """usage: tcg_shell init [zsh|bash|powershell|pwsh|cmd]
        tcg_shell run-line LINE
        tcg_shell check [--actor human|agent] [--json] LINE
        tcg_shell run-argv CMD [ARG...]    (cmd.exe's reader macros; see docs/shells.md)
+       tcg_shell mask-server start|status|stop  (the masking fork server; docs/shells.md)
 """
 
 def main(argv: list[str] | None = None) -> int:

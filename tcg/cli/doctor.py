@@ -256,6 +256,33 @@ def check_hooks(env: Env) -> list[Check]:
     return out
 
 
+def check_mask_server(env: Env) -> list[Check]:
+    """The masking fork server of terminal sessions (Linux): serving, or why not."""
+    from tcg.runner import maskserver
+    from tcg.runner.maskserver_cmd import ask, serving
+
+    if not sys.platform.startswith("linux"):
+        return []
+    name = "mask server"
+    if not maskserver.enabled(env):
+        return [Check(OK, name, "off (TCG_MASK_SERVER=0): every session loads its own masking process")]
+    answer = ask(env, b"ping")
+    served = serving(answer)
+    if served is not None:
+        return [Check(OK, name, f"serving this install (pid {served[0]}; it exits after {served[1]} s "
+                                "without a new session)")]
+    if answer in ("absent", "no code"):
+        return [Check(OK, name, "not running: the next terminal loads its own masking process and starts "
+                                "it; `tcg_shell init --profile >> ~/.profile` starts it at login "
+                                "(docs/shells.md)")]
+    if answer == "not ours":
+        return [Check(WARN, name, f"a process tcg does not trust listens at {maskserver.socket_path(env)}: "
+                                  "sessions do not use it (each loads its own masking process)",
+                      "find it with `ss -xlp` and stop it")]
+    return [Check(WARN, name, f"the server did not answer ({answer})",
+                  "tcg_shell mask-server stop, then tcg_shell mask-server start")]
+
+
 def check_agent_hooks(env: Env, cwd: str | None = None) -> list[Check]:
     """Claude Code's settings: tcg's hooks installed or not, other hooks on the same tools
     (hooks run in parallel and the last to finish wins: another PostToolUse hook's
@@ -345,6 +372,7 @@ def run_checks(env: Env | None = None) -> list[Check]:
         lambda: check_key(paths),
         lambda: check_tools(e),
         lambda: check_hooks(e),
+        lambda: check_mask_server(e),
         lambda: check_agent_hooks(e),
         lambda: check_sandbox(e),
     ]
@@ -357,7 +385,7 @@ def run_checks(env: Env | None = None) -> list[Check]:
 @click.command()
 @click.pass_context
 def doctor(ctx: click.Context) -> None:
-    """Check the install, policy, event log, key, tools and shell hooks. Exit 1 on problems."""
+    """Check the install, policy, event log, key, tools, shell hooks and mask server. Exit 1 on problems."""
     checks = run_checks()
     for c in checks:
         click.echo(f"{c.status:<4}  {c.name}: {c.detail}")

@@ -55,6 +55,12 @@ MAX_FDS = 5  # input, terminal, stderr, control, working directory
 SUN_PATH_MAX = 107
 START_DELAY = 0.5  # seconds a new server waits before it loads (see serve_main)
 LAUNCH_DELAY = 1.0  # seconds after a session's start that it launches a server (launch)
+NOW = "--now"  # the server's argument: load without START_DELAY
+# What `tcg_shell mask-server` may ask (tcg.runner.maskserver_cmd): MAGIC, the
+# install's identity and one of these, no descriptors. ``ping`` is answered
+# ``serving PID IDLE`` (and is no request: the idle time runs on), ``stop`` with
+# ``stopping`` before the server exits; its workers go on masking their sessions.
+CONTROL = (b"ping", b"stop")
 
 
 def enabled(env: Mapping[str, str]) -> bool:
@@ -276,18 +282,20 @@ def request(env: Mapping[str, str], mode: str, fds: list[int]) -> Served | str:
 _launchers: list[tuple[Any, Any]] = []  # (thread, its "go now" event) of each launch()
 
 
-def launch(env: Mapping[str, str], delay: float = 0.0) -> None:
+def launch(env: Mapping[str, str], delay: float = 0.0, now: bool = False) -> None:
     """Start the server, detached (best effort: without one, sessions start fresh
     masking processes as before), ``delay`` seconds from now: a session launches
     it after its first prompt, whose masking process and shell need the CPU first;
     one that ends sooner launches it as it ends (hurry). In a session of its own, through ``sh … &``, so the server is not the station's
     child (no zombie when it exits first); a thread waits for the ``sh``, which
-    exits at once, so it is not left a zombie either, whatever the session does."""
+    exits at once, so it is not left a zombie either, whatever the session does.
+    ``now``: the server loads at once (``tcg_shell mask-server start``: no session
+    of its own is starting beside it)."""
     import threading
 
     argv = ["/bin/sh", "-c", '"$@" &', "sh", sys.executable, "-I", "-c",
             "import sys;from tcg.runner.maskserver import serve_main;"
-            "sys.exit(serve_main())#tcg.runner.maskserver --server"]
+            "sys.exit(serve_main())#tcg.runner.maskserver --server", *([NOW] if now else [])]
     null = os.devnull
     actions = [(os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
                (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
@@ -356,7 +364,8 @@ def serve_main() -> int:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         return 0  # another server of this install is starting or running
-    time.sleep(START_DELAY)  # the first session's own masking process and shell go first
+    if NOW not in sys.argv[1:]:
+        time.sleep(START_DELAY)  # the first session's own masking process and shell go first
     _preload()
     listener = _listen(path)
     ino = os.stat(path).st_ino
@@ -474,7 +483,7 @@ def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock:
             except OSError:
                 return
             continue
-        last = time.monotonic()
+        before, last = last, time.monotonic()
         with conn:
             fds: list[int] = []
             try:
@@ -483,6 +492,16 @@ def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock:
                 conn.settimeout(1.0)
                 msg, fds, flags, _ = socket.recv_fds(conn, 1 << 20, MAX_FDS)
                 fields = msg.split(b"\0")
+                if not fds and len(fields) == 3 and fields[0] == MAGIC and fields[2] in CONTROL:
+                    if fields[1] != identity().encode() or code_stamp() != stamp:
+                        conn.send(b"no code")  # stale or another install's: this one goes
+                        return
+                    if fields[2] == b"stop":
+                        conn.send(b"stopping")
+                        return
+                    last = before
+                    conn.send(b"serving %d %d" % (os.getpid(), int(idle)))
+                    continue
                 if (flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC) or len(fds) != MAX_FDS
                         or len(fields) < 4 or fields[0] != MAGIC or not fields[3].isdigit()):
                     conn.send(b"no request")

@@ -6,7 +6,8 @@ gate (`tcg launch`) are installed, and the agent names from the policy.
 ``--uninstall SHELL [--rc FILE]`` removes exactly the marked blocks and the
 `tcg_shell init` lines from an rc file (or prints how to, without --rc).
 ``--early`` prints the early start block instead (bash, zsh), which belongs
-first in the rc file; ``--early --rc FILE`` puts it there.
+first in the rc file; ``--early --rc FILE`` puts it there. ``--profile`` prints
+the login profile's block that starts the masking fork server (tcg.shells.profile).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import sys
 from pathlib import Path
 
 from tcg.errors import TcgError, UsageError, run_with_error_handler
+from tcg.shells.profile import PROFILE_BEGIN_MARK, PROFILE_END_MARK, render_profile
 from tcg.shells.shells import (
     BEGIN_MARK,
     EARLY_BEGIN_MARK,
@@ -30,14 +32,17 @@ from tcg.shells.shells import (
     hook_ids,
     installed_parts,
     older_hook,
+    package_dir,
 )
 
 USAGE = (
     "usage: tcg_shell init [zsh|bash|powershell|pwsh|cmd]\n"
     "       tcg_shell init [zsh|bash] --early [--rc FILE]   (first in the rc file: docs/shells.md)\n"
+    "       tcg_shell init --profile   (for ~/.profile or ~/.zprofile: docs/shells.md)\n"
     "       tcg_shell init --uninstall SHELL [--rc FILE]\n"
 )
-MARKS = ((BEGIN_MARK, END_MARK), (EARLY_BEGIN_MARK, EARLY_END_MARK))
+MARKS = ((BEGIN_MARK, END_MARK), (EARLY_BEGIN_MARK, EARLY_END_MARK),
+         (PROFILE_BEGIN_MARK, PROFILE_END_MARK))
 DEFAULT_AGENTS = ("claude", "codex", "qwen", "qwen-code", "cursor-agent", "cursor")
 
 
@@ -307,7 +312,7 @@ def _uninstall(args: list[str]) -> int:
         sys.stdout.write(
             f"To remove the tcg {hook.name} hook: {hook.uninstall}.\n"
             f"With --rc FILE, tcg removes exactly the blocks between `{BEGIN_MARK}` and\n"
-            f"`{END_MARK}` (and the early start block's), and every `tcg_shell init` line,\n"
+            f"`{END_MARK}` (and the early start and mask server blocks'), and every `tcg_shell init` line,\n"
             "keeping a FILE.tcg-bak copy.\n"
             "Then open a new shell.\n"
         )
@@ -329,6 +334,10 @@ def _init(argv: list[str]) -> int:
         return 0
     if argv and argv[0] == "--uninstall":
         return _uninstall(argv[1:])
+    if "--profile" in argv:
+        if argv != ["--profile"]:
+            raise UsageError(f"unexpected arguments: {' '.join(argv)}", hint=USAGE.strip())
+        return _profile()
     args = list(argv)
     early = "--early" in args
     rc: Path | None = None
@@ -348,6 +357,13 @@ def _init(argv: list[str]) -> int:
     if rc is not None:
         return install_early(shell, rc)
     sys.stdout.write(render(shell, early=early))
+    return 0
+
+
+def _profile() -> int:
+    from tcg.runner import maskserver
+
+    sys.stdout.write(render_profile(interpreter(), package_dir(), maskserver.socket_path(os.environ)))
     return 0
 
 

@@ -210,3 +210,22 @@ def test_real_entry_point(tmp_path, hermetic_home):
         pytest.skip("git not installed")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[0].startswith("ok    python: Python 3.")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux only")
+def test_the_mask_server_is_reported_running_or_not(full_path, hermetic_home, monkeypatch):
+    from tests.helpers.mask_servers import mask_servers
+    from tests.helpers.waiting import wait_for
+
+    check = {c.name: c for c in run_checks()}["mask server"]
+    assert check.status == OK and check.detail.startswith("not running")
+    assert "`tcg_shell init --profile >> ~/.profile` starts it at login" in check.detail
+    tcg_shell = str(Path(sys.executable).with_name("tcg_shell"))
+    subprocess.run([tcg_shell, "mask-server", "start", "--wait", "120"], check=True, timeout=180)
+    [pid] = wait_for(lambda: mask_servers(os.environ["TCG_HOME"]), 60, "the server")
+    check = {c.name: c for c in run_checks()}["mask server"]
+    assert (check.status, check.detail) == (OK, f"serving this install (pid {pid}; it exits after "
+                                                 "43200 s without a new session)")
+    monkeypatch.setenv("TCG_MASK_SERVER", "0")
+    check = {c.name: c for c in run_checks()}["mask server"]
+    assert check.status == OK and check.detail.startswith("off (TCG_MASK_SERVER=0)")

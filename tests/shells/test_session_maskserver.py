@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,4 +68,21 @@ def test_served_and_fresh_sessions_mask_alike_and_a_killed_server_unmasks_nothin
     for p in (fresh, first, served, after):
         p.close()
     # everything tcg writes (events, first-screen cache, the server's socket dir)
+    assert_no_secret_written(Path(home), [PROMPT_TOKEN, OUTPUT_TOKEN])
+
+
+def test_a_server_started_at_login_serves_the_first_session(panes, shell_name):
+    """`tcg_shell mask-server start` in a login profile: the first terminal after
+    login gets its masking process from the server, as later ones do."""
+    home = os.environ["TCG_HOME"]
+    started = subprocess.run([str(Path(sys.executable).with_name("tcg_shell")), "mask-server",
+                              "start", "--wait", "120"], capture_output=True, text=True, timeout=180)
+    assert started.returncode == 0, started.stderr
+    [server] = mask_servers(home)
+    first = _session(panes, shell_name)
+    assert wait_for(lambda: served_workers(home), 60, "a served masking worker"), \
+        "the first session did not get its masking process from the started server"
+    assert mask_servers(home) == [server]  # the session found it: none launched beside it
+    _masked_lines(first)
+    first.close()
     assert_no_secret_written(Path(home), [PROMPT_TOKEN, OUTPUT_TOKEN])

@@ -1,0 +1,156 @@
+"""``tcg_shell mask-server start|status|stop`` (tcg.runner.maskserver_cmd) against
+real servers over their real socket: one server per install however often it is
+started, the idle time it was given (which asking its status does not extend), a
+stale server replaced, a stop that leaves the sessions it served masking."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tcg.runner import maskserver
+from tests.helpers.mask_servers import mask_servers
+from tests.helpers.waiting import wait_for
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
+
+TCG_SHELL = str(Path(sys.executable).with_name("tcg_shell"))
+
+
+def _cmd(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([TCG_SHELL, "mask-server", *args], capture_output=True, text=True,
+                          env=env, timeout=180)
+
+
+def _servers() -> list[int]:
+    return mask_servers(os.environ["TCG_HOME"])
+
+
+def test_start_runs_one_server_however_often_it_is_started():
+    status = _cmd("status")
+    assert status.returncode == 1 and "no server runs for this install" in status.stdout
+    first = _cmd("start", "--wait", "120")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == first.stderr == ""  # a login profile's line prints nothing
+    [pid] = _servers()
+    again = _cmd("start", "--wait", "120")
+    assert again.returncode == 0 and _servers() == [pid]
+    status = _cmd("status")
+    assert status.returncode == 0
+    assert f"serving this install (pid {pid}; it exits after 43200 s" in status.stdout
+    # started by hand, it loads at once (a session's launch waits for its first prompt)
+    assert maskserver.NOW.encode() in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+
+
+def test_a_started_server_leaves_after_its_idle_time_which_a_status_does_not_extend():
+    assert _cmd("start", "--idle", "3", "--wait", "120").returncode == 0
+    assert "it exits after 3 s" in _cmd("status").stdout
+
+    def gone() -> bool:
+        _cmd("status")  # asked over and over: no request, so no reason to stay
+        return not _servers()
+
+    wait_for(gone, 120, "the idle server to exit")
+    assert not os.path.exists(maskserver.socket_path(os.environ))
+
+
+def test_stop_ends_the_server_and_says_so_when_none_runs():
+    assert _cmd("start", "--wait", "120").returncode == 0
+    [pid] = _servers()
+    stopped = _cmd("stop")
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout
+    wait_for(lambda: not os.path.exists(f"/proc/{pid}") or pid not in _servers(), 60,
+             "the stopped server to exit")
+    assert not os.path.exists(maskserver.socket_path(os.environ))
+    again = _cmd("stop")
+    assert again.returncode == 0 and "none was running" in again.stdout
+
+
+def test_a_stopped_server_leaves_the_workers_it_forked_masking():
+    from tests.runner.test_maskserver import DATA, TOKEN, _ask, _policy_fingerprint
+
+    assert _cmd("start", "--wait", "120").returncode == 0
+    asked = _ask()
+    assert asked.got.confirm(_policy_fingerprint(), 60)
+    assert _cmd("stop").returncode == 0
+    wait_for(lambda: not _servers(), 60, "the stopped server to exit")
+    from tcg.runner.session_screen import header
+
+    os.write(asked.w, header(0) + DATA)
+    status, out = asked.finish()
+    assert status == 0
+    assert TOKEN.encode() not in out and b"<SECRET:" in out
+
+
+def test_start_replaces_a_server_whose_code_changed():
+    assert _cmd("start", "--wait", "120").returncode == 0
+    [old] = _servers()
+    import tcg.runner.session_mask as target
+
+    path = target.__file__
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    try:
+        started = _cmd("start", "--wait", "120")
+        new = _servers()
+    finally:
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert started.returncode == 0, started.stderr
+    assert len(new) == 1 and new[0] != old
+
+
+@pytest.mark.parametrize("args, code, words", [
+    (("start", "--idle", "0"), 2, "--idle needs a whole number of seconds above 0"),
+    (("start", "--wait"), 2, "--wait needs a whole number of seconds"),
+    (("start", "now"), 2, "unexpected arguments: now"),
+    (("status", "x"), 2, "unknown or malformed command"),
+    (("restart",), 2, "unknown or malformed command"),
+    ((), 2, "usage: tcg_shell mask-server start"),
+])
+def test_bad_arguments_are_usage_errors(args, code, words):
+    res = _cmd(*args)
+    assert res.returncode == code and words in res.stderr
+    assert not _servers()
+
+
+def test_switched_off_start_refuses_with_the_reason():
+    res = _cmd("start", env=dict(os.environ, TCG_MASK_SERVER="0"))
+    assert res.returncode == 1
+    assert "no masking fork server here (TCG_MASK_SERVER=0 turns it off)" in res.stderr
+    assert "hint:" in res.stderr
+    assert not _servers()
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="optional tool not installed: bwrap")
+@pytest.mark.parametrize("verb", ["status", "stop", "start"])
+def test_a_listener_tcg_does_not_trust_is_told_nothing(tmp_path, verb):
+    """A process in other namespaces (the agents' OS view) bound at the server's path:
+    the command names it and sends it not a byte (not even ``stop``)."""
+    from tests.runner.test_maskserver import FAKE_SERVER
+
+    path = maskserver.socket_path(os.environ)
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    report = tmp_path / "fake"
+    fake = subprocess.Popen(["bwrap", "--dev-bind", "/", "/", "--", sys.executable, "-I", "-c",
+                             FAKE_SERVER, path, str(report)])
+    try:
+        wait_for(lambda: Path(str(report) + ".ready").exists() or fake.poll() is not None, 60,
+                 "the fake server to listen")
+        assert fake.poll() is None, "bwrap could not start the fake server"
+        res = _cmd(verb)
+        assert res.returncode == 1
+        assert f"a process this install does not trust listens at {path}" in res.stderr
+        assert fake.wait(timeout=60) == 0
+        assert report.read_text() == "0 0"
+        assert not _servers()
+    finally:
+        if fake.poll() is None:
+            fake.kill()
+            fake.wait()
+        if os.path.exists(path):
+            os.unlink(path)
