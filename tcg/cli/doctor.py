@@ -257,30 +257,58 @@ def check_hooks(env: Env) -> list[Check]:
 
 
 def check_mask_server(env: Env) -> list[Check]:
-    """The masking fork server of terminal sessions (Linux): serving, or why not."""
+    """The masking fork server of terminal sessions (Linux): serving, or why not; and
+    a login profile block made for another install or version (it would start a
+    Python at every login shell and never find its server)."""
     from tcg.runner import maskserver
-    from tcg.runner.maskserver_cmd import ask, serving
+    from tcg.runner.maskserver_cmd import ask, serving, why_not
 
     if not sys.platform.startswith("linux"):
         return []
     name = "mask server"
+    out = _profile_blocks(env)
     if not maskserver.enabled(env):
-        return [Check(OK, name, "off (TCG_MASK_SERVER=0): every session loads its own masking process")]
+        return out + [Check(OK, name, "off (TCG_MASK_SERVER=0): every session loads its own "
+                                      "masking process")]
     answer = ask(env, b"ping")
     served = serving(answer)
     if served is not None:
-        return [Check(OK, name, f"serving this install (pid {served[0]}; it exits after {served[1]} s "
-                                "without a new session)")]
-    if answer in ("absent", "no code"):
-        return [Check(OK, name, "not running: the next terminal loads its own masking process and starts "
-                                "it; `tcg_shell init --profile >> ~/.profile` starts it at login "
-                                "(docs/shells.md)")]
-    if answer == "not ours":
-        return [Check(WARN, name, f"a process tcg does not trust listens at {maskserver.socket_path(env)}: "
-                                  "sessions do not use it (each loads its own masking process)",
-                      "find it with `ss -xlp` and stop it")]
-    return [Check(WARN, name, f"the server did not answer ({answer})",
-                  "tcg_shell mask-server stop, then tcg_shell mask-server start")]
+        return out + [Check(OK, name, f"serving this install (pid {served[0]}; it exits after "
+                                      f"{served[1]} s without a new session)")]
+    if answer in ("absent", "no code", "no request"):
+        return out + [Check(OK, name, f"{why_not(answer, env)}: a terminal that finds none loads "
+                                      "its own masking process and starts one; `tcg_shell init "
+                                      "--profile >> ~/.profile` starts it at login (docs/shells.md)")]
+    hint = ("find it with `pgrep -af 'tcg.runner.maskserver --server'` and stop it"
+            if answer != "too long" else "a shorter TCG_HOME or XDG_STATE_HOME")
+    return out + [Check(WARN, name, f"{why_not(answer, env)}: sessions do not use it (each loads "
+                                    "its own masking process)", hint)]
+
+
+def _profile_blocks(env: Env) -> list[Check]:
+    from tcg.errors import TcgError
+    from tcg.shells.generator import interpreter
+    from tcg.shells.profile import marked_block, profile_block
+
+    home = Path(env.get("HOME") or os.path.expanduser("~"))
+    zdot = Path(env["ZDOTDIR"]) if env.get("ZDOTDIR") else home
+    try:
+        current: str | None = profile_block(env, interpreter())
+    except TcgError:
+        current = None  # no server can run: any block starts a Python for nothing
+    out: list[Check] = []
+    for path in (home / ".profile", home / ".bash_profile", home / ".bash_login", zdot / ".zprofile"):
+        try:
+            found = marked_block(path.read_text(encoding="utf-8", errors="replace"))
+        except OSError:
+            continue
+        if found is not None and found != current:
+            out.append(Check(WARN, "mask server", f"the block in {path} was made for another tcg "
+                             "install, version or setting: it starts a Python at every login "
+                             "shell, for a server sessions do not use",
+                             f"tcg_shell init --uninstall bash --rc {path}, then "
+                             f"tcg_shell init --profile >> {path}"))
+    return out
 
 
 def check_agent_hooks(env: Env, cwd: str | None = None) -> list[Check]:

@@ -404,10 +404,24 @@ def _reap_workers() -> None:
 
 
 def _idle(env: Mapping[str, str]) -> float:
+    """TCG_MASK_SERVER_IDLE where it is a number of seconds above 0, else IDLE."""
     try:
-        return float(env.get(ENV_IDLE, "")) or IDLE
+        value = float(env.get(ENV_IDLE, ""))
     except ValueError:
         return IDLE
+    return value if 0 < value < float("inf") else IDLE  # nan, inf: IDLE
+
+
+def _replaced(stamp: tuple) -> bool:
+    """This server's interpreter binary was replaced on disk (a peer check of it
+    then fails both ways) or its code changed: it must not serve on (an upgrade
+    moves sessions to another socket; nothing would ever ask this one again)."""
+    try:
+        if os.readlink("/proc/self/exe").endswith(" (deleted)"):
+            return True
+    except OSError:
+        return True
+    return code_stamp() != stamp
 
 
 def _preload() -> None:
@@ -482,12 +496,15 @@ def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock:
                     return  # the socket was replaced or removed: not ours to serve
             except OSError:
                 return
+            if _replaced(stamp):
+                return
             continue
-        before, last = last, time.monotonic()
         with conn:
             fds: list[int] = []
             try:
-                if not peer_is_ours(conn):
+                if not peer_is_ours(conn):  # (nor does it count as a request: idle runs on)
+                    if os.readlink("/proc/self/exe").endswith(" (deleted)"):
+                        return  # the peer check failed for our own replaced binary
                     continue  # closed without a word
                 conn.settimeout(1.0)
                 msg, fds, flags, _ = socket.recv_fds(conn, 1 << 20, MAX_FDS)
@@ -499,7 +516,6 @@ def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock:
                     if fields[2] == b"stop":
                         conn.send(b"stopping")
                         return
-                    last = before
                     conn.send(b"serving %d %d" % (os.getpid(), int(idle)))
                     continue
                 if (flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC) or len(fds) != MAX_FDS
@@ -509,6 +525,7 @@ def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock:
                 if fields[1] != identity().encode():
                     conn.send(b"no code")  # another install's client: it starts its own
                     return
+                last = time.monotonic()  # a session's request: only these keep it
                 pid = os.fork()  # first: the worker loads while the code is checked
                 if pid == 0:
                     _worker(conn, listener, lock, fds, fields)

@@ -4,10 +4,10 @@ Sessions start the server themselves (tcg.runner.maskserver), so every terminal
 but the first gets a masking process that has its code and detector loaded. The
 first one after login, and the first after the server's idle time ran out, load
 them on their own, which is most of a new terminal's wait for its first prompt.
-``start`` in a login profile (~/.profile, ~/.zprofile) has the server loaded
-before the first terminal opens; its server stays for ``--idle`` seconds without
-a session (12 hours unless told: a working day), where one a session started
-stays 30 minutes. Linux only, as the server.
+``start`` from a login profile (``tcg_shell init --profile``) has the server
+loaded before the first terminal opens; its server stays for ``--idle`` seconds
+without a session (12 hours unless told: a working day), where one a session
+started stays 30 minutes. Linux only, as the server.
 """
 
 from __future__ import annotations
@@ -21,24 +21,29 @@ from tcg.runner import maskserver
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 USAGE = """usage: tcg_shell mask-server start [--idle SECONDS] [--wait SECONDS]
        tcg_shell mask-server status
-       tcg_shell mask-server stop
+       tcg_shell mask-server stop [--wait SECONDS]
 """
 PROG = "tcg_shell mask-server"
 LOGIN_IDLE = 12 * 3600  # seconds a started server waits for sessions: a working day
 ASK_WAIT = 2.0  # seconds a server may take to answer ping or stop
+LOCK_WAIT = 3.0  # seconds start waits for a server that holds the lock to serve or go
+STOP_WAIT = 30.0  # seconds stop waits for a loading server to serve, to stop it
 
 
 def ask(env: Mapping[str, str], verb: bytes) -> str:
     """The server's answer to ``verb`` (maskserver.CONTROL), or why there is none:
     ``absent`` (nobody listens), ``not ours`` (a listener this install must not
-    trust: another user, namespace or interpreter) or ``no answer``."""
+    trust: another user, namespace or interpreter), ``too long`` (no socket can
+    have that path) or ``no answer``. Nothing is sent before the peer is trusted."""
+    path = maskserver.socket_path(env)
+    if len(path.encode()) > maskserver.SUN_PATH_MAX:
+        return "too long"
     from tcg._lean import sockets as socket
 
-    path = maskserver.socket_path(env)
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
     try:
         s.settimeout(ASK_WAIT)
@@ -64,6 +69,45 @@ def serving(answer: str) -> tuple[int, int] | None:
     return None
 
 
+def lock_held(env: Mapping[str, str]) -> bool:
+    """A server of this install holds its lock: loading (not listening yet) or
+    serving, or exiting. A lock path that is no regular file counts as free
+    (opened without following links or blocking: a FIFO there cannot hang us)."""
+    import fcntl
+    import stat
+
+    path = maskserver.socket_path(env)[:-5] + ".lock"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def why_not(answer: str, env: Mapping[str, str]) -> str:
+    """What ``answer`` (not ``serving``) means, for a person."""
+    if answer == "not ours":
+        return (f"a process this install does not trust listens at {maskserver.socket_path(env)} "
+                "(not tcg's server for this user and install)")
+    if answer == "too long":
+        return (f"the server's socket path is too long ({len(maskserver.socket_path(env).encode())} "
+                f"bytes, at most {maskserver.SUN_PATH_MAX}): no server can run with this "
+                "TCG_HOME or XDG_STATE_HOME")
+    if answer == "no request":
+        return "a server of an older tcg runs (it leaves at the next session or after its idle time)"
+    if answer in ("absent", "no code"):
+        return "a server is loading" if lock_held(env) else "no server runs for this install"
+    return f"the server did not answer ({answer})"
+
+
 def _fail(message: str, hint: str) -> int:
     sys.stderr.write(f"{PROG}: {message}\nhint: {hint}\n")
     return int(ExitCode.ERROR)
@@ -80,64 +124,41 @@ def _seconds(args: list[str], name: str, default: float) -> float:
     return float(value)
 
 
+def _until(limit: float, done: Callable[[], bool]) -> bool:
+    """Poll ``done()`` every 50 ms for ``limit`` seconds."""
+    deadline = time.monotonic() + limit
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def start(args: list[str], env: Mapping[str, str]) -> int:
-    """Launch a server unless one of this install serves; ``--wait``: until it serves."""
-    try:
-        idle = _seconds(args, "--idle", LOGIN_IDLE)
-        wait = _seconds(args, "--wait", 0.0)
-    except ValueError as exc:
-        sys.stderr.write(f"{PROG}: {exc}\n{USAGE}")
-        return int(ExitCode.USAGE)
+    """Launch a server unless one of this install serves or is loading; ``--wait``:
+    until it serves (and then it loads at once; without, it waits its start delay,
+    as one a session launches: a terminal may be opening beside it)."""
+    idle = _seconds(args, "--idle", LOGIN_IDLE)
+    wait = _seconds(args, "--wait", 0.0)
     if args:
-        sys.stderr.write(f"{PROG}: unexpected arguments: {' '.join(args)}\n{USAGE}")
-        return int(ExitCode.USAGE)
-    if not maskserver.enabled(env):
-        why = ("TCG_MASK_SERVER=0 turns it off" if env.get(maskserver.ENV_SWITCH) == "0"
-               else "it runs on Linux only")
-        return _fail(f"no masking fork server here ({why})",
+        raise ValueError(f"unexpected arguments: {' '.join(args)}")
+    if env.get(maskserver.ENV_SWITCH) == "0":
+        return _fail("no masking fork server here (TCG_MASK_SERVER=0 turns it off)",
                      "sessions start a masking process of their own (docs/shells.md)")
     answer = ask(env, b"ping")
-    if answer == "not ours":
-        return _not_ours(env)
-    if answer == "no code":  # a stale server: it is exiting, and holds the lock until it has
-        _wait_unlocked(env, ASK_WAIT)
-    if serving(answer) is None:  # absent, stale, or still loading: the lock decides
-        maskserver.launch(dict(env, **{maskserver.ENV_IDLE: str(int(idle))}), now=True)
-        maskserver.hurry(10.0)
-    if wait:
-        deadline = time.monotonic() + wait
-        while serving(ask(env, b"ping")) is None:
-            if time.monotonic() > deadline:
-                return _fail(f"the server did not serve within {wait:g} s",
-                             f"`{PROG} status`, or `tcg doctor`")
-            time.sleep(0.05)
+    if answer in ("not ours", "too long"):
+        return _fail(why_not(answer, env), "see docs/shells.md (the masking fork server)")
+    if serving(answer) is None:
+        # one that holds the lock is loading (it will serve) or exiting (stale,
+        # stopped): wait for either; a server launched meanwhile would give up
+        _until(LOCK_WAIT, lambda: not lock_held(env) or serving(ask(env, b"ping")) is not None)
+        if not lock_held(env):
+            maskserver.launch(dict(env, **{maskserver.ENV_IDLE: str(int(idle))}), now=wait > 0)
+            maskserver.hurry(10.0)
+    if wait and not _until(wait, lambda: serving(ask(env, b"ping")) is not None):
+        return _fail(f"the server did not serve within {wait:g} s ({why_not(ask(env, b'ping'), env)})",
+                     f"`{PROG} status`, or `tcg doctor`")
     return 0
-
-
-def _wait_unlocked(env: Mapping[str, str], limit: float) -> None:
-    """Until no server holds this install's lock (a new one would give up on it)."""
-    import fcntl
-
-    try:
-        fd = os.open(maskserver.socket_path(env)[:-5] + ".lock", os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-                return
-            except OSError:
-                time.sleep(0.02)
-    finally:
-        os.close(fd)
-
-
-def _not_ours(env: Mapping[str, str]) -> int:
-    return _fail(f"a process this install does not trust listens at {maskserver.socket_path(env)}",
-                 "it is not tcg's server for this user and install: find it with "
-                 "`ss -xlp`, stop it, then try again")
 
 
 def status(env: Mapping[str, str]) -> int:
@@ -147,24 +168,32 @@ def status(env: Mapping[str, str]) -> int:
         sys.stdout.write(f"{PROG}: serving this install (pid {served[0]}; it exits after "
                          f"{served[1]} s without a new session)\n")
         return 0
-    if answer == "not ours":
-        return _not_ours(env)
-    why = {"absent": "no server runs for this install",
-           "no code": "the server ran other code than this install has, and has stopped"
-           }.get(answer, f"the server did not answer ({answer})")
-    sys.stdout.write(f"{PROG}: {why}; the next session starts one, or `{PROG} start`\n")
+    if answer in ("not ours", "too long"):
+        return _fail(why_not(answer, env), "see docs/shells.md (the masking fork server)")
+    off = " (TCG_MASK_SERVER=0: sessions use none)" if env.get(maskserver.ENV_SWITCH) == "0" else \
+        f"; the next session starts one, or `{PROG} start`"
+    sys.stdout.write(f"{PROG}: {why_not(answer, env)}{off}\n")
     return int(ExitCode.ERROR)
 
 
-def stop(env: Mapping[str, str]) -> int:
-    """Stop this install's server; sessions it served keep their masking processes."""
+def stop(args: list[str], env: Mapping[str, str]) -> int:
+    """Stop this install's server (one still loading once it serves); sessions it
+    served keep their masking processes."""
+    wait = _seconds(args, "--wait", STOP_WAIT)
+    if args:
+        raise ValueError(f"unexpected arguments: {' '.join(args)}")
     answer = ask(env, b"stop")
-    if answer in ("stopping", "no code", "absent"):
-        sys.stdout.write(f"{PROG}: {'stopped' if answer == 'stopping' else 'none was running'}\n")
+    if answer in ("absent", "no code") and lock_held(env):  # loading: stop it once it listens
+        _until(wait, lambda: not lock_held(env) or ask(env, b"ping") not in ("absent", "no code"))
+        answer = ask(env, b"stop") if lock_held(env) else "absent"
+    if answer == "stopping":
+        sys.stdout.write(f"{PROG}: stopped\n")
         return 0
-    if answer == "not ours":
-        return _not_ours(env)
-    return _fail(f"the server did not answer ({answer})", f"`{PROG} status`")
+    if answer in ("absent", "no code") and not lock_held(env):
+        sys.stdout.write(f"{PROG}: none was running\n")
+        return 0
+    return _fail(f"not stopped: {why_not(answer, env)}",
+                 "find it with `pgrep -af 'tcg.runner.maskserver --server'`")
 
 
 def main(argv: list[str]) -> int:
@@ -173,10 +202,17 @@ def main(argv: list[str]) -> int:
         (sys.stdout if argv else sys.stderr).write(USAGE)
         return 0 if argv else int(ExitCode.USAGE)
     verb, rest = argv[0], list(argv[1:])
+    if verb not in ("start", "status", "stop") or (verb == "status" and rest):
+        sys.stderr.write(f"{PROG}: unknown or malformed command {' '.join(argv)!r}\n{USAGE}")
+        return int(ExitCode.USAGE)
+    if not sys.platform.startswith("linux"):
+        return _fail("no masking fork server on this system (it runs on Linux only)",
+                     "every session starts a masking process of its own (docs/shells.md)")
     env = os.environ
-    if verb == "start":
-        return start(rest, env)
-    if verb in ("status", "stop") and not rest:
-        return status(env) if verb == "status" else stop(env)
-    sys.stderr.write(f"{PROG}: unknown or malformed command {' '.join(argv)!r}\n{USAGE}")
-    return int(ExitCode.USAGE)
+    try:
+        if verb == "start":
+            return start(rest, env)
+        return status(env) if verb == "status" else stop(rest, env)
+    except ValueError as exc:
+        sys.stderr.write(f"{PROG}: {exc}\n{USAGE}")
+        return int(ExitCode.USAGE)

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from tcg.errors import TcgError, UsageError, run_with_error_handler
-from tcg.shells.profile import PROFILE_BEGIN_MARK, PROFILE_END_MARK, render_profile
+from tcg.shells.profile import PROFILE_BEGIN_MARK, PROFILE_END_MARK, profile_block
 from tcg.shells.shells import (
     BEGIN_MARK,
     EARLY_BEGIN_MARK,
@@ -32,7 +32,6 @@ from tcg.shells.shells import (
     hook_ids,
     installed_parts,
     older_hook,
-    package_dir,
 )
 
 USAGE = (
@@ -361,9 +360,7 @@ def _init(argv: list[str]) -> int:
 
 
 def _profile() -> int:
-    from tcg.runner import maskserver
-
-    sys.stdout.write(render_profile(interpreter(), package_dir(), maskserver.socket_path(os.environ)))
+    sys.stdout.write(profile_block(os.environ, interpreter()))
     return 0
 
 

@@ -218,7 +218,7 @@ def test_the_mask_server_is_reported_running_or_not(full_path, hermetic_home, mo
     from tests.helpers.waiting import wait_for
 
     check = {c.name: c for c in run_checks()}["mask server"]
-    assert check.status == OK and check.detail.startswith("not running")
+    assert check.status == OK and check.detail.startswith("no server runs for this install")
     assert "`tcg_shell init --profile >> ~/.profile` starts it at login" in check.detail
     tcg_shell = str(Path(sys.executable).with_name("tcg_shell"))
     subprocess.run([tcg_shell, "mask-server", "start", "--wait", "120"], check=True, timeout=180)
@@ -229,3 +229,21 @@ def test_the_mask_server_is_reported_running_or_not(full_path, hermetic_home, mo
     monkeypatch.setenv("TCG_MASK_SERVER", "0")
     check = {c.name: c for c in run_checks()}["mask server"]
     assert check.status == OK and check.detail.startswith("off (TCG_MASK_SERVER=0)")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux only")
+def test_a_login_block_made_for_another_install_is_reported(full_path, hermetic_home):
+    tcg_shell = str(Path(sys.executable).with_name("tcg_shell"))
+    block = subprocess.run([tcg_shell, "init", "--profile"], capture_output=True, text=True,
+                           check=True, timeout=120).stdout
+    profile = hermetic_home / ".profile"
+    profile.write_text("export EDITOR=vi\n" + block)
+    assert not [c for c in run_checks() if c.name == "mask server" and c.status == WARN]
+    # what an upgrade does: the server's socket moves (its name hashes the version)
+    old = block.replace("/maskserver/", "/maskserver/old-")
+    assert old != block
+    profile.write_text(old)
+    [warn] = [c for c in run_checks() if c.name == "mask server" and c.status == WARN]
+    assert f"the block in {profile} was made for another tcg install" in warn.detail
+    assert warn.hint == (f"tcg_shell init --uninstall bash --rc {profile}, then "
+                         f"tcg_shell init --profile >> {profile}")

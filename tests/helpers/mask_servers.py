@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from tests.helpers.waiting import wait_for
 
 SERVER_MARK = b"tcg.runner.maskserver --server"
 
@@ -85,3 +91,41 @@ def listening(env: dict[str, str] | os._Environ[str]) -> bool:
         return False
     finally:
         s.close()
+
+
+# A listener that records how many descriptors and bytes its one connection brought.
+FAKE_SERVER = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(sys.argv[1])
+s.listen(4)
+open(sys.argv[2] + ".ready", "w").close()
+c, _ = s.accept()
+c.settimeout(60)
+try:
+    msg, fds, _, _ = socket.recv_fds(c, 1 << 20, 8)
+except OSError:
+    msg, fds = b"", []
+open(sys.argv[2], "w").write("%d %d" % (len(fds), len(msg)))
+"""
+
+
+@contextmanager
+def fake_listener(path: str, report: Path) -> Iterator[subprocess.Popen[bytes]]:
+    """FAKE_SERVER bound at ``path`` in namespaces of its own (bwrap): what a command
+    inside the agents' OS view (the same uid, tcg's state dir writable) could do.
+    It writes what it received to ``report``; the socket is removed afterwards."""
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    fake = subprocess.Popen(["bwrap", "--dev-bind", "/", "/", "--", sys.executable, "-I", "-c",
+                             FAKE_SERVER, path, str(report)])
+    try:
+        wait_for(lambda: Path(str(report) + ".ready").exists() or fake.poll() is not None, 60,
+                 "the fake server to listen")
+        assert fake.poll() is None, "bwrap could not start the fake server"
+        yield fake
+    finally:
+        if fake.poll() is None:
+            fake.kill()
+            fake.wait()
+        if os.path.exists(path):
+            os.unlink(path)

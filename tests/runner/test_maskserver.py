@@ -21,7 +21,7 @@ import pytest
 from tcg.runner import maskserver
 from tcg.runner.maskproc import MaskerProcess, _entry
 from tcg.runner.session_screen import header
-from tests.helpers.mask_servers import listening, mask_servers, served_workers
+from tests.helpers.mask_servers import fake_listener, listening, mask_servers, served_workers
 from tests.helpers.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
@@ -296,20 +296,6 @@ def test_a_peer_of_this_install_and_namespaces_is_trusted():
         b.close()
 
 
-FAKE_SERVER = """
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.bind(sys.argv[1])
-s.listen(4)
-open(sys.argv[2] + ".ready", "w").close()
-c, _ = s.accept()
-c.settimeout(60)
-try:
-    msg, fds, _, _ = socket.recv_fds(c, 1 << 20, 8)
-except OSError:
-    msg, fds = b"", []
-open(sys.argv[2], "w").write("%d %d" % (len(fds), len(msg)))
-"""
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="optional tool not installed: bwrap")
@@ -318,15 +304,8 @@ def test_a_listener_in_another_mount_namespace_gets_no_session(tmp_path):
     uid, tcg's state dir writable) could do: bind its own socket at the server's
     path. The station must not hand it the session's raw output or terminal."""
     env = dict(os.environ)
-    path = maskserver.socket_path(env)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     report = tmp_path / "fake"
-    fake = subprocess.Popen(["bwrap", "--dev-bind", "/", "/", "--", sys.executable, "-I", "-c",
-                             FAKE_SERVER, path, str(report)])
-    try:
-        wait_for(lambda: Path(str(report) + ".ready").exists() or fake.poll() is not None, 60,
-                 "the fake server to listen")
-        assert fake.poll() is None, "bwrap could not start the fake server"
+    with fake_listener(maskserver.socket_path(env), report) as fake:
         r, w = os.pipe()
         try:
             got = maskserver.request(env, "terminal", [r, 1, 2, r])
@@ -336,12 +315,6 @@ def test_a_listener_in_another_mount_namespace_gets_no_session(tmp_path):
         assert got == "failed"
         assert fake.wait(timeout=60) == 0
         assert report.read_text() == "0 0"  # closed before a byte or a descriptor was sent
-    finally:
-        if fake.poll() is None:
-            fake.kill()
-            fake.wait()
-        if os.path.exists(path):
-            os.unlink(path)
 
 
 def test_masking_processes_never_import_tcg_from_the_working_directory(tmp_path, monkeypatch):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tcg.runner import maskserver
-from tests.helpers.mask_servers import mask_servers
+from tests.helpers.mask_servers import fake_listener, listening, mask_servers
 from tests.helpers.waiting import wait_for
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
@@ -131,26 +131,94 @@ def test_switched_off_start_refuses_with_the_reason():
 def test_a_listener_tcg_does_not_trust_is_told_nothing(tmp_path, verb):
     """A process in other namespaces (the agents' OS view) bound at the server's path:
     the command names it and sends it not a byte (not even ``stop``)."""
-    from tests.runner.test_maskserver import FAKE_SERVER
-
     path = maskserver.socket_path(os.environ)
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    report = tmp_path / "fake"
-    fake = subprocess.Popen(["bwrap", "--dev-bind", "/", "/", "--", sys.executable, "-I", "-c",
-                             FAKE_SERVER, path, str(report)])
-    try:
-        wait_for(lambda: Path(str(report) + ".ready").exists() or fake.poll() is not None, 60,
-                 "the fake server to listen")
-        assert fake.poll() is None, "bwrap could not start the fake server"
+    with fake_listener(path, tmp_path / "fake") as fake:
         res = _cmd(verb)
         assert res.returncode == 1
         assert f"a process this install does not trust listens at {path}" in res.stderr
         assert fake.wait(timeout=60) == 0
-        assert report.read_text() == "0 0"
+        assert (tmp_path / "fake").read_text() == "0 0"
         assert not _servers()
+
+
+def test_a_server_still_loading_is_reported_then_stopped_once_it_serves():
+    from tcg.runner.maskserver_cmd import lock_held
+
+    env = dict(os.environ)
+    maskserver.launch(env)  # as a session launches it: it holds the lock, waits, loads, listens
+    wait_for(lambda: lock_held(env), 60, "the new server to take its lock")
+    status = _cmd("status")
+    if not listening(env):  # (a slow machine has it loading still)
+        assert status.returncode == 1 and "a server is loading" in status.stdout
+    stopped = _cmd("stop")
+    assert stopped.returncode == 0 and "stopped" in stopped.stdout, stopped
+    wait_for(lambda: not _servers(), 60, "the stopped server to exit")
+    maskserver.reap(10)
+
+
+def test_a_held_lock_without_a_listener_is_a_loading_server(tmp_path):
+    """What status and stop see while a server loads (here the test holds the lock)."""
+    import fcntl
+
+    path = maskserver.socket_path(os.environ)[:-5] + ".lock"
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        status = _cmd("status")
+        assert status.returncode == 1 and "a server is loading" in status.stdout
+        stopped = _cmd("stop", "--wait", "1")
+        assert stopped.returncode == 1 and "not stopped: a server is loading" in stopped.stderr
     finally:
-        if fake.poll() is None:
-            fake.kill()
-            fake.wait()
-        if os.path.exists(path):
-            os.unlink(path)
+        os.close(fd)
+    gone = _cmd("stop")
+    assert gone.returncode == 0 and "none was running" in gone.stdout
+
+
+def test_a_fifo_at_the_lock_path_does_not_hang_the_command():
+    path = maskserver.socket_path(os.environ)[:-5] + ".lock"
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    os.mkfifo(path)
+    res = _cmd("status")
+    assert res.returncode == 1 and "no server runs for this install" in res.stdout
+
+
+def test_a_server_leaves_by_itself_once_its_code_changed_on_disk():
+    assert _cmd("start", "--wait", "120").returncode == 0
+    import tcg.runner.session_mask as target
+
+    st = os.stat(target.__file__)
+    os.utime(target.__file__, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    try:  # no request comes (an upgrade moves sessions to another socket): it checks every 10 s
+        wait_for(lambda: not _servers(), 120, "the stale server to exit")
+    finally:
+        os.utime(target.__file__, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "0", "-5", "x", ""])
+def test_an_idle_time_that_is_no_positive_number_is_the_default(value):
+    assert maskserver._idle({maskserver.ENV_IDLE: value}) == maskserver.IDLE
+    assert maskserver._idle({maskserver.ENV_IDLE: "12"}) == 12.0
+
+
+def test_off_linux_every_command_says_there_is_no_server(monkeypatch, capsys):
+    from tcg.runner import maskserver_cmd
+
+    monkeypatch.setattr(sys, "platform", "darwin")
+    for verb in ("start", "status", "stop"):
+        assert maskserver_cmd.main([verb]) == 1
+        assert "no masking fork server on this system (it runs on Linux only)" in capsys.readouterr().err
+
+
+def test_switched_off_status_says_so():
+    res = _cmd("status", env=dict(os.environ, TCG_MASK_SERVER="0"))
+    assert res.returncode == 1 and "(TCG_MASK_SERVER=0: sessions use none)" in res.stdout
+
+
+def test_a_socket_path_too_long_is_named(tmp_path):
+    home = tmp_path / ("h" * 120)
+    env = dict(os.environ, TCG_HOME=str(home))
+    for verb in ("start", "status"):
+        res = _cmd(verb, env=env)
+        assert res.returncode == 1 and "the server's socket path is too long" in res.stderr
+    assert not mask_servers(str(home))

@@ -23,9 +23,9 @@ TCG_SHELL = str(Path(sys.executable).with_name("tcg_shell"))
 LOGINS = [("sh", ".profile"), ("bash", ".profile"), ("zsh", ".zprofile")]
 
 
-def _block() -> str:
+def _block(env: dict[str, str] | None = None) -> str:
     res = subprocess.run([TCG_SHELL, "init", "--profile"], capture_output=True, text=True,
-                         check=True, timeout=120)
+                         check=True, timeout=120, env=env)
     return res.stdout
 
 
@@ -56,11 +56,36 @@ def test_the_block_starts_the_server_sessions_use_and_then_no_python(tmp_path, s
     assert mask_servers(os.environ["TCG_HOME"]) == [pid]
 
 
-def test_inside_a_session_the_block_starts_nothing(tmp_path):
-    (tmp_path / ".profile").write_text(_block())
-    trace = _login("bash", tmp_path, TCG_SESSION="s-1")  # the session's own login shell
+@pytest.mark.parametrize(("shell", "profile"), LOGINS)
+def test_inside_a_session_the_block_starts_nothing(tmp_path, shell, profile):
+    (tmp_path / profile).write_text(_block())
+    trace = _login(shell, tmp_path, TCG_SESSION="s-1")  # the session's own login shell
     assert "maskserver_cmd" not in trace
     assert not mask_servers(os.environ["TCG_HOME"])
+
+
+@pytest.mark.parametrize(("shell", "profile"), LOGINS)
+def test_paths_with_spaces_and_quotes_reach_the_server_intact(tmp_path, shell, profile):
+    home = tmp_path / "h o'm\"e $x"
+    env = dict(os.environ, TCG_HOME=str(home))
+    (tmp_path / profile).write_text(_block(env))
+    try:
+        _login(shell, tmp_path, TCG_HOME=str(home))
+        wait_for(lambda: listening(env), 120, "the server the login started")
+        status = subprocess.run([TCG_SHELL, "mask-server", "status"], capture_output=True,
+                                text=True, timeout=120, env=env)
+        assert status.returncode == 0 and "serving this install" in status.stdout
+        assert len(mask_servers(str(home))) == 1
+    finally:  # not the test's TCG_HOME: the hermetic fixture would not stop it
+        subprocess.run([TCG_SHELL, "mask-server", "stop"], capture_output=True, timeout=120,
+                       env=env)
+
+
+def test_no_block_where_no_server_can_run():
+    res = subprocess.run([TCG_SHELL, "init", "--profile"], capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, TCG_MASK_SERVER="0"))
+    assert res.returncode == 1 and res.stdout == ""
+    assert "the masking fork server is off (TCG_MASK_SERVER=0)" in res.stderr
 
 
 def test_the_block_is_posix_sh_and_uninstall_removes_it(tmp_path):
