@@ -306,8 +306,8 @@ def _profile_blocks(env: Env) -> list[Check]:
             out.append(Check(WARN, "mask server", f"the block in {path} was made for another tcg "
                              "install, version or setting: it starts a Python at every login "
                              "shell, for a server sessions do not use",
-                             f"tcg_shell init --uninstall bash --rc {path}, then "
-                             f"tcg_shell init --profile >> {path}"))
+                             "delete its lines from `# >>> tcg mask server >>>` to `# <<< tcg mask "
+                             f"server <<<` in {path}, then tcg_shell init --profile >> {path}"))
     return out
 
 

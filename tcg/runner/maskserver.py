@@ -360,10 +360,14 @@ def serve_main() -> int:
     if st.st_uid != os.getuid() or st.st_mode & 0o077:
         return 0  # not a private directory of ours: serve nothing
     lock = os.open(path[:-5] + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return 0  # another server of this install is starting or running
+    for attempt in range(6):  # `tcg_shell mask-server status` holds it shared for a moment
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except OSError:
+            if attempt == 5:
+                return 0  # another server of this install is starting or running
+            time.sleep(0.01)
     if NOW not in sys.argv[1:]:
         time.sleep(START_DELAY)  # the first session's own masking process and shell go first
     _preload()

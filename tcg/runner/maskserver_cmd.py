@@ -103,7 +103,9 @@ def why_not(answer: str, env: Mapping[str, str]) -> str:
                 "TCG_HOME or XDG_STATE_HOME")
     if answer == "no request":
         return "a server of an older tcg runs (it leaves at the next session or after its idle time)"
-    if answer in ("absent", "no code"):
+    if answer == "no code":  # it ran other code than this install has, and is leaving
+        return "no server runs for this install (one of other code has just left)"
+    if answer == "absent":
         return "a server is loading" if lock_held(env) else "no server runs for this install"
     return f"the server did not answer ({answer})"
 
@@ -170,9 +172,12 @@ def status(env: Mapping[str, str]) -> int:
         return 0
     if answer in ("not ours", "too long"):
         return _fail(why_not(answer, env), "see docs/shells.md (the masking fork server)")
-    off = " (TCG_MASK_SERVER=0: sessions use none)" if env.get(maskserver.ENV_SWITCH) == "0" else \
-        f"; the next session starts one, or `{PROG} start`"
-    sys.stdout.write(f"{PROG}: {why_not(answer, env)}{off}\n")
+    why = why_not(answer, env)
+    if env.get(maskserver.ENV_SWITCH) == "0":
+        why += " (TCG_MASK_SERVER=0: sessions use none)"
+    elif why.startswith("no server runs"):
+        why += f"; the next session starts one, or `{PROG} start`"
+    sys.stdout.write(f"{PROG}: {why}\n")
     return int(ExitCode.ERROR)
 
 
@@ -189,7 +194,7 @@ def stop(args: list[str], env: Mapping[str, str]) -> int:
     if answer == "stopping":
         sys.stdout.write(f"{PROG}: stopped\n")
         return 0
-    if answer in ("absent", "no code") and not lock_held(env):
+    if answer == "too long" or (answer in ("absent", "no code") and not lock_held(env)):
         sys.stdout.write(f"{PROG}: none was running\n")
         return 0
     return _fail(f"not stopped: {why_not(answer, env)}",

@@ -245,5 +245,5 @@ def test_a_login_block_made_for_another_install_is_reported(full_path, hermetic_
     profile.write_text(old)
     [warn] = [c for c in run_checks() if c.name == "mask server" and c.status == WARN]
     assert f"the block in {profile} was made for another tcg install" in warn.detail
-    assert warn.hint == (f"tcg_shell init --uninstall bash --rc {profile}, then "
-                         f"tcg_shell init --profile >> {profile}")
+    assert warn.hint == ("delete its lines from `# >>> tcg mask server >>>` to `# <<< tcg mask "
+                         f"server <<<` in {profile}, then tcg_shell init --profile >> {profile}")

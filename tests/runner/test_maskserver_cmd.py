@@ -222,3 +222,18 @@ def test_a_socket_path_too_long_is_named(tmp_path):
         res = _cmd(verb, env=env)
         assert res.returncode == 1 and "the server's socket path is too long" in res.stderr
     assert not mask_servers(str(home))
+
+
+def test_status_of_a_server_whose_code_changed_says_it_left():
+    assert _cmd("start", "--wait", "120").returncode == 0
+    import tcg.runner.session_mask as target
+
+    st = os.stat(target.__file__)
+    os.utime(target.__file__, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    try:
+        status = _cmd("status")
+    finally:
+        os.utime(target.__file__, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert status.returncode == 1
+    assert "no server runs for this install (one of other code has just left)" in status.stdout
+    assert "loading" not in status.stdout
