@@ -90,6 +90,11 @@ def socket_path(env: Mapping[str, str]) -> str:
     return os.path.join(socket_dir(env), f"{zlib.crc32(identity().encode()):08x}.sock")
 
 
+def lock_path(socket: str) -> str:
+    """The lock a server holds from before it loads until it exits, beside its socket."""
+    return socket[:-5] + ".lock"
+
+
 def code_stamp() -> tuple[tuple[str, int, int, int], ...]:
     """Size, mtime and inode of every file of the tcg package: a server whose code
     changed on disk since it loaded it must not serve."""
@@ -359,7 +364,7 @@ def serve_main() -> int:
     st = os.stat(directory)
     if st.st_uid != os.getuid() or st.st_mode & 0o077:
         return 0  # not a private directory of ours: serve nothing
-    lock = os.open(path[:-5] + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    lock = os.open(lock_path(path), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     for attempt in range(6):  # `tcg_shell mask-server status` holds it shared for a moment
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -420,12 +425,15 @@ def _replaced(stamp: tuple) -> bool:
     """This server's interpreter binary was replaced on disk (a peer check of it
     then fails both ways) or its code changed: it must not serve on (an upgrade
     moves sessions to another socket; nothing would ever ask this one again)."""
+    return _exe_deleted() or code_stamp() != stamp
+
+
+def _exe_deleted() -> bool:
+    """This process's interpreter binary was removed or replaced on disk."""
     try:
-        if os.readlink("/proc/self/exe").endswith(" (deleted)"):
-            return True
+        return os.readlink("/proc/self/exe").endswith(" (deleted)")
     except OSError:
         return True
-    return code_stamp() != stamp
 
 
 def _preload() -> None:
@@ -507,7 +515,7 @@ def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock:
             fds: list[int] = []
             try:
                 if not peer_is_ours(conn):  # (nor does it count as a request: idle runs on)
-                    if os.readlink("/proc/self/exe").endswith(" (deleted)"):
+                    if _exe_deleted():
                         return  # the peer check failed for our own replaced binary
                     continue  # closed without a word
                 conn.settimeout(1.0)

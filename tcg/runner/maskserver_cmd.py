@@ -76,7 +76,7 @@ def lock_held(env: Mapping[str, str]) -> bool:
     import fcntl
     import stat
 
-    path = maskserver.socket_path(env)[:-5] + ".lock"
+    path = maskserver.lock_path(maskserver.socket_path(env))
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:

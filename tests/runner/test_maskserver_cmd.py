@@ -160,7 +160,7 @@ def test_a_held_lock_without_a_listener_is_a_loading_server(tmp_path):
     """What status and stop see while a server loads (here the test holds the lock)."""
     import fcntl
 
-    path = maskserver.socket_path(os.environ)[:-5] + ".lock"
+    path = maskserver.lock_path(maskserver.socket_path(os.environ))
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
@@ -176,7 +176,7 @@ def test_a_held_lock_without_a_listener_is_a_loading_server(tmp_path):
 
 
 def test_a_fifo_at_the_lock_path_does_not_hang_the_command():
-    path = maskserver.socket_path(os.environ)[:-5] + ".lock"
+    path = maskserver.lock_path(maskserver.socket_path(os.environ))
     os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     os.mkfifo(path)
     res = _cmd("status")
