@@ -31,6 +31,28 @@ def test_glued_token_is_masked(text, mode):
         assert leaks(out, needles) == [], (mode, sizes[:1])
 
 
+# glued at the other end: to a word, a file-name suffix, or another token run into it
+STRIPE = b"sk_live_" + b"Qw8Er2Ty6Ui0Op4As8Df2Gh6"  # fake, valid shape (24)
+SLACK = b"xoxb-" + b"203178505713-2682756137650-" + b"LRKxds9v9wUIvw4z38ek88zt"  # fake, valid shape
+NPM = b"npm_" + b"MbHPcOmUFTxsOWLDxgUNWoxPB29I372oBz6z"  # fake, valid shape
+TRAILING = [
+    STRIPE + SLACK + b"\r\n",
+    b"[" + GHP + b"x" * 50 + b"]\r\n",
+    b"cp " + NPM + b"_backup.tar /tmp\r\n",
+    SLACK + b"suffix " + STRIPE + b"-Lz3Xc7Vb1Nm5\r\n",
+]
+
+
+@pytest.mark.parametrize("text", TRAILING, ids=range(len(TRAILING)))
+@pytest.mark.parametrize("mode", ["strict", "terminal"])
+def test_token_glued_to_what_follows_is_masked(text, mode):
+    needles = [n for v in (GHP, STRIPE, SLACK, NPM) if v in text for n in slices(v, 8)]
+    for sizes in ((), (1,) * len(text)):
+        out = run(text, sizes, mode)
+        assert b"<SECRET:" in out, (mode, sizes[:1])
+        assert leaks(out, needles) == [], (mode, sizes[:1])
+
+
 def test_terminal_releases_a_word_ending_in_sk_dash_at_once():
     """``disk-`` is not held glued (a partial anchor needs 4 bytes there); ``sk-`` after a
     space is (openai-legacy-key keeps its boundary)."""
