@@ -1,6 +1,7 @@
 """Masking a token glued to a word character (URL-encoded, ``\\u``-escaped, in a file name),
-in strict and terminal mode, whole and byte by byte. Before the rules dropped their
-leading ``\\b`` every one of these passed through in clear."""
+or to what follows it (a suffix, a word, another token), in strict and terminal mode, whole
+and byte by byte. Before the rules dropped their leading ``\\b``, and most of them their
+trailing boundary, every one of these passed through in clear."""
 
 from __future__ import annotations
 
