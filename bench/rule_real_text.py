@@ -16,7 +16,7 @@ A finding is the same on both sides when rule, file and start offset agree: a sp
 shrank (a token taking in its glue) is not a difference. Findings are direct matches, as
 `tcg scan` reports them; the masker's base64 pass is left out (it finds the same rules inside
 decoded runs). Nothing prints a matched value: real text can hold a real credential, in its
-bytes or in a file's name, so every printed path is masked by the packaged rules first.
+bytes or in a file's name, so every printed path goes through tcg's strict masker first.
 ``--show N`` names the first N places of each difference as path:offset, to be read by hand.
 Unreadable files are counted and skipped; of a file over 64 MiB the head is read.
 """
@@ -96,15 +96,10 @@ def _scan(path: str) -> tuple[list[Place], list[Place]] | None:
 
 
 def masked(text: str) -> str:
-    """``text`` with every span the packaged rules find replaced by ``<rule-id>``."""
-    from tcg.detect.engine import load_detector
+    """``text`` as `tcg mask` would print it (the strict masker, the effective policy)."""
+    from tcg.mask import mask_text
 
-    out, at = [], 0
-    for f in sorted(load_detector().find(text), key=lambda f: f.start):
-        if f.start >= at:
-            out += [text[at:f.start], f"<{f.rule_id}>"]
-            at = f.end
-    return "".join(out) + text[at:]
+    return mask_text(text)
 
 
 def main(argv: list[str] | None = None) -> int:
