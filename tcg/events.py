@@ -15,6 +15,7 @@ import time
 
 from tcg import eventlimits, jsonl
 from tcg._lean.jsonc import encode_basestring_ascii as _quote
+from tcg.actors import actor_from_env  # noqa: F401 - re-exported: surfaces import it from here
 from tcg.errors import EventLogError
 from tcg.eventlimits import DEFAULT_KEEP, DEFAULT_MAX_BYTES, rotation, set_rotation  # noqa: F401 - re-exported
 from tcg.paths import get_paths
@@ -62,14 +63,6 @@ SURFACES = frozenset({"shell", "launch", "mcp", "clipboard", "scan", "cli", "cla
 def new_session_id() -> str:
     # os.urandom, not uuid: importing uuid costs ~5 ms on every tcg_shell start.
     return os.urandom(8).hex()
-
-
-def actor_from_env(env: Mapping[str, str]) -> str:
-    """``agent`` when the environment says so (TCG_ACTOR, or the launcher's mark
-    TCG_AGENT), else ``human``: the actor of every event a surface records."""
-    if env.get("TCG_ACTOR", "").strip().lower() == "agent" or env.get("TCG_AGENT"):
-        return "agent"
-    return "human"
 
 
 def record_policy_error(exc: BaseException, *, surface: str, actor: str, session: str | None = None,

@@ -47,12 +47,18 @@ def fingerprint_of(package_dir: str, version: str) -> str:
     from tcg.digest import blake2b_256
 
     h = blake2b_256(b"tcg-code\0" + version.encode("utf-8") + b"\0")
+    h.update(code_state(package_dir, version))
+    return h.hexdigest()[:32]
+
+
+def code_state(package_dir: str, version: str) -> bytes:
+    """What names the code at ``package_dir`` (above): a wheel's RECORD, else the
+    state of every file. The masking fork server compares it at each request
+    (tcg.runner.maskserver: a server whose code changed on disk must not serve)."""
     record = _wheel_record(package_dir, version)
     if record is not None:
-        h.update(b"record\0" + record)
-    else:
-        h.update(b"tree\0" + _tree_stamp(package_dir))
-    return h.hexdigest()[:32]
+        return b"record\0" + record
+    return b"tree\0" + _tree_stamp(package_dir)
 
 
 def _wheel_record(package_dir: str, version: str) -> bytes | None:

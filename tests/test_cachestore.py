@@ -83,6 +83,27 @@ def test_a_wheel_install_reads_its_record(tmp_path):
     assert fingerprint.fingerprint_of(str(site / "tcg"), tcg.__version__) != walked
 
 
+def test_the_mask_servers_staleness_check_reads_a_wheels_record_and_walks_a_checkout(tmp_path, monkeypatch):
+    """The fork server compares the same code state at every request (tcg.runner.maskserver):
+    a wheel's RECORD, read without walking the package; a checkout's every file."""
+    from tcg.runner import maskserver
+
+    site = tmp_path / "site"
+    (site / "tcg").mkdir(parents=True)
+    (site / "tcg" / "__init__.py").write_text("")
+    info = site / f"tcg-{tcg.__version__}.dist-info"
+    info.mkdir()
+    (info / "RECORD").write_text("tcg/__init__.py,sha256=47DEQpj8HBSa-_TImW-5JCeuQeRkm5NMpJWZG3hSuFU,0\n")
+    walked: list[str] = []
+    real_walk = fingerprint._tree_stamp
+    monkeypatch.setattr(fingerprint, "_tree_stamp", lambda d: walked.append(d) or real_walk(d))
+    before = fingerprint.code_state(str(site / "tcg"), tcg.__version__)
+    (info / "RECORD").write_text("tcg/__init__.py,sha256=upgraded,1\n")  # what pip does on an upgrade
+    assert fingerprint.code_state(str(site / "tcg"), tcg.__version__) != before and walked == []
+    assert maskserver.code_stamp() == fingerprint.code_state(str(PACKAGE), tcg.__version__)
+    assert set(walked) == {str(PACKAGE)}  # this checkout (an editable install) is walked
+
+
 def test_code_fingerprint_is_this_install_and_memoised():
     fp = fingerprint.code_fingerprint()
     assert fp == fingerprint.fingerprint_of(str(PACKAGE), tcg.__version__)

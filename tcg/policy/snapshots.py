@@ -7,37 +7,20 @@ import os
 import sys
 
 from tcg.cachestore import read_cache, write_cache
-from tcg.digest import blake2b_256
 from tcg.policy.compiled import from_plain, to_plain
 from tcg.policy.merge import Policy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from typing import Any, TypeVar
+    from typing import Any
 
     from tcg.paths import Paths
-
-    _T = TypeVar("_T")
-
-
-def _once(fn: Callable[[], _T]) -> Callable[[], _T]:
-    """Memoise a no-argument function (functools costs ~1.5 ms of imports per command)."""
-    cell: list[_T] = []
-
-    def once() -> _T:
-        if not cell:
-            cell.append(fn())
-        return cell[0]
-
-    once.__doc__ = fn.__doc__
-    once.cache_clear = cell.clear  # type: ignore[attr-defined]
-    return once
 
 
 class PolicySnapshots:
     """Effective policies remembered in the cache dir, keyed by the exact text of
-    every layer; the file is bound to the code that wrote it (tcg.cachestore).
+    every layer (tcg.policy.sources); the file is bound to the code that wrote it
+    (tcg.cachestore).
 
     Parsing and validating the TOML layers costs ~15 ms of every `tcg_shell`
     start; a snapshot hit costs one small read. The file is signed with the
@@ -60,12 +43,6 @@ class PolicySnapshots:
 
         self.path = os.path.join(paths.cache_dir, self.FILE)
         self._key = existing_key(paths)
-
-    def key(self, default_text: str, texts: list[tuple[str, str, str]]) -> str:
-        h = blake2b_256()  # the code that merged it binds the file's MAC (tcg.cachestore)
-        for part in (default_text, *(f"{k}\0{p}\0{t}" for k, p, t in texts)):
-            h.update(b"\1" + part.encode("utf-8", "surrogatepass"))
-        return h.hexdigest()
 
     def _entries(self) -> dict[str, Any]:
         if self._key is None:

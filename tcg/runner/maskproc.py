@@ -131,13 +131,13 @@ class MaskerProcess:
             except Exception:  # noqa: BLE001 - sessions keep starting fresh masking processes
                 pass
 
-    def confirm_policy(self, fingerprint: str) -> None:
-        """A served worker writes nothing until it hears the fingerprint of the
-        policy the station decides with. If it loaded another one, refused, died
-        or does not answer, it is killed and a fresh process takes its place."""
+    def confirm_policy(self, key: str) -> None:
+        """A served worker writes nothing until it hears the key of the policy
+        files the station read (tcg.policy.sources). If it loaded others, refused,
+        died or does not answer, it is killed and a fresh process takes its place."""
         if self.served is None or self.confirmed:
             return
-        if self.served.confirm(fingerprint, CONFIRM_WAIT):
+        if self.served.confirm(key, CONFIRM_WAIT):
             self.confirmed = True
             self.pid = self.served.pid
             return

@@ -52,6 +52,7 @@ REPLY_WAIT = 0.05  # seconds the station's connect and send may take
 ANSWER_WAIT = 0.1  # seconds the server may still take to answer when the station confirms
 MAGIC = b"tcgmask1"
 MAX_FDS = 5  # input, terminal, stderr, control, working directory
+FD_SIZE = 4  # bytes of one descriptor in SCM_RIGHTS data (a C int)
 SUN_PATH_MAX = 107
 START_DELAY = 0.5  # seconds a new server waits before it loads (see serve_main)
 LAUNCH_DELAY = 1.0  # seconds after a session's start that it launches a server (launch)
@@ -95,23 +96,16 @@ def lock_path(socket: str) -> str:
     return socket[:-5] + ".lock"
 
 
-def code_stamp() -> tuple[tuple[str, int, int, int], ...]:
-    """Size, mtime and inode of every file of the tcg package: a server whose code
-    changed on disk since it loaded it must not serve."""
+def code_stamp() -> bytes:
+    """The state of the tcg code on disk, as tcg.fingerprint names it for every
+    cache: a wheel's RECORD (pip rewrites it on every install, upgrade or
+    reinstall: one small read), else the path, size, mtime and inode of every file
+    (an editable install or a checkout: ~260 stats). A server whose code changed
+    on disk since it loaded it must not serve."""
     import tcg
+    from tcg.fingerprint import code_state
 
-    root = os.path.dirname(os.path.abspath(tcg.__file__))
-    out = []
-    for top, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            path = os.path.join(top, name)
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            out.append((path, st.st_size, st.st_mtime_ns, st.st_ino))
-    return tuple(out)
+    return code_state(os.path.dirname(os.path.abspath(tcg.__file__)), tcg.__version__)
 
 
 def peer_is_ours(sock: Any) -> bool:
@@ -172,14 +166,15 @@ class Served:
         self.pid, self.pidfd = int(reply[3:]), pidfd
         return True
 
-    def confirm(self, fingerprint: str, wait: float) -> bool:
-        """The worker loaded the same policy the station decides with (True), or the
-        server refused, the worker refused, died or did not answer in time (False)."""
+    def confirm(self, key: str, wait: float) -> bool:
+        """The worker loaded the policy files the station read (True: their key,
+        tcg.policy.sources, is the one it loaded), or the server refused, the
+        worker refused, died or did not answer in time (False)."""
         if not self._answer(ANSWER_WAIT):
             return False
         try:
             self.conn.settimeout(wait)
-            self.conn.send(b"policy " + fingerprint.encode())
+            self.conn.send(b"policy " + key.encode())
             return self.conn.recv(64) == b"ok"
         except OSError:
             return False
@@ -225,18 +220,16 @@ class Served:
 
 def _recv_pidfd(conn: Any) -> tuple[bytes, int]:
     """The server's answer and the one descriptor sent with it (-1: none)."""
-    import array
-
     from tcg._lean import sockets as socket
 
-    ints = array.array("i")
     # never inherited by what the station starts later (a fresh masker, the server's launcher)
-    msg, ancillary, flags, _ = conn.recvmsg(64, socket.CMSG_SPACE(ints.itemsize), socket.MSG_CMSG_CLOEXEC)
+    msg, ancillary, flags, _ = conn.recvmsg(64, socket.CMSG_SPACE(FD_SIZE), socket.MSG_CMSG_CLOEXEC)
     fds: list[int] = []
     for level, kind, data in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            ints.frombytes(data[: len(data) - len(data) % ints.itemsize])
-            fds += list(ints)
+            # C ints, as array.array("i") reads them; `import array` loads collections.abc
+            # (~5 ms) on a new terminal's path to its first prompt, memoryview nothing
+            fds += memoryview(data[: len(data) - len(data) % FD_SIZE]).cast("i").tolist()
     if flags & socket.MSG_CTRUNC or len(fds) != 1:
         for fd in fds:
             os.close(fd)
@@ -421,7 +414,7 @@ def _idle(env: Mapping[str, str]) -> float:
     return value if 0 < value < float("inf") else IDLE  # nan, inf: IDLE
 
 
-def _replaced(stamp: tuple) -> bool:
+def _replaced(stamp: bytes) -> bool:
     """This server's interpreter binary was replaced on disk (a peer check of it
     then fails both ways) or its code changed: it must not serve on (an upgrade
     moves sessions to another socket; nothing would ever ask this one again)."""
@@ -479,7 +472,7 @@ def _unlink_if_ours(path: str, ino: int, listener: socket_mod.socket) -> None:
     listener.close()
 
 
-def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: tuple, lock: int,
+def _serve(listener: socket_mod.socket, path: str, ino: int, stamp: bytes, lock: int,
            idle: float) -> None:
     """Answer requests until IDLE passes without one, the code on disk changes or
     the socket is no longer ours."""

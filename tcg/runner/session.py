@@ -14,13 +14,15 @@ Exit status: the shell's. Start-up work is ordered for the first prompt: the
 masking process starts first (its Python start and detector load are most of
 the time to a first prompt that needs masking), then the shell, with only what
 that needs loaded (the hook starts this process without site-packages:
-:func:`lean_main`); while both load, the station adds the rest and checks the
-policy (fail closed: the shell is stopped before it has shown anything when the
-policy cannot be used, and the masking process is stopped before it has written
-anything). The shell's output waits for the masking process
-unless it is a known-clean first screen (tcg.runner.session_screen); the policy
-engine is loaded in the background after the first prompt
-(tcg.runner.session_events).
+:func:`lean_main`). While both load, the station makes sure the policy is
+usable (fail closed: the shell is stopped before it has shown anything when it
+is not, and the masking process is stopped before it has written anything):
+a masking process from the fork server has loaded it already, and the station
+only checks that it read the same policy files (tcg.policy.sources); otherwise
+the station loads it itself. The shell's output waits for the masking process
+unless it is a known-clean first screen (tcg.runner.session_screen). The hook's
+hello is answered without the decision code, which is built on a thread once
+the first prompt is out (tcg.runner.session_hello).
 """
 
 from __future__ import annotations
@@ -30,13 +32,19 @@ import sys
 
 from tcg.errors import ExitCode
 from tcg.runner import session_channel as ch
+from tcg.runner.session_output import (  # noqa: F401 - SessionOutput re-exported for its tests
+    PolicyUnusable,
+    SessionOutput,
+    StartFailure,
+    check_policy,
+    start_masker,
+)
 
 USAGE = "usage: tcg_shell session [--login] [--auto] [--shell PATH] [SHELL] [-- SHELL-ARG...]\n"
 EXIT_USAGE = ExitCode.USAGE
 EXIT_NO_TERMINAL = ExitCode.USAGE
 EXIT_REFUSED = ExitCode.BLOCKED
 HOOKED_SHELLS = ("bash", "zsh")
-MASKER_RESTARTS = 3
 ENV_SESSION = "TCG_SESSION"
 
 TYPE_CHECKING = False
@@ -121,228 +129,6 @@ def session_main(argv: list[str], lean: bool = False) -> int:
         return session.fallback(exc)
     finally:
         session.discard_masker()
-
-
-class StartFailure(Exception):
-    """The session could not be set up; nothing has run yet."""
-
-    def __init__(self, reason: str, shell: str | None):
-        super().__init__(reason)
-        self.reason = reason
-        self.shell = shell
-
-
-class PolicyUnusable(StartFailure):
-    """The policy cannot be read or is invalid: the session does not start at all
-    (an invalid policy never turns into an allow, docs/policy.md)."""
-
-    def __init__(self, error: Any, shell: str | None):
-        super().__init__(f"the policy cannot be used: {error.message}", shell)
-        self.hint = error.hint or "fix the policy file"
-
-
-def check_policy(env: Mapping[str, str]) -> Any:
-    """The effective policy (for the working directory), or PolicyUnusable."""
-    from tcg.errors import PolicyError, TcgError
-    from tcg.policy.load import load_policy
-
-    try:
-        return load_policy(environ=env)
-    except PolicyError as exc:
-        raise PolicyUnusable(exc, None) from exc
-    except Exception as exc:  # noqa: BLE001 - anything else that stops a load fails closed too
-        raise PolicyUnusable(TcgError(f"it could not be loaded ({type(exc).__name__}: {exc})",
-                                      "run `tcg doctor`; TCG_DEBUG=1 shows the details"), None) from exc
-
-
-class SessionOutput:
-    """The session's OutputFilter: a masking process (tcg.runner.maskproc) that
-    writes to the terminal itself, replaced when it dies. What a dead one had
-    taken and not written is withheld, never shown unmasked; the chunk it died
-    on goes to its successor. After MASKER_RESTARTS failures, or when the policy
-    cannot be used any more, the session ends."""
-
-    def __init__(self, env: Mapping[str, str], out_fd: int = 1, proc: Any = None):
-        """``proc``: a masking process started earlier (start_masker), else one now."""
-        self.env = dict(env)
-        self.out_fd = out_fd
-        self.restarts = 0
-        self.failed: BaseException | None = None
-        self._withhold: Any = None  # after a restart (tcg.runner.session_resume)
-        self.proc = proc if proc is not None else self._new()
-        self.first: Any = None  # tcg.runner.session_screen.FirstScreen, from prepare()
-        self.decided = False  # the masking process has had its header
-        self.on_fatal: Any = None  # called once when output can no longer be masked
-
-    def _new(self) -> Any:
-        return start_masker(self.env)
-
-    def prepare(self, first: Any) -> None:
-        """Known first screens (tcg.runner.session_screen): the first output may
-        go out before the masking process is ready when it is one of them."""
-        self.first = first
-        if not first.candidates:
-            self._decide(0)
-
-    def input_seen(self) -> None:
-        """A key went to the shell (tcg.runner.loop): the first screen ends here. One
-        remembered with a fast typist's echo in it ("$ exit") would make every later
-        session's prompt, a prefix of it, wait FIRST_WAIT for the rest."""
-        first = self.first
-        if first is not None and first.collecting:
-            first.finish()
-
-    def confirm_first_screen(self, length: int) -> None:
-        """Ask the masking process to confirm the first ``length`` bytes as a
-        known-clean first screen (it has the masker loaded already)."""
-        self.proc.control(f"screen {length}\n".encode())
-
-    def _decide(self, shown: int) -> None:
-        from tcg.runner.base import write_all
-        from tcg.runner.session_screen import header
-
-        self.decided = True
-        pending = bytes(self.first.pending) if self.first is not None else b""
-        if self.first is not None:
-            self.first.pending.clear()
-        if shown:
-            write_all(self.out_fd, pending[:shown])
-        self.proc.feed(header(shown) + pending)
-
-    def _notice(self, text: str) -> None:
-        from tcg.runner.base import write_all
-
-        try:
-            write_all(self.out_fd, ("\r\n" + text + "\r\n").encode())
-        except OSError:
-            pass
-
-    def feed(self, data: bytes) -> bytes:
-        if self.failed is not None:
-            return b""
-        first = self.first
-        if first is not None:
-            now = first.now()
-            first.collect(data, now)
-            if not self.decided:
-                first.pending += data
-                if first.first_at is None:
-                    first.first_at = now
-                shown = first.match()
-                if shown is not None:
-                    self._decide(shown)
-                return b""
-        elif not self.decided:
-            self._decide(0)
-        if self.proc.error is not None and not self._replace():
-            return b""
-        self._feed_proc(data)
-        if self.proc.error is not None and self._replace():
-            # it died before taking this chunk (EPIPE): the new one masks it, so
-            # the screen does not wait for the next output (a prompt would)
-            self._feed_proc(data)
-        return b""
-
-    def _feed_proc(self, data: bytes) -> None:
-        """To the masking process, less what a restart withholds (tcg.runner.session_resume)."""
-        if self._withhold is not None:
-            data, self._withhold = self._withhold.take(data)
-        if data:
-            self.proc.feed(data)
-
-    def direct_fd(self) -> int | None:
-        """The masking process's input pipe, once nothing but it needs to see the
-        output (the first screen is decided and no longer collected): the copy
-        loop's reader then writes there itself (tcg.runner.master_reader.MasterReader's
-        direct mode). None while the station still looks at the output, or when
-        the masking process cannot take it."""
-        if not self.decided or self.failed is not None or self.proc.error is not None \
-                or self._withhold is not None:
-            return None
-        first = self.first
-        if first is not None and first.collecting:
-            return None
-        return getattr(self.proc, "input_fd", None)
-
-    def _replace(self) -> bool:
-        """A new masking process for a dead one; False (and the session ends) when
-        the policy cannot be used any more or after MASKER_RESTARTS restarts."""
-        unusable = _policy_unusable(self.env)
-        if unusable is not None or self.restarts >= MASKER_RESTARTS:
-            self.failed = self.proc.error
-            self.proc.flush()
-            self._notice(f"tcg: output is withheld and the session ends: {unusable.reason}\r\n"
-                         f"hint: {unusable.hint}" if unusable is not None else
-                         "tcg: the masking process keeps failing; output is withheld "
-                         "and the session ends\r\nhint: run `tcg doctor`; TCG_DEBUG=1 shows why")
-            if self.on_fatal is not None:
-                self.on_fatal()
-            return False
-        self.restarts += 1
-        self._notice(f"tcg: the masking process stopped ({self.proc.error}); output in "
-                     "between, and up to the end of the line being written, is withheld; "
-                     "restarting it")
-        self.proc.flush()
-        self.proc = self._new()
-        from tcg.runner.session_resume import Withhold
-        self._withhold = Withhold()
-        from tcg.runner.session_screen import header
-
-        self.proc.feed(header(0))
-        return True
-
-    def flush(self) -> bytes:
-        if not self.decided:
-            self._decide(0)
-        if self.first is not None:
-            self.first.finish()
-        self.proc.flush()
-        if self.failed is None and self.proc.error is not None:
-            # the terminal did not take the rest in time (or the process failed at
-            # the end): what was left is withheld, and the user is told so
-            self._notice(f"tcg: the end of the output was withheld ({self.proc.error})")
-        return b""
-
-    def release_idle(self) -> bytes:
-        first = self.first
-        if first is not None:
-            now = first.now()
-            if not self.decided and (first.deadline() or now) <= now:
-                self._decide(0)
-            deadline = first.collect_deadline()
-            if deadline is not None and deadline <= now:
-                first.finish()
-        return b""
-
-    def idle_deadline(self) -> float | None:
-        first = self.first
-        if first is None:
-            return None
-        times = [t for t in (None if self.decided else first.deadline(), first.collect_deadline())
-                 if t is not None]
-        return min(times) if times else None
-
-
-def start_masker(env: Mapping[str, str], serve: bool = False, fork: bool = False,
-                 before_fork: Any = None) -> Any:
-    """A session's masking process (tcg.runner.session_mask), started: it loads
-    the policy and the detector on its own while the station goes on. ``serve``:
-    forked by the masking fork server where one runs (then confirm_policy()).
-    ``fork``: otherwise a fork of this process (the station's first step only),
-    after ``before_fork`` loaded what the fork inherits (Session._policy_first)."""
-    from tcg.runner.maskproc import MaskerProcess
-
-    proc = MaskerProcess("terminal", None, env, serve=serve, fork=fork, before_fork=before_fork)
-    proc.start()
-    return proc
-
-
-def _policy_unusable(env: Mapping[str, str]) -> PolicyUnusable | None:
-    try:
-        check_policy(env)
-    except PolicyUnusable as exc:
-        return exc
-    return None
 
 
 def resolve_shell(name: str | None, env: Mapping[str, str]) -> str:
@@ -430,26 +216,56 @@ class Session:
         """Everything after the shell's start, while it reads its rc files: its
         output is read only once this is done, so nothing of it is shown before
         the policy was found usable (fail closed) and the masker is on its way."""
-        self._add_site()
         try:
-            if self.policy is None:  # loaded before the fork (_policy_first) where there was one
-                self.policy = check_policy(self.env)
+            if self.policy is None and not self._served_policy():
+                self._add_site()
+                self.policy = check_policy(self.env)  # loaded before the fork where there was one
         except PolicyUnusable as exc:
             exc.shell = shell
             raise
         try:
-            from tcg.runner import session_decide, session_events  # noqa: F401
-        except Exception as exc:  # noqa: BLE001 - a broken install: the fallback
-            raise StartFailure(f"tcg is not installed completely ({type(exc).__name__}: {exc})",
-                               shell) from exc
-        try:
             proc, self.masker = self.masker, None
             if proc is not None:
-                proc.confirm_policy(self.policy.fingerprint)  # before it may write a byte
                 proc.after_start()
             return SessionOutput(self.env, self.stdout_fd, proc)
         except Exception as exc:  # noqa: BLE001 - reported, then the fallback
             raise StartFailure(f"the masking process could not start ({exc})", shell) from exc
+
+    def _build_decider(self) -> tuple[Any, Any]:
+        """The decider and its event recorder (tcg.runner.session_hello.LazyDecider
+        builds them once the first prompt is out): site-packages, the policy
+        engine, the event log."""
+        self._add_site()
+        from tcg.runner.session_decide import SessionDecider, TerminalAsker
+        from tcg.runner.session_events import EventRecorder
+
+        recorder = EventRecorder(self.env, warmup_delay=0)  # the first prompt is out: warm up now
+        decider = SessionDecider(self.env, TerminalAsker(self.stdin_fd, self.stdout_fd), recorder)
+        decider.station.session = recorder.station.session = self.session_id
+        return decider, recorder
+
+    def _served_policy(self) -> bool:
+        """A masking process from the fork server loaded the policy the station
+        would load (True): it has read the same policy files (their key,
+        tcg.policy.sources), and a load of them succeeded there, so the policy is
+        usable and the station's own load waits for its first line. Otherwise
+        (False) the served process was replaced by a fresh one, which writes
+        nothing before the station has loaded and checked the policy itself.
+        Raises PolicyUnusable when a policy file cannot be read."""
+        proc = self.masker
+        if proc is None or proc.served is None:
+            return False
+        from tcg.errors import PolicyError
+        from tcg.policy.sources import read_sources
+
+        try:
+            key = read_sources(environ=self.env).key
+        except PolicyError as exc:
+            raise PolicyUnusable(exc, None) from exc
+        except Exception:  # noqa: BLE001 - no key matches: a fresh process, and check_policy says why
+            key = ""
+        proc.confirm_policy(key)  # before it may write a byte
+        return bool(proc.confirmed)
 
     def _run_windows(self) -> int:  # pragma: no cover - Windows only
         from tcg.runner.session_windows import run_windows_session
@@ -504,6 +320,8 @@ class Session:
         from tcg.runner.base import SpawnError
         from tcg.runner.loop import RawStderr, copy_loop, pty_signals, raw_mode
         from tcg.runner.posix import get_winsize, spawn_pty
+        from tcg.runner.session_channel import ChannelService
+        from tcg.runner.session_hello import LazyDecider
         from tcg.runner.signals import signal
 
         attrs = termios.tcgetattr(self.stdin_fd)
@@ -517,7 +335,6 @@ class Session:
         except OSError as exc:
             raise StartFailure(f"no pipes for the verdict channel ({exc.strerror})", shell) from exc
         output: SessionOutput | None = None
-        recorder: Any = None
         decider: Any = None
         try:
             with pty_signals() as sigs:
@@ -533,24 +350,14 @@ class Session:
                     output = self._start_rest(shell)
                     output.on_fatal = lambda: child.send_signal(signal.SIGHUP)
                     _collector_on()
-                    from tcg.runner.session_decide import (
-                        ChannelService,
-                        SessionDecider,
-                        TerminalAsker,
-                    )
-                    from tcg.runner.session_events import EventRecorder
-
-                    recorder = EventRecorder(self.env)
                     if not getattr(output.proc, "confirmed", False):
                         # A served masking process is ready before the shell prints: the
                         # known first screens would only cost their read (~10 ms).
                         from tcg.runner.session_screen import first_screen
 
                         output.prepare(first_screen(self.env, output.confirm_first_screen, self.policy))
-                    asker = TerminalAsker(self.stdin_fd, self.stdout_fd)
-                    decider = SessionDecider(self.env, asker, recorder)
-                    decider.station.session = self.session_id
-                    recorder.station.session = self.session_id
+                    decider = LazyDecider(self._build_decider, self.env, self.session_id)
+                    decider.build_soon()
                     service = ChannelService(pipes, decider)
                     saved_stderr = sys.stderr
                     with raw_mode(self.stdin_fd) as raw:
@@ -571,9 +378,8 @@ class Session:
                     child.close()
         finally:
             pipes.close()
-            if decider is not None:
-                decider.close()  # the shell is gone: its last line has finished
-            if recorder is not None and not recorder.close():
+            # the shell is gone: its last line has finished
+            if decider is not None and not decider.close():
                 sys.stderr.write("tcg: warning: some session events were still being written "
                                  "when the session ended\n")
             if output is not None:

@@ -61,7 +61,16 @@ HELLO = "hello"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
+    from typing import Protocol
+
+    class Decider(Protocol):
+        """What answers the requests (tcg.runner.session_decide.SessionDecider)."""
+
+        failmode: str
+
+        def answer(self, req: Request, send: Callable[[bytes], None],
+                   sibling: Callable[[bytes], None] | None = None) -> None: ...
 
 
 class Request:
@@ -307,3 +316,73 @@ class ChannelPipes:
             if fd >= 0:
                 os.close(fd)
                 setattr(self, name, -1)
+
+
+class ChannelService:
+    """The copy loop's service (tcg.runner.loop.LoopService) for the request pipe:
+    reads the shell's requests and routes each one's answer from ``decider``
+    (tcg.runner.session_decide.SessionDecider, or tcg.runner.session_hello's
+    LazyDecider, which answers a hello before the decision code is loaded).
+    A decision that raises refuses its line."""
+
+    def __init__(self, pipes: ChannelPipes, decider: Decider):
+        self.pipes = pipes
+        self.decider = decider
+        self.reader = RequestReader()
+        self.fd = pipes.requests
+        self.dropped = 0  # responses nobody read (the shell timed out or went away)
+
+    def ready(self) -> None:
+        try:
+            data = os.read(self.fd, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self.fd = -1  # every process holding the shell's end has gone
+            return
+        for req in self.reader.feed(data):
+            self.pipes.put_token(req.flags)  # read: the next writer may go (before a question)
+            send, sibling = self._routes(req)
+            try:
+                self.decider.answer(req, send, sibling)
+            except Exception as exc:  # noqa: BLE001 - a failed decision refuses the line
+                if os.environ.get("TCG_DEBUG", "") not in ("", "0"):
+                    import traceback
+
+                    traceback.print_exc(file=sys.stderr)
+                send(response(req.seq, REFUSE, self.decider.failmode,
+                                 f"tcg: blocked (internal-error): the session station failed "
+                                 f"({type(exc).__name__})",
+                                 "hint: rerun with TCG_DEBUG=1 for a traceback and report it"))
+
+    def _routes(self, req: Request) -> tuple[Callable[[bytes], None], Callable[[bytes], None] | None]:
+        """(the requester's pipe, the other reader's) for ``req``: a subshell that says
+        it reads the children's pipe (flag ``c``, bash) is answered there; a hook
+        without the flag (an older one pasted into an rc file) on the shell's pipe."""
+        if self.pipes.child_responses < 0:
+            return self.send, None
+        if "c" in req.flags:
+            return self.send_child, self.send
+        return self.send, self.wait_to_children
+
+    def wait_to_children(self, data: bytes) -> None:
+        """A ``wait`` for a subshell that may be asking about the same line, unless
+        the children's pipe holds unread bytes already: sent on every question and
+        read only when a subshell asks, it would fill the pipe over a long session
+        (and then an answer to a subshell would be dropped)."""
+        if self.pipes.children_waiting() == 0:
+            self.send_child(data)
+
+    def send(self, data: bytes) -> None:
+        self._write(self.pipes.responses, data)
+
+    def send_child(self, data: bytes) -> None:
+        self._write(self.pipes.child_responses, data)
+
+    def _write(self, fd: int, data: bytes) -> None:
+        try:
+            os.write(fd, data)
+        except OSError:  # full (BlockingIOError), closed (BrokenPipeError) or gone
+            self.dropped += 1

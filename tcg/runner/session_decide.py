@@ -25,10 +25,16 @@ jobs the line left running have ended, or when the session ends
 from __future__ import annotations
 
 import os
-import sys
 
 from tcg.runner import session_channel as ch
 from tcg.runner.refusal import refusal_lines
+from tcg.runner.session_hello import (
+    DEFAULT_FAILMODE,
+    DEFAULT_TIMEOUT_MS,
+    failmode_text,
+    hello_response,
+    request_actor,
+)
 from tcg.runner.session_trash import DeferredSettles
 from tcg.runner.station import Station
 
@@ -37,17 +43,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-DEFAULT_TIMEOUT_MS = 2000
 POLICY_RECHECK = 1.0  # seconds a loaded policy is used before its files are read again
 ASK_TIMEOUT = 300.0  # seconds a question waits for a key before it counts as "no"
-# What the hook does before the policy is known (the hello answer): the same as
-# the built-in default policy.
-DEFAULT_FAILMODE = {"human": "warn", "agent": "block"}
-
-
-def failmode_text(mode: str, timeout_ms: int) -> str:
-    """``warn:2000``; the timeout kept to 100 ms .. ~100 s (3-5 digits: what the hooks accept)."""
-    return f"{mode}:{min(max(100, int(timeout_ms)), 99_999)}"
 
 
 class TerminalAsker:
@@ -207,19 +204,8 @@ class SessionDecider:
             send(wait)
             sibling(wait)
 
-    def _differing(self, text: str) -> str:
-        """The hello's settings check; a failure in it must not cost the shell its
-        hello (a failed hello leaves the shell's lines unchecked): no names then."""
-        try:
-            from tcg.runner.session_env import differing
-
-            return ", ".join(differing(self.station.env, text))
-        except Exception:  # noqa: BLE001 - an advisory check only
-            return ""
-
     def actor_for(self, req: ch.Request) -> str:
-        # A request can make the actor stricter, never looser.
-        return "agent" if self.base_actor == "agent" or req.agent else "human"
+        return request_actor(self.base_actor, req)
 
     def answer(self, req: ch.Request, send: Callable[[bytes], None],
                sibling: Callable[[bytes], None] | None = None) -> None:
@@ -227,10 +213,8 @@ class SessionDecider:
         ``sibling``: the pipe of the other reader that may ask about the same line
         (bash: the shell for a subshell's request, and the reverse), when it reads
         a pipe of its own; None when both read the one ``send`` writes to."""
-        if req.kind == "H":  # the hint field: the settings the shell has otherwise (session_env)
-            mode = DEFAULT_FAILMODE[self.actor_for(req)]
-            send(ch.response(req.seq, ch.HELLO, failmode_text(mode, DEFAULT_TIMEOUT_MS),
-                             self.station.session, self._differing(req.line)))
+        if req.kind == "H":
+            send(hello_response(req, self.station.env, self.station.session, self.actor_for(req)))
             return
         if req.error is not None:
             send(ch.response(req.seq, ch.REFUSE, self.failmode, f"tcg: blocked: {req.error}",
@@ -334,69 +318,3 @@ class SessionDecider:
         mode = "warn" if value in ("allow", "sanitize") else ("block" if value else
                                                            DEFAULT_FAILMODE[actor])
         return failmode_text(mode, timeout)
-
-
-class ChannelService:
-    """The copy loop's service (tcg.runner.loop.LoopService) for the request pipe."""
-
-    def __init__(self, pipes: ch.ChannelPipes, decider: SessionDecider):
-        self.pipes = pipes
-        self.decider = decider
-        self.reader = ch.RequestReader()
-        self.fd = pipes.requests
-        self.dropped = 0  # responses nobody read (the shell timed out or went away)
-
-    def ready(self) -> None:
-        try:
-            data = os.read(self.fd, 1 << 16)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self.fd = -1  # every process holding the shell's end has gone
-            return
-        for req in self.reader.feed(data):
-            self.pipes.put_token(req.flags)  # read: the next writer may go (before a question)
-            send, sibling = self._routes(req)
-            try:
-                self.decider.answer(req, send, sibling)
-            except Exception as exc:  # noqa: BLE001 - a failed decision refuses the line
-                if os.environ.get("TCG_DEBUG", "") not in ("", "0"):
-                    import traceback
-
-                    traceback.print_exc(file=sys.stderr)
-                send(ch.response(req.seq, ch.REFUSE, self.decider.failmode,
-                                 f"tcg: blocked (internal-error): the session station failed "
-                                 f"({type(exc).__name__})",
-                                 "hint: rerun with TCG_DEBUG=1 for a traceback and report it"))
-
-    def _routes(self, req: ch.Request) -> tuple[Callable[[bytes], None], Callable[[bytes], None] | None]:
-        """(the requester's pipe, the other reader's) for ``req``: a subshell that says
-        it reads the children's pipe (flag ``c``, bash) is answered there; a hook
-        without the flag (an older one pasted into an rc file) on the shell's pipe."""
-        if self.pipes.child_responses < 0:
-            return self.send, None
-        if "c" in req.flags:
-            return self.send_child, self.send
-        return self.send, self.wait_to_children
-
-    def wait_to_children(self, data: bytes) -> None:
-        """A ``wait`` for a subshell that may be asking about the same line, unless
-        the children's pipe holds unread bytes already: sent on every question and
-        read only when a subshell asks, it would fill the pipe over a long session
-        (and then an answer to a subshell would be dropped)."""
-        if self.pipes.children_waiting() == 0:
-            self.send_child(data)
-
-    def send(self, data: bytes) -> None:
-        self._write(self.pipes.responses, data)
-
-    def send_child(self, data: bytes) -> None:
-        self._write(self.pipes.child_responses, data)
-
-    def _write(self, fd: int, data: bytes) -> None:
-        try:
-            os.write(fd, data)
-        except OSError:  # full (BlockingIOError), closed (BrokenPipeError) or gone
-            self.dropped += 1

@@ -211,8 +211,10 @@ def run_served(mode: str, conn: Any) -> int:
     """A masking worker forked by tcg.runner.maskserver, its descriptors in place
     (0 input, 1 terminal, 2 stderr, 3 control) and the session's directory and
     environment taken: the same load as a fresh process, then nothing is written
-    until the station names the policy it decides with (``policy FP`` on ``conn``)
-    and it is the one loaded here. A mismatch, a failed load or a station gone
+    until the station names the policy files it read (``policy KEY`` on ``conn``,
+    the key of tcg.policy.sources) and they are the ones loaded here: the same
+    texts merged by the same install are the same policy, so the station need not
+    load it before the first prompt. A mismatch, a failed load or a station gone
     ends it silently: the station then starts a fresh masking process."""
     from tcg.mask.filter import ignore_interrupts
     from tcg.mask.masker import MODES
@@ -221,12 +223,17 @@ def run_served(mode: str, conn: Any) -> int:
         return ExitCode.USAGE
     ignore_interrupts()
     try:
-        following = FollowingMasker(mode)
+        from tcg.paths import get_paths
+        from tcg.policy.load import load_sources, read_sources
+
+        paths = get_paths()
+        sources = read_sources(paths=paths)
+        following = FollowingMasker(mode, policy=load_sources(sources, paths))
     except Exception:  # noqa: BLE001 - the fresh process the station falls back to reports it
         return 1
     try:
         conn.settimeout(None)
-        if conn.recv(256) != b"policy " + following.fingerprint.encode():
+        if conn.recv(256) != b"policy " + sources.key.encode():
             conn.send(b"no policy")
             return 0
         conn.send(b"ok")

@@ -32,10 +32,11 @@ DATA = (f"plain line\r\nexport GITHUB_TOKEN={TOKEN}\r\n\x1b[1mbold\x1b[0m key {A
         "P3> ").encode()
 
 
-def _policy_fingerprint() -> str:
-    from tcg.policy.load import load_policy
+def _policy_key() -> str:
+    """What a station names to its served worker: the key of the policy files it read."""
+    from tcg.policy.sources import read_sources
 
-    return load_policy().fingerprint
+    return read_sources().key
 
 
 def _start_server(env: dict[str, str] | None = None) -> int:
@@ -107,7 +108,7 @@ def server() -> int:
 
 def test_a_served_worker_masks_like_a_fresh_process(server):
     a = _ask()
-    assert a.got.confirm(_policy_fingerprint(), 60)
+    assert a.got.confirm(_policy_key(), 60)
     assert a.got.pid in served_workers(os.environ["TCG_HOME"])  # forked by the server, not ours
     for i in range(0, len(DATA), 9):  # in pieces, secrets across their edges
         os.write(a.w, (header(0) if i == 0 else b"") + DATA[i:i + 9])
@@ -177,7 +178,7 @@ def test_a_server_whose_code_changed_refuses_and_the_station_starts_fresh(server
         proc = MaskerProcess("terminal", None, dict(os.environ), serve=True)
         proc.start()
         asked = proc.served is not None
-        proc.confirm_policy(_policy_fingerprint())
+        proc.confirm_policy(_policy_key())
         got = proc.served, proc.launch_server
         fresh = proc.pid is not None and os.waitpid(proc.pid, os.WNOHANG) == (0, 0)
         proc.discard()
@@ -213,7 +214,7 @@ def test_switched_off_no_server_is_asked_or_started():
 
 def test_a_killed_server_leaves_its_workers_masking(server):
     a = _ask()
-    assert a.got.confirm(_policy_fingerprint(), 60)
+    assert a.got.confirm(_policy_key(), 60)
     os.kill(server, signal.SIGKILL)
     wait_for(lambda: not mask_servers(os.environ["TCG_HOME"]), 60, "the server to die")
     os.write(a.w, header(0) + DATA)
@@ -279,7 +280,7 @@ def test_a_server_that_does_not_answer_leaves_the_station_on_the_fresh_path(serv
         proc = MaskerProcess("terminal", None, dict(os.environ), serve=True)
         proc.start()
         assert proc.served is not None  # sent: the kernel queued it
-        proc.confirm_policy(_policy_fingerprint())
+        proc.confirm_policy(_policy_key())
         assert proc.served is None and proc.pid is not None
         assert os.waitpid(proc.pid, os.WNOHANG) == (0, 0)  # our own child: the fresh path
         proc.discard()
@@ -333,7 +334,7 @@ def test_masking_processes_never_import_tcg_from_the_working_directory(tmp_path,
     maskserver.reap()
     proc.discard()
     a = _ask()
-    assert a.got.confirm(_policy_fingerprint(), 60)
+    assert a.got.confirm(_policy_key(), 60)
     os.write(a.w, header(0) + DATA)
     status, out = a.finish()
     assert status == 0 and out.count(b"<SECRET:") == 2
@@ -372,7 +373,7 @@ def test_the_station_stops_a_worker_through_its_pidfd_never_by_pid(server):
     """The pid in the answer may name another process by the time the station
     kills the worker: it must be the worker that dies, whatever that number is."""
     a = _ask()
-    assert a.got.confirm(_policy_fingerprint(), 60)
+    assert a.got.confirm(_policy_key(), 60)
     worker = a.got.pid
     fdinfo = Path(f"/proc/self/fdinfo/{a.got.pidfd}").read_text()
     assert f"Pid:\t{worker}\n" in fdinfo  # the server's pidfd names its worker

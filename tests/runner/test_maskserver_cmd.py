@@ -72,11 +72,11 @@ def test_stop_ends_the_server_and_says_so_when_none_runs():
 
 
 def test_a_stopped_server_leaves_the_workers_it_forked_masking():
-    from tests.runner.test_maskserver import DATA, TOKEN, _ask, _policy_fingerprint
+    from tests.runner.test_maskserver import DATA, TOKEN, _ask, _policy_key
 
     assert _cmd("start", "--wait", "120").returncode == 0
     asked = _ask()
-    assert asked.got.confirm(_policy_fingerprint(), 60)
+    assert asked.got.confirm(_policy_key(), 60)
     assert _cmd("stop").returncode == 0
     wait_for(lambda: not _servers(), 60, "the stopped server to exit")
     from tcg.runner.session_screen import header

@@ -251,7 +251,7 @@ def test_a_subshell_is_answered_on_its_pipe_only_when_it_says_it_reads_it(tmp_pa
     hook reads. A question sends a ``wait`` to the other reader too, but to the
     children's pipe only while it is empty: sent on every question and read only when
     a subshell asks, it would fill the pipe in a long session."""
-    from tcg.runner.session_decide import ChannelService
+    from tcg.runner.session_channel import ChannelService
 
     policy = tmp_path / "p.toml"
     policy.write_text('[decisions.human]\nsecret-store-read = "ask"\n')
