@@ -24,10 +24,18 @@ Medians; the machine is shared, so the load average is printed with them.
 
     .venv/bin/python bench/interactive_latency.py [--runs 30] [--shells bash,zsh] [--mb 200]
         [--parts keys,startup,rc,bulk] [--baseline-tree /path/to/other/checkout]
+        [--install VENV] [--baseline-install VENV]
 
 ``--baseline-tree``: a second tcg checkout (with its own ``.venv``) measured as a
 fourth arm, "baseline", interleaved with this tree's session in the same run: an
 A/B that the machine's load affects alike.
+
+``--install`` / ``--baseline-install``: the sessions of a tcg installed the way
+users install it (``pipx install .``, ``pip install``: a wheel, its bytecode
+written by pip) in the virtual environment VENV, in place of this checkout's
+editable install / as the baseline arm. An editable install names its code by
+the state of every file in the checkout, a wheel by its RECORD (tcg.fingerprint):
+the two do not cost the same.
 
 Bytecode: a pip-installed tcg comes with its ``.pyc`` files; an editable
 checkout writes them on first import unless PYTHONDONTWRITEBYTECODE is set, in
@@ -212,7 +220,7 @@ def make_home(root: Path, shell: str, hook: str | None, stable: bool = False, ta
     return home
 
 
-ARMS = ("plain", "script", "tcg session")
+ARMS: tuple[str, ...] = ("plain", "script", "tcg session")
 BASELINE = "baseline"  # the --baseline-tree's session
 # Start-up only: the session without the masking fork server (TCG_MASK_SERVER=0),
 # which is what the first session after login costs: a fresh masking process.
@@ -452,7 +460,13 @@ def main() -> int:
                          "with a common rc file), bulk")
     ap.add_argument("--baseline-tree", type=Path, default=None,
                     help="another tcg checkout with a .venv: its session as a fourth arm")
+    ap.add_argument("--install", type=Path, default=None,
+                    help="a virtual environment with tcg pip-installed: its sessions, not this checkout's")
+    ap.add_argument("--baseline-install", type=Path, default=None,
+                    help="a virtual environment with another tcg pip-installed: the baseline arm")
     a = ap.parse_args()
+    if a.baseline_tree is not None and a.baseline_install is not None:
+        raise SystemExit("--baseline-tree and --baseline-install name the same arm: give one")
     parts = set(a.parts.split(","))
     if TMUX is None:
         raise SystemExit("tmux is not installed")
@@ -461,19 +475,28 @@ def main() -> int:
     for var in ("TCG_SESSION", "TCG_SESSION_CHANNEL", "TCG_SESSION_PID", "TCG_MEDIATED",
                 "TCG_ACTOR", "TCG_AGENT", "TMUX", "PYTHONDONTWRITEBYTECODE"):
         env.pop(var, None)
-    global ARMS
-    trees = [Path(__file__).resolve().parent.parent]
+    global ARMS, TCG_SHELL
+    # (arm, its venv's bin directory, the checkout to compile, or None: pip compiled it)
+    tree = Path(__file__).resolve().parent.parent
+    installs: list[tuple[str, Path, Path | None]] = [("tcg session", tree / ".venv" / "bin", tree)]
+    if a.install is not None:
+        installs[0] = ("tcg session", a.install.resolve() / "bin", None)
+        TCG_SHELL = str(installs[0][1] / "tcg_shell")
+        for arm in ("tcg session", NO_SERVER, LOGIN):
+            HOOKS[arm] = TCG_SHELL
     if a.baseline_tree is not None:
-        base_bin = a.baseline_tree.resolve() / ".venv" / "bin"
-        HOOKS[BASELINE] = HOOKS[BASE_NO_SERVER] = str(base_bin / "tcg_shell")
+        installs.append((BASELINE, a.baseline_tree.resolve() / ".venv" / "bin", a.baseline_tree.resolve()))
+    if a.baseline_install is not None:
+        installs.append((BASELINE, a.baseline_install.resolve() / "bin", None))
+    if len(installs) > 1:
+        HOOKS[BASELINE] = HOOKS[BASE_NO_SERVER] = str(installs[1][1] / "tcg_shell")
         ARMS = (*ARMS, BASELINE)
-        trees.append(a.baseline_tree.resolve())
-    for tree, arm in zip(trees, ("tcg session", BASELINE), strict=False):
+    for arm, bin_dir, checkout in installs:
         # what pip leaves installed: the bytecode, and a compiled detector cache
-        py = str(tree / ".venv" / "bin" / "python")
-        subprocess.run([py, "-m", "compileall", "-q", str(tree / "tcg")], env=env,
-                       capture_output=True, check=True)
-        subprocess.run([str(Path(py).with_name("tcg")), "mask", "--mode", "terminal"],
+        if checkout is not None:
+            subprocess.run([str(bin_dir / "python"), "-m", "compileall", "-q", str(checkout / "tcg")],
+                           env=env, capture_output=True, check=True)
+        subprocess.run([str(bin_dir / "tcg"), "mask", "--mode", "terminal"],
                        input=b"warm\n", env=dict(env, TCG_HOME=tcg_home(env, arm)),
                        capture_output=True, check=True)
     (work / "files").mkdir()
