@@ -134,13 +134,14 @@ def session_main(argv: list[str], lean: bool = False) -> int:
 def resolve_shell(name: str | None, env: Mapping[str, str]) -> str:
     """An absolute path for ``name`` (a name or path), or the shell that called us."""
     from tcg.runner.base import SpawnError, which
-    from tcg.runner.invocation import detect_shell
 
-    if name:
+    if name:  # the hook names it: nothing to detect
         found = which(name, env.get("PATH"))
         if found is None:
             raise SpawnError(f"{name}: shell not found", 127)
         return os.path.abspath(found)
+    from tcg.runner.invocation import detect_shell
+
     return os.path.abspath(detect_shell(None, env))
 
 
