@@ -219,11 +219,12 @@ class Session:
         the policy was found usable (fail closed) and the masker is on its way."""
         try:
             if self.policy is None and not self._served_policy():
-                self._add_site()
                 self.policy = check_policy(self.env)  # loaded before the fork where there was one
         except PolicyUnusable as exc:
             exc.shell = shell
             raise
+        except Exception as exc:  # noqa: BLE001 - no fresh masking process (EMFILE …): the fallback
+            raise StartFailure(f"the masking process could not start ({exc})", shell) from exc
         try:
             proc, self.masker = self.masker, None
             if proc is not None:
@@ -241,7 +242,11 @@ class Session:
         from tcg.runner.session_events import EventRecorder
 
         recorder = EventRecorder(self.env, warmup_delay=0)  # the first prompt is out: warm up now
-        decider = SessionDecider(self.env, TerminalAsker(self.stdin_fd, self.stdout_fd), recorder)
+        try:
+            decider = SessionDecider(self.env, TerminalAsker(self.stdin_fd, self.stdout_fd), recorder)
+        except BaseException:
+            recorder.close()  # its thread ends; the next line builds both again
+            raise
         decider.station.session = recorder.station.session = self.session_id
         return decider, recorder
 

@@ -35,7 +35,12 @@ class PolicyUnusable(StartFailure):
 
 
 def check_policy(env: Mapping[str, str]) -> Any:
-    """The effective policy (for the working directory), or PolicyUnusable."""
+    """The effective policy (for the working directory), or PolicyUnusable. Adds
+    site-packages first where the hook's lean start has not yet (a policy that
+    is parsed needs ``tomli`` on Python 3.10)."""
+    import tcg
+
+    tcg.add_site_packages()
     from tcg.errors import PolicyError, TcgError
     from tcg.policy.load import load_policy
 

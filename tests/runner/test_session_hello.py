@@ -69,11 +69,26 @@ def test_a_line_builds_the_decider_once_even_while_the_thread_builds_it():
         return builds[-1], FakeRecorder()
 
     lazy = LazyDecider(build, {}, "s")
+    waiting = threading.Event()
+    lock = lazy._lock
+
+    class Spy:  # the lock, noting when the line's thread waits on it
+        def __enter__(self):
+            if threading.current_thread().name == "line":
+                waiting.set()
+            return lock.__enter__()
+
+        def __exit__(self, *exc):
+            return lock.__exit__(*exc)
+
+    lazy._lock = Spy()  # type: ignore[assignment]
     lazy.build_soon(0)
     assert started.wait(60)
     sent: list[bytes] = []
-    asker = threading.Thread(target=lazy.answer, args=(ch.Request("L", "7.3", "", "/", "ls"), sent.append))
+    asker = threading.Thread(target=lazy.answer, args=(ch.Request("L", "7.3", "", "/", "ls"), sent.append),
+                             name="line")
     asker.start()
+    assert waiting.wait(60)  # the line asks while the thread's build is still running
     release.set()
     asker.join(60)
     assert len(builds) == 1 and builds[0].asked == ["ls"]
