@@ -104,10 +104,10 @@ def lean_main() -> None:
     import gc
 
     gc.disable()  # as tcg.shell_entry: start-up allocates much and frees little
-    sys.exit(session_main(sys.argv[1:], lean=True))
+    sys.exit(session_main(sys.argv[1:]))
 
 
-def session_main(argv: list[str], lean: bool = False) -> int:
+def session_main(argv: list[str]) -> int:
     """Entry point of `tcg_shell session`."""
     if argv[:1] in (["-h"], ["--help"]):
         sys.stdout.write(USAGE)
@@ -118,7 +118,6 @@ def session_main(argv: list[str], lean: bool = False) -> int:
         sys.stderr.write(f"tcg_shell session: {exc}\n{USAGE}")
         return EXIT_USAGE
     session = Session(opts)
-    session.lean = lean
     try:
         return session.run()
     except KeyboardInterrupt:  # ^C before the terminal went raw
@@ -159,7 +158,6 @@ class Session:
         self.stdout_fd = stdout_fd
         self.session_id = os.urandom(8).hex()
         self.policy: Any = None
-        self.lean = False  # started without site-packages (lean_main)
         self.masker: Any = None  # the masking process, started before the shell (run)
 
     def child_env(self, pipes: ch.ChannelPipes) -> dict[str, str]:
@@ -202,16 +200,10 @@ class Session:
     def _policy_first(self) -> Any:
         """Right before the station forks its masking process: site-packages and the
         policy, which the fork inherits instead of loading both again beside the
-        station. Raises PolicyUnusable (nothing is started; _start_rest refuses)."""
-        self._add_site()
+        station (check_policy adds site-packages where the start left them out).
+        Raises PolicyUnusable (nothing is started; _start_rest refuses)."""
         self.policy = check_policy(self.env)
         return self.policy
-
-    def _add_site(self) -> None:
-        if self.lean:
-            import tcg
-
-            tcg.add_site_packages()
 
     def _start_rest(self, shell: str) -> SessionOutput:
         """Everything after the shell's start, while it reads its rc files: its
@@ -237,7 +229,9 @@ class Session:
         """The decider and its event recorder (tcg.runner.session_hello.LazyDecider
         builds them once the first prompt is out): site-packages, the policy
         engine, the event log."""
-        self._add_site()
+        import tcg
+
+        tcg.add_site_packages()  # a no-op unless the hook's lean start left them out
         from tcg.runner.session_decide import SessionDecider, TerminalAsker
         from tcg.runner.session_events import EventRecorder
 

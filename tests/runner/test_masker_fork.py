@@ -282,7 +282,7 @@ def test_the_fork_loads_no_heavy_standard_module_before_its_first_masked_byte(tc
     probe = tmp_path / "loaded"
     code = (r"import os, sys; sys.path.append(sys.argv.pop(1))" "\n"
             r"from tcg.runner.session import Options, Session" "\n"
-            r"s = Session(Options()); s.lean = True; pol = s._policy_first()" "\n"
+            r"s = Session(Options()); pol = s._policy_first()" "\n"
             r"r, w = os.pipe(); cr, cw = os.pipe(); pid = os.fork()" "\n"
             r"if pid == 0:" "\n"
             r"    before = set(sys.modules)" "\n"

@@ -34,7 +34,6 @@ import os, sys
 sys.path.append(sys.argv.pop(1))
 from tcg.runner.session import Options, PolicyUnusable, Session, start_masker
 s = Session(Options())
-s.lean = True
 for _ in range(200):
     s.masker = start_masker(s.env, serve=True)
     if s.masker.served is not None:
