@@ -64,7 +64,9 @@ def test_tcg_killed_mid_stream_pipe_mode_leaks_nothing_and_the_child_dies_of_sig
     got += proc.stdout.read()
     proc.stderr.read()
     assert proc.wait(TIMEOUT) == -signal.SIGKILL  # the fault happened
-    wait_for(rc_file.exists, what="the child to notice the dead reader")
+    # `> file` creates the file before `echo` writes to it: wait for what it wrote
+    wait_for(lambda: rc_file.exists() and rc_file.read_text().endswith("\n"),
+             what="the child to notice the dead reader")
     assert rc_file.read_text().strip() == "141"  # cat died of SIGPIPE: nothing kept running
     assert token.encode() not in got and b"<SECRET:github-pat" in got
     log = tcg_home / "state" / "events.jsonl"
