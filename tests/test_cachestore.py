@@ -99,7 +99,10 @@ def test_the_mask_servers_staleness_check_reads_a_wheels_record_and_walks_a_chec
     monkeypatch.setattr(fingerprint, "_tree_stamp", lambda d: walked.append(d) or real_walk(d))
     before = fingerprint.code_state(str(site / "tcg"), tcg.__version__)
     (info / "RECORD").write_text("tcg/__init__.py,sha256=upgraded,1\n")  # what pip does on an upgrade
-    assert fingerprint.code_state(str(site / "tcg"), tcg.__version__) != before and walked == []
+    upgraded = fingerprint.code_state(str(site / "tcg"), tcg.__version__)
+    assert upgraded != before and walked == []
+    _append(site / "tcg" / "__init__.py")  # an edit by hand, not by pip: not seen (docs/shells.md)
+    assert fingerprint.code_state(str(site / "tcg"), tcg.__version__) == upgraded
     assert maskserver.code_stamp() == fingerprint.code_state(str(PACKAGE), tcg.__version__)
     assert set(walked) == {str(PACKAGE)}  # this checkout (an editable install) is walked
 
