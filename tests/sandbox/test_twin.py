@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tcg.sandbox.twin import (
@@ -102,12 +102,16 @@ KEY = st.from_regex(r"[A-Z][A-Z0-9_]{2,15}", fullmatch=True)
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(KEY, VALUE, st.sampled_from(["", "export "]), st.sampled_from(["", '"', "'"])),
                 min_size=1, max_size=8))
+@example([("A00", "00000_", "export ", ""), ("A00", "export", "", "")])  # a value spelled like the keyword
 def test_a_dotenv_twin_never_holds_a_value_and_keeps_every_key(entries):
     src = "".join(f"{exp}{k}={q}{v}{q}\n" for k, v, exp, q in entries)
     out = twin(src)
+    # what the twin keeps of the syntax: placeholders and a line's `export ` keyword
+    # (a value "export" is found in that keyword otherwise; in a value's place it is still seen)
+    kept = re.sub(r"^export ", "", re.sub(r"<SECRET:[^>]*>", "", out), flags=re.MULTILINE)
     for k, v, _, _ in entries:
         assert f"{k}=" in out
-        assert v not in re.sub(r"<SECRET:[^>]*>", "", out)
+        assert v not in kept
 
 
 @settings(max_examples=200, deadline=None)
