@@ -221,6 +221,30 @@ def _strip_leading_runs(items: list[Any]) -> list[Any]:
     return items
 
 
+def _cut_at_gap(items: list[Any]) -> list[Any]:
+    """Drop everything up to a wide class run (a gap such as ``[^\\r\\n]{0,200}``) when
+    the part after it holds a literal run at least as long as any the part before it
+    guarantees: the cheapest suffix hyperscan can look for.
+
+    Sound for the reason given in :func:`_strip_leading_runs`: a suffix reports every
+    end offset the whole rule can match at, and ``re`` confirms the window. Why: a
+    connection string's ``\\b(?:server|host|user|…)\\s{0,2}=[^;\\r\\n]{1,100};[^\\r\\n]{0,200}``
+    ``\\bp(?:assword|wd)=…`` kept hyperscan tracking two wide repeats after every common
+    word ("server", "host"): on log-like text that one rule was half of the main
+    database's scan time. Its suffix starts at "password" or "pwd", which text seldom
+    holds. The length condition keeps a rarer prefix (``<secret>{`` before ``}</``)."""
+    for g in range(len(items) - 1, 0, -1):
+        op, av = items[g]
+        if str(op) not in ("MAX_REPEAT", "MIN_REPEAT") or av[1] < GAP_MIN \
+                or not _charish([items[g]]):
+            continue
+        suffix = items[g + 1:]
+        run = _factor(suffix, branches=True)
+        if run >= GAP_SUFFIX_RUN and run >= _factor(items[:g], branches=True):
+            return suffix
+    return items
+
+
 def _optional_group(item: Any) -> bool:
     """A repeat that may match nothing (``{0,n}``) of something more than one character."""
     op, av = item
@@ -239,6 +263,10 @@ def _selective(items: list[Any]) -> bool:
 
 
 _RARE_BYTES = frozenset(b"@$#!~^|`\\")
+# A class run at least this wide is a gap a hyperscan expression may start after
+# (_cut_at_gap), when what follows has a literal run of at least GAP_SUFFIX_RUN bytes.
+GAP_MIN = 64
+GAP_SUFFIX_RUN = 3
 
 
 def _charish(seq: Any) -> bool:
@@ -260,7 +288,8 @@ def _charish(seq: Any) -> bool:
 def hyperscan_pattern(pattern: str) -> tuple[bytes, int]:
     """(expression, flags) for hyperscan, rebuilt from the parse tree: named groups
     become non-capturing, Python-only syntax disappears, inline flags become
-    hyperscan flags, and leading class runs before a literal are dropped."""
+    hyperscan flags, and leading class runs before a literal, or a prefix before a
+    wide gap, are dropped (a suffix finds every end offset, see _cut_at_gap)."""
     import re
 
     from tcg._lean import hs as hyperscan
@@ -275,7 +304,7 @@ def hyperscan_pattern(pattern: str) -> tuple[bytes, int]:
         flags |= hyperscan.HS_FLAG_MULTILINE
     if gflags & re.DOTALL:
         flags |= hyperscan.HS_FLAG_DOTALL
-    body = _unparse(_strip_leading_runs(_flatten(tree.data)))
+    body = _unparse(_cut_at_gap(_strip_leading_runs(_flatten(tree.data))))
     return body.encode("ascii"), flags
 
 
@@ -493,19 +522,32 @@ def literal_factor(pattern: str) -> int:
     return _factor(_p.parse(pattern.encode("utf-8")))
 
 
-def _factor(seq: Any) -> int:
+def _factor(seq: Any, branches: bool = False) -> int:
+    """See :func:`literal_factor`. ``branches``: a group of literal alternatives
+    (``p(?:assword|wd)``) continues the run by its shortest one: every match then holds
+    a literal run that long, one of a few (_cut_at_gap compares such runs)."""
     best = run = 0
     for op, av in seq:
         name = str(op)
-        if name == "LITERAL" or (name == "IN" and len(av) == 1 and str(av[0][0]) == "LITERAL"):
+        if _literal_item(name, av):
             run += 1
+            best = max(best, run)
+            continue
+        if branches and name == "BRANCH" and all(
+                alt and all(_literal_item(str(o), a) for o, a in alt) for alt in av[1]):
+            run += min(len(alt) for alt in av[1])
             best = max(best, run)
             continue
         run = 0
         if name == "SUBPATTERN":
-            best = max(best, _factor(av[-1]))
+            best = max(best, _factor(av[-1], branches))
         elif name == "BRANCH":
-            best = max(best, min(_factor(alt) for alt in av[1]))
+            best = max(best, min(_factor(alt, branches) for alt in av[1]))
         elif name in ("MAX_REPEAT", "MIN_REPEAT") and av[0] >= 1:
-            best = max(best, _factor(av[2]))
+            best = max(best, _factor(av[2], branches))
     return best
+
+
+def _literal_item(name: str, av: Any) -> bool:
+    """One literal byte: a LITERAL, or a class of one literal (``[.]``)."""
+    return name == "LITERAL" or (name == "IN" and len(av) == 1 and str(av[0][0]) == "LITERAL")
