@@ -13,9 +13,9 @@ import _common  # noqa: E402,F401 - sets TCG_HOME first
 
 with _common.instrumented():
     from tcg.detect.engine import load_detector
+    from tcg.jsonrpc import BATCH, INVALID, LineSplitter, parse_line
     from tcg.keyhash import KeyedHasher
     from tcg.mcp.check_request import RequestChecker
-    from tcg.jsonrpc import BATCH, INVALID, LineSplitter, parse_line
     from tcg.mcp.mask_response import ResponseMasker
     from tcg.mcp.proxy import McpSession
 
