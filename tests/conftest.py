@@ -83,6 +83,10 @@ def hermetic_home(tmp_path_factory, monkeypatch, shared_detect_cache, shared_inb
     monkeypatch.setenv("GIT_COMMITTER_NAME", "tcg test")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "test@tcg.invalid")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    # The teardown below stops this home's masking fork servers, but one still starting
+    # then (a session's detached start) is missed: it would wait out the 30 idle
+    # minutes (52 of them, ~0.9 GB, after a full run). Two idle minutes end it.
+    monkeypatch.setenv("TCG_MASK_SERVER_IDLE", "120")
     yield home
     stop_mask_servers(tcg_home)  # a session the test ran may have started one
     monkeypatch.undo()

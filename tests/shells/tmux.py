@@ -115,7 +115,7 @@ class Pane:
         keep = ("HOME", "ZDOTDIR", "TCG_HOME", "PATH", "LC_ALL", "TERM", "XDG_CONFIG_HOME",
                 "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "TCG_ACTOR", "TCG_AGENT",
                 "TCG_POLICY", "TCG_SESSION_AUTO", "TCG_DEBUG", "TMPDIR", "PYTHONDONTWRITEBYTECODE",
-                "TCG_MASK_SERVER")
+                "TCG_MASK_SERVER", "TCG_MASK_SERVER_IDLE")
         out = []
         for k in keep:
             if k in self.env:
