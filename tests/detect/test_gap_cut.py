@@ -12,22 +12,13 @@ from hypothesis import strategies as st
 
 from tcg.detect import regex as rx
 from tests.detect.conftest import ENGINES
+from tests.helpers.hyperscan_ends import hyperscan_ends
 
 pytestmark = pytest.mark.skipif("hyperscan" not in ENGINES, reason="hyperscan wheel not installed")
 
 CONNECTION = (r"""(?i)\b(?:server|data source|host|uid|user|user id|username|database|initial catalog|dsn)"""
               r"""\s{0,2}=[^;\r\n]{1,100};[^\r\n]{0,200}\b(?:password|pwd)\s{0,2}=\s{0,2}"""
               r"""(?P<value>[^;'"\s]{4,128})""")
-
-
-def _ends(expr: bytes, flags: int, data: bytes) -> set[int]:
-    from tcg._lean import hs as hyperscan
-
-    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    db.compile(expressions=[expr], ids=[0], flags=[flags])
-    ends: set[int] = set()
-    db.scan(data, match_event_handler=lambda _i, _f, to, _fl, _c: ends.add(to))
-    return ends
 
 
 def _re_ends(pattern: str, data: bytes) -> set[int]:
@@ -69,7 +60,7 @@ def test_packaged_rules_that_are_cut_still_report_every_end(all_rules):
             for data in (raw, noisy):
                 wanted = _re_ends(rule.regex, data)
                 assert wanted, (rule.id, text)
-                assert wanted <= _ends(expr, flags, data), rule.id
+                assert wanted <= hyperscan_ends([expr], flags, data), rule.id
 
 
 _PIECES = st.sampled_from(["Server=db", "Host = x", "uid=etl", "user id=a", ";", " ", "\n", "\r",
@@ -84,7 +75,7 @@ _PIECES = st.sampled_from(["Server=db", "Host = x", "uid=etl", "user id=a", ";",
 def test_the_connection_string_suffix_reports_every_end_re_finds(pieces):
     data = "".join(pieces).encode()
     expr, flags = rx.hyperscan_pattern(CONNECTION)
-    assert _re_ends(CONNECTION, data) <= _ends(expr, flags, data)
+    assert _re_ends(CONNECTION, data) <= hyperscan_ends([expr], flags, data)
 
 
 @pytest.mark.parametrize("pattern, run", [

@@ -323,12 +323,7 @@ def test_latin_cyrillic_pairs_in_bytes_are_the_utf8_pairs():
     each side of a Latin letter and of a digit."""
     import hyperscan
 
-    def ends(exprs, flags, data):
-        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(expressions=exprs, ids=list(range(len(exprs))), flags=[flags] * len(exprs))
-        got: set[int] = set()
-        db.scan(data, match_event_handler=lambda _i, _f, to, _fl, _c: got.add(to))
-        return got
+    from tests.helpers.hyperscan_ends import hyperscan_ends as ends
 
     utf8 = [hs.encode("ascii") for hs, _ in marks_mod.marks_patterns()[marks_mod.TRIGGER][1:]]
     chars = [chr(cp) for cp in range(0x300, 0x600)] + ["㐀", "퀀", "𐐀", "ⴀ", ""]
