@@ -22,7 +22,7 @@ tcg session, side by side in one run.
 
 Medians; the machine is shared, so the load average is printed with them.
 
-    .venv/bin/python bench/interactive_latency.py [--runs 30] [--shells bash,zsh] [--mb 200]
+    .venv/bin/python bench/interactive_latency.py [--runs 30] [--pause 0] [--shells bash,zsh] [--mb 200]
         [--parts keys,startup,rc,bulk] [--baseline-tree /path/to/other/checkout]
         [--install VENV] [--baseline-install VENV]
 
@@ -284,8 +284,10 @@ def next_prompt(log: Path, count: int, timeout: float = 300.0) -> float:
         time.sleep(0.001)
 
 
-def key_to_prompt(ctl: Control, panes: dict[str, tuple[str, Path]], runs: int
+def key_to_prompt(ctl: Control, panes: dict[str, tuple[str, Path]], runs: int, pause: float = 0.0
                   ) -> dict[tuple[str, str], list[tuple[float, float | None]]]:
+    """``pause``: seconds of quiet in a pane before its command is typed (people type seconds
+    apart; a session looks at its policy files again after a quiet second)."""
     out: dict[tuple[str, str], list[tuple[float, float | None]]] = {}
     for cmd in COMMANDS:
         quiet = cmd in QUIET
@@ -296,6 +298,8 @@ def key_to_prompt(ctl: Control, panes: dict[str, tuple[str, Path]], runs: int
             for arm, (pane, log) in panes.items():
                 ctl.drain()
                 count = len(log.read_text().split())
+                if pause:
+                    time.sleep(pause)
                 ctl.send(f"send-keys -t {pane} -l -- {shlex.quote(cmd)}")
                 if quiet:
                     time.sleep(0.3)  # the echo cannot be watched: give it time
@@ -370,7 +374,8 @@ def added(values: dict[str, float], arm: str = "tcg session") -> str:
     return text
 
 
-def keys_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs: int) -> list[str]:
+def keys_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs: int,
+              pause: float = 0.0) -> list[str]:
     homes = {arm: arm_home(work, shell, arm) for arm in ARMS}
     panes = {}
     for arm, home in homes.items():
@@ -382,8 +387,9 @@ def keys_part(ctl: Control, work: Path, shell: str, env: dict[str, str], runs: i
         panes[arm] = (pane, home / "prompts")
     time.sleep(5.0)  # the session's masking process and background warm-up
     key_to_prompt(ctl, panes, 3)  # and a few unmeasured lines first
-    res = key_to_prompt(ctl, panes, runs)
-    report = [f"\n{shell}: key press -> next prompt, median of {runs}, ms "
+    res = key_to_prompt(ctl, panes, runs, pause)
+    after = f", {pause:g} s after the pane's last output" if pause else ""
+    report = [f"\n{shell}: key press -> next prompt, median of {runs}{after}, ms "
               f"(printed by the shell / on screen); added = session - plain"]
     for cmd in COMMANDS:
         cells = []
@@ -452,6 +458,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=30, help="key presses per command and arm")
     ap.add_argument("--startups", type=int, default=15)
+    ap.add_argument("--pause", type=float, default=0.0,
+                    help="keys: seconds of quiet before each command is typed (default 0: "
+                         "back to back)")
     ap.add_argument("--shells", default="bash,zsh")
     ap.add_argument("--mb", type=int, default=200, help="bulk output size (0: skip)")
     ap.add_argument("--bulk-runs", type=int, default=3)
@@ -508,7 +517,7 @@ def main() -> int:
     try:
         for shell in [s for s in a.shells.split(",") if s]:
             if "keys" in parts:
-                report += keys_part(ctl, work, shell, env, a.runs)
+                report += keys_part(ctl, work, shell, env, a.runs, a.pause)
                 loads.append(os.getloadavg()[0])
             if "startup" in parts:
                 report += startup_part(ctl, work, shell, env, a.startups)

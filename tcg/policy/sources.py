@@ -22,7 +22,7 @@ from tcg.paths import get_paths
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import TypeVar
+    from typing import Any, TypeVar
 
     from tcg.paths import Paths
 
@@ -57,12 +57,26 @@ class PolicySources:
 
 def sources_key(default: str, texts: list[tuple[str, str, str]]) -> str:
     """BLAKE2b-256 over the default's text and each layer's kind, path and text."""
-    from tcg.digest import blake2b_256
-
-    h = blake2b_256()
-    for part in (default, *(f"{k}\0{p}\0{t}" for k, p, t in texts)):
+    h = _default_hash(default).copy()
+    for part in (f"{k}\0{p}\0{t}" for k, p, t in texts):
         h.update(b"\1" + part.encode("utf-8", "surrogatepass"))
     return h.hexdigest()
+
+
+_DEFAULT_HASH: list[tuple[str, Any]] = []  # (default text, its hash state): the last one
+
+
+def _default_hash(default: str) -> Any:
+    """The hash state after the default's text, kept for the last text seen: a
+    session's station keys every policy load, and the 16 KB default is the same
+    each time."""
+    if _DEFAULT_HASH and _DEFAULT_HASH[0][0] is default:
+        return _DEFAULT_HASH[0][1]
+    from tcg.digest import blake2b_256
+
+    h = blake2b_256(b"\1" + default.encode("utf-8", "surrogatepass"))
+    _DEFAULT_HASH[:] = [(default, h)]
+    return h
 
 
 def read_sources(cwd: str | os.PathLike[str] | None = None, paths: Paths | None = None,

@@ -147,19 +147,28 @@ class SessionStation(Station):
         self.before_ask: Callable[[], None] | None = None
         self.answer: str | None = None
         self._policies: dict[str, tuple[float, Any]] = {}
+        self._memo: Any = None
 
     def load_policy(self, cwd: str) -> Any:
         """The policy for ``cwd``, re-read at most every POLICY_RECHECK seconds:
-        reading and authenticating the layers is half of a short line's
-        decision. A policy edit takes effect within that time (the masking
-        process follows it on the same clock)."""
+        a line typed right after another (or each command of an agent's line)
+        does not read the layers again. A policy edit takes effect within that
+        time (the masking process follows it on the same clock). A re-read goes
+        through the session's memo (tcg.policy.load.PolicyMemo): unchanged
+        layers give the Policy already loaded, without reading and checking
+        its signed snapshot again — most of a short line's decision after a
+        pause, which is how people type."""
         import time
 
         now = time.monotonic()
         hit = self._policies.get(cwd)
         if hit is not None and now - hit[0] < POLICY_RECHECK:
             return hit[1]
-        policy = super().load_policy(cwd)  # raises PolicyError: not cached, decided again next time
+        if self._memo is None:
+            from tcg.policy.load import PolicyMemo
+
+            self._memo = PolicyMemo()
+        policy = self._memo.load(cwd)  # raises PolicyError: not cached, decided again next time
         if len(self._policies) > 64:
             self._policies.clear()
         self._policies[cwd] = (now, policy)

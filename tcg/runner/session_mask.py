@@ -32,6 +32,7 @@ FORKED_NAME = "tcg-masker"  # a forked masking process's name (/proc/PID/comm)
 
 
 def _load() -> Any:
+    """The policy here, loaded once (a first masker's, the server's preload)."""
     from tcg.policy.load import load_policy
 
     return load_policy()
@@ -40,10 +41,18 @@ def _load() -> Any:
 class FollowingMasker:
     """The OutputFilter interface of tcg.mask.Masker over a replaceable masker."""
 
-    def __init__(self, mode: str, load: Callable[[], Any] = _load, recheck: float = RECHECK,
+    def __init__(self, mode: str, load: Callable[[], Any] | None = None, recheck: float = RECHECK,
                  policy: Any = None):
         """``policy``: the first policy, already loaded by ``load`` (a fork of the
-        station inherits the one the station loaded); later ones come from ``load``."""
+        station inherits the one the station loaded); later ones come from ``load``,
+        by default the policy here through a memo (tcg.policy.load.PolicyMemo):
+        each look reads the layers, and unchanged ones give the Policy already
+        loaded, not a read and check of its signed snapshot. A look comes with
+        the first output after a quiet second — the echo of the first key typed."""
+        if load is None:
+            from tcg.policy.load import PolicyMemo
+
+            load = PolicyMemo().load
         self.mode = mode
         self._load = load
         self._recheck = recheck

@@ -176,6 +176,47 @@ def test_masking_follows_a_policy_edit(tmp_path, monkeypatch):
     assert third == b"x\n"
 
 
+def count_snapshot_loads(monkeypatch) -> list[int]:
+    """Calls of tcg.policy.load.load_sources: a policy built or read from its signed
+    snapshot, the part of a load a session's memo skips while the files are unchanged."""
+    import tcg.policy.load as load_mod
+
+    calls: list[int] = []
+    real = load_mod.load_sources
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(load_mod, "load_sources", counted)
+    return calls
+
+
+def test_unchanged_policy_files_are_not_loaded_again(tmp_path, monkeypatch):
+    """The masking process and the station look at the policy after every quiet
+    second; while its files are unchanged each look reads them and keeps the
+    policy it has, and an edit is loaded at the next look."""
+    from tcg.runner.session_decide import SessionStation
+
+    policy = tmp_path / "p.toml"
+    policy.write_text('[decisions.human]\nsecret-store-read = "block"\n')
+    monkeypatch.setenv("TCG_POLICY", str(policy))
+    monkeypatch.setattr("tcg.runner.session_decide.POLICY_RECHECK", 0.0)
+    calls = count_snapshot_loads(monkeypatch)
+    m = FollowingMasker("terminal", recheck=0.0)
+    station = SessionStation(dict(os.environ), None)
+    first = station.load_policy(str(tmp_path))
+    assert len(calls) == 2  # one load each
+    for _ in range(3):
+        assert m.feed(b"x\n") + m.flush() == b"x\n"
+        assert station.load_policy(str(tmp_path)) is first
+    assert len(calls) == 2
+    policy.write_text('[decisions.human]\nsecret-store-read = "ask"\n')
+    m.feed(b"y\n")
+    assert station.load_policy(str(tmp_path)).fingerprint == m.fingerprint != first.fingerprint
+    assert len(calls) == 4
+
+
 def test_a_policy_edit_in_the_middle_of_a_key_does_not_show_its_rest(tmp_path, monkeypatch):
     """The new masker continues the old one's stream (handover/prime): what the old
     one held is masked by the new one, with the released text as context."""
