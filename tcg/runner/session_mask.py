@@ -32,7 +32,8 @@ FORKED_NAME = "tcg-masker"  # a forked masking process's name (/proc/PID/comm)
 
 
 def _load() -> Any:
-    """The policy here, loaded once (a first masker's, the server's preload)."""
+    """The policy here, loaded once: the fork server's preload and a Windows session's masker
+    (a FollowingMasker follows later edits through its own memo)."""
     from tcg.policy.load import load_policy
 
     return load_policy()
