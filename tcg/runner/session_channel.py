@@ -53,6 +53,7 @@ ENV_STATION_PID = "TCG_SESSION_PID"
 ENV_CHILD_CHANNEL = "TCG_SESSION_CHILD_CHANNEL"
 TOKEN = b"t"
 LOW_FD = 10  # above the 3-9 users redirect by hand (exec 3>file)
+MAX_RESPONSE = 2048  # bytes per answer line: two fit in one atomic pipe write (PIPE_BUF 4096)
 
 OK = "ok"
 REFUSE = "refuse"
@@ -192,9 +193,28 @@ def _clean(text: str) -> str:
 
 
 def response(seq: str, verdict: str, failmode: str, message: str = "", hint: str = "") -> bytes:
-    """One response line."""
-    fields = (_clean(seq), verdict, failmode, _clean(message), _clean(hint))
-    return ("\x1f".join(fields) + "\n").encode("utf-8", "surrogateescape")
+    """One response line, at most MAX_RESPONSE bytes: a refusal's message and hint
+    are cut to fit (with "…"). Two of them in one write stay under PIPE_BUF, so
+    every write of answers is atomic: a hook that has the first byte of an answer
+    has all of it (the bash hook's timeout covers only that first byte)."""
+    head = "\x1f".join((_clean(seq), verdict, failmode)).encode("utf-8", "surrogateescape")
+    room = MAX_RESPONSE - len(head) - 3  # two separators and the newline
+    text = [_clean(message).encode("utf-8", "surrogateescape"),
+            _clean(hint).encode("utf-8", "surrogateescape")]
+    if len(text[0]) + len(text[1]) > room:
+        shorter = min(len(t) for t in text)
+        # both long: half each; else the longer one gets what the shorter leaves
+        limit = room // 2 if shorter > room // 2 else room - shorter
+        text = [_cut(t, limit) for t in text]
+    return b"\x1f".join((head, *text)) + b"\n"
+
+
+def _cut(text: bytes, limit: int) -> bytes:
+    """``text`` in at most ``limit`` bytes, ending in "…" when cut (never mid-character)."""
+    if len(text) <= limit:
+        return text
+    ellipsis = "…".encode()
+    return text[: max(0, limit - len(ellipsis))].decode("utf-8", "ignore").encode("utf-8") + ellipsis
 
 
 def _unread(fd: int) -> int:

@@ -62,9 +62,9 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     local r=$_tcg_r c='' st end=$((SECONDS + _tcg_asktmo + 60)) pid=${TCG_SESSION_PID-}
     if [[ -n $_tcg_rc && $BASHPID != "$$" ]]; then r=$_tcg_rc c=c; fi
     if [[ -n $_tcg_tok ]]; then
-      until builtin read -r -N 1 -t "$_tcg_tmo" -u "$_tcg_tok" st 2>/dev/null; do
+      until builtin read -r -N 1 -t "$_tcg_tmo" -u "$_tcg_tok" st; do
         # (a status up to 128 is no timeout: the descriptor is closed or broken)
-        if (($? <= 128)) || [[ -z $c || ! $pid =~ ^[0-9]+$ ]] || ! builtin kill -0 "$pid" 2>/dev/null ||
+        if (($? <= 128)) || [[ -z $c || ! $pid =~ ^[0-9]+$ ]] || ! builtin kill -0 "$pid" ||
           ((SECONDS >= end)); then
           st=''
           break
@@ -74,13 +74,14 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     fi
     _tcg_trip "$@"
     st=$?
-    if [[ $c == ck ]]; then builtin printf t 1>&"$_tcg_tokw" 2>/dev/null; fi
+    if [[ $c == ck ]]; then builtin printf t 1>&"$_tcg_tokw"; fi
     return "$st"
-  }
+  } 2>/dev/null # (a closed descriptor says so on stderr; one redirection per call, not per read)
 
-  # The round trip of _tcg_call (its r and c: the pipe to read, the flags to add).
+  # The round trip of _tcg_call (its r and c: the pipe to read, the flags to add;
+  # stderr is /dev/null there).
   _tcg_trip() {
-    local seq id v f m1 m2 t=$_tcg_tmo IFS=$'\037'
+    local seq id id2 v f m1 m2 t=$_tcg_tmo IFS=$'\037'
     _tcg_seq=$((_tcg_seq + 1))
     seq=$$.$_tcg_seq.$RANDOM.$BASHPID
     _tcg_v='' _tcg_m1='' _tcg_m2='' _tcg_dup=0
@@ -89,13 +90,19 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
         builtin printf '\001TCG1 %s %s h%s\0%s\0' "$1" "$seq" "$_tcg_flags$c" "$PWD"
         HISTTIMEFORMAT='' builtin history 1
         builtin printf '\0'
-      } 1>&"$_tcg_w" 2>/dev/null || return 1
+      } 1>&"$_tcg_w" || return 1
     else
       builtin printf '\001TCG1 %s %s %s\0%s\0%s\0' "$1" "$seq" "$_tcg_flags$c" "$PWD" "${2-}" \
-        1>&"$_tcg_w" 2>/dev/null || return 1
+        1>&"$_tcg_w" || return 1
     fi
     while :; do
-      builtin read -r -t "$t" -u "$r" id v f m1 m2 2>/dev/null || return 1
+      # The timeout on the first byte only: `read -t` polls before every byte it
+      # takes (bash reads a pipe a byte at a time), and the station writes each
+      # answer whole, in one write of at most PIPE_BUF bytes (so all of it is
+      # there once its first byte is).
+      builtin read -r -N 1 -t "$t" -u "$r" id || return 1
+      builtin read -r -u "$r" id2 v f m1 m2 || return 1
+      id+=$id2
       case ,$id, in
         ,"$seq",*) ;;
         *,"$seq",*) _tcg_dup=1 ;;
@@ -207,7 +214,12 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     _tcg_verdict
   }
 
-  _tcg_trap="[[ \$_tcg_armed\$_tcg_every\$_tcg_stop == 000 && \$BASH_COMMAND != _tcg_precmd ]] || _tcg_debug \"\$_\""
+  # The fast path, inline (no function call): a command with nothing to decide
+  # runs; _tcg_precmd with nothing to decide only ticks (at the top level: the
+  # trap is still ours) — a call of _tcg_debug costs a prompt ~0.2 ms each time.
+  _tcg_trap="[[ \$_tcg_armed\$_tcg_every\$_tcg_stop == 000 && \$BASH_COMMAND != _tcg_precmd ]] ||
+{ [[ \$_tcg_armed\$_tcg_every\$_tcg_stop == 000 ]] && { [[ -n \${FUNCNAME-} ]] || _tcg_tick=1; }; } ||
+_tcg_debug \"\$_\""
 
   # (Re)install the DEBUG trap, chaining whatever trap is there (bash-preexec,
   # starship…): ours decides first; theirs runs for every command we let run.
@@ -230,25 +242,30 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     _tcg_tick=1
   }
 
-  # First in PROMPT_COMMAND: ready for the next line; $? is passed on.
+  # First in PROMPT_COMMAND: ready for the next line; $? is passed on. Traced
+  # (below), so the DEBUG trap runs before each of its commands: three here,
+  # the rest in _tcg_ready, which is not traced.
   _tcg_precmd() {
-    local st=$?
-    _tcg_stop=0 _tcg_every=0 _tcg_armed=0 _tcg_pc=1 _tcg_hc=$HISTCMD _tcg_bang=${!-}
+    _tcg_st=$? _tcg_stop=0 _tcg_every=0 _tcg_armed=0 _tcg_pc=1 _tcg_hc=$HISTCMD _tcg_bang=${!-}
+    if [[ $_tcg_tick != 1 ]]; then _tcg_install; fi
+    _tcg_ready
+  }
+  _tcg_ready() {
+    _tcg_tick=0
     if [[ $_tcg_xd == 1 ]]; then
       builtin shopt -u extdebug
       _tcg_xd=0
     fi
-    if [[ $_tcg_tick != 1 ]]; then _tcg_install; fi
-    _tcg_tick=0
     # Until the line's first command is decided, subshells inherit the trap: a
     # line that starts with `( … )` or is an async list (`a && b &`, `{ …; } &`)
     # runs its first command in a child, where the trap then decides the line.
     builtin set -o functrace
     if [[ ${PS0-} != *"$_tcg_ps0"* ]]; then PS0=$_tcg_ps0${PS0-}; fi
-    return "$st"
+    return "$_tcg_st"
   }
   # The trace attribute: without it a function neither sees nor sets the
-  # shell's DEBUG trap (bash hides it inside functions).
+  # shell's DEBUG trap (bash hides it inside functions). _tcg_install needs
+  # it, and so does every function on the way to it.
   declare -ft _tcg_install _tcg_precmd
 
   # In a session? TCG_SESSION_CHANNEL names two pipes this shell inherited
@@ -280,7 +297,7 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     done
   }
 
-  _tcg_seq=0 _tcg_stop=0 _tcg_every=0 _tcg_armed=0 _tcg_pc=0 _tcg_hc=-1 _tcg_xd=0 _tcg_tick=0
+  _tcg_seq=0 _tcg_stop=0 _tcg_every=0 _tcg_armed=0 _tcg_pc=0 _tcg_hc=-1 _tcg_xd=0 _tcg_tick=0 _tcg_st=0
   _tcg_prior='' _tcg_fm='' _tcg_flags='' _tcg_asktmo=600 _tcg_dup=0 _tcg_bang='' _tcg_rc='' _tcg_tok='' _tcg_tokw=''
   if [[ ${TCG_ACTOR-} == [Aa][Gg][Ee][Nn][Tt] || -n ${TCG_AGENT-} ]]; then
     _tcg_flags=a

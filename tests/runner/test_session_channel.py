@@ -91,9 +91,28 @@ def test_response_fields_split_back_with_the_shells_separator(seq, msg, hint):
     assert fields[1:3] == [ch.REFUSE, "warn:2000"]
 
 
+@given(st.text(max_size=40), st.text(max_size=6000), st.text(max_size=6000))
+def test_a_response_fits_one_atomic_pipe_write_and_keeps_what_fits(seq, msg, hint):
+    """At most MAX_RESPONSE bytes (two in one write stay under PIPE_BUF, 4096 on
+    Linux: the bash hook times out only the first byte of an answer); a message
+    and a hint that fit are kept whole, longer ones are cut and end in "…"."""
+    data = ch.response(seq, ch.REFUSE, "warn:2000", msg, hint)
+    assert len(data) <= ch.MAX_RESPONSE and 2 * ch.MAX_RESPONSE <= 4096
+    fields = data.decode("utf-8", "surrogateescape")[:-1].split("\x1f")
+    assert len(fields) == 5
+    whole = [ch._clean(msg), ch._clean(hint)]  # the fields uncut
+    size = len("\x1f".join([*fields[:3], *whole]).encode("utf-8", "surrogateescape")) + 1
+    fits = size <= ch.MAX_RESPONSE
+    for got, full in zip(fields[3:], whole, strict=True):
+        assert got == full or (not fits and got.endswith("…") and full.startswith(got[:-1]))
+
+
 def test_response_is_read_by_bash_read_with_empty_fields_kept():
+    """As the bash hook reads it: the first byte with a timeout, the rest of the line
+    without (tcg/shells/hook.bash, _tcg_trip)."""
     line = ch.response("s1", ch.OK, "warn:2000").decode()
-    script = "IFS=$'\\037' read -r id v f m1 m2; printf '[%s]' \"$id\" \"$v\" \"$f\" \"$m1\" \"$m2\""
+    script = ("IFS=$'\\037' read -r -N 1 -t 2 id && IFS=$'\\037' read -r id2 v f m1 m2; id+=$id2; "
+              "printf '[%s]' \"$id\" \"$v\" \"$f\" \"$m1\" \"$m2\"")
     out = subprocess.run(["bash", "--norc", "-c", script], input=line, capture_output=True, text=True)
     assert out.stdout == "[s1][ok][warn:2000][][]"
     line = ch.response("s2", ch.REFUSE, "block:500", "", "hint: x").decode()

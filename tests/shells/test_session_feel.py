@@ -120,6 +120,19 @@ def test_pipestatus_keeps_every_element(panes, shell_name):
         assert p.file("ps.txt") == "1 0 3\n"
 
 
+def test_last_argument_and_status_carry_over_to_the_next_line(panes, shell_name):
+    """``$_`` and ``$?`` of a line are the next line's, as in a plain shell: the
+    hook's work between the two (the trap's fast path at the prompt, the prompt
+    function) leaves both alone."""
+    plain, sess = both(panes, shell_name)
+    for p in (plain, sess):
+        p.line("echo one last-word > /dev/null")
+        p.line('echo "$_" > last.txt')
+        p.line("(exit 7)")
+        p.line('echo "$?" > status.txt')
+        assert (p.file("last.txt"), p.file("status.txt")) == ("last-word\n", "7\n")
+
+
 def test_multi_line_constructs_for_while_heredoc(panes, shell_name):
     plain, sess = both(panes, shell_name)
     for p in (plain, sess):
