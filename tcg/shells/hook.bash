@@ -98,8 +98,8 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     while :; do
       # The timeout on the first byte only: `read -t` polls before every byte it
       # takes (bash reads a pipe a byte at a time), and the station writes each
-      # answer whole, in one write of at most PIPE_BUF bytes (so all of it is
-      # there once its first byte is).
+      # answer whole, in one atomic write of at most 2048 bytes (MAX_RESPONSE in
+      # tcg/runner/session_channel.py), so all of it is there once its first byte is.
       builtin read -r -N 1 -t "$t" -u "$r" id || return 1
       builtin read -r -u "$r" id2 v f m1 m2 || return 1
       id+=$id2
@@ -214,12 +214,11 @@ if [[ $- == *i* && -t 0 && -t 1 && -z ${_tcg_hooked-} ]]; then
     _tcg_verdict
   }
 
-  # The fast path, inline (no function call): a command with nothing to decide
-  # runs; _tcg_precmd with nothing to decide only ticks (at the top level: the
-  # trap is still ours) — a call of _tcg_debug costs a prompt ~0.2 ms each time.
-  _tcg_trap="[[ \$_tcg_armed\$_tcg_every\$_tcg_stop == 000 && \$BASH_COMMAND != _tcg_precmd ]] ||
-{ [[ \$_tcg_armed\$_tcg_every\$_tcg_stop == 000 ]] && { [[ -n \${FUNCNAME-} ]] || _tcg_tick=1; }; } ||
-_tcg_debug \"\$_\""
+  # The fast path, inline (no function call): with nothing to decide a command
+  # runs, and _tcg_precmd at the top level only ticks (the trap is still ours) —
+  # a call of _tcg_debug costs a prompt ~0.2 ms each time.
+  _tcg_trap="[[ \$_tcg_armed\$_tcg_every\$_tcg_stop == 000 ]] &&
+{ [[ \$BASH_COMMAND != _tcg_precmd || -n \${FUNCNAME-} ]] || _tcg_tick=1; } || _tcg_debug \"\$_\""
 
   # (Re)install the DEBUG trap, chaining whatever trap is there (bash-preexec,
   # starship…): ours decides first; theirs runs for every command we let run.
