@@ -18,7 +18,9 @@ tcg session, side by side in one run.
    runs twice unless the early start block comes first in it.
 3. Bulk output: `cat` of a 200 MB text file through the session vs
    `script -qfc` (both on an outer PTY this script drains), as
-   bench/throughput.py measures the one-command path.
+   bench/throughput.py measures the one-command path; with the CPU the whole
+   machine spent during each arm (Linux), which on a machine whose CPUs are all
+   busy decides the throughput.
 
 Medians; the machine is shared, so the load average is printed with them.
 
@@ -61,7 +63,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from throughput import make_text, on_outer_pty  # noqa: E402 - the sibling benchmark's helpers
+from throughput import make_text, on_outer_pty, on_outer_pty_cpu  # noqa: E402 - the sibling benchmark's helpers
 
 PY = sys.executable
 TCG_SHELL = str(Path(PY).with_name("tcg_shell"))
@@ -342,7 +344,9 @@ def startup(ctl: Control, argv: list[str], env: dict[str, str], runs: int,
     return times
 
 
-def bulk(mb: int, runs: int, work: Path, env: dict[str, str]) -> dict[str, float]:
+def bulk(mb: int, runs: int, work: Path, env: dict[str, str]
+         ) -> dict[str, list[tuple[float, float | None]]]:
+    """Per arm, per round: (seconds, CPU-seconds the machine was busy meanwhile)."""
     big = work / "big.txt"
     make_text(big, mb * 1_000_000)
     bash = shutil.which("bash") or "/bin/bash"
@@ -354,13 +358,40 @@ def bulk(mb: int, runs: int, work: Path, env: dict[str, str]) -> dict[str, float
     if BASELINE in HOOKS:
         arms["baseline session"] = [HOOKS[BASELINE], "session", "--shell", bash, "--", "--norc",
                                     "-c", line]
-    results: dict[str, list[float]] = {k: [] for k in arms}
+    results: dict[str, list[tuple[float, float | None]]] = {k: [] for k in arms}
     for name, argv in arms.items():  # warm caches
         on_outer_pty(argv, dict(env, TCG_HOME=tcg_home(env, name)))
     for _ in range(runs):
         for name, argv in arms.items():
-            results[name].append(on_outer_pty(argv, dict(env, TCG_HOME=tcg_home(env, name))))
-    return {k: statistics.median(v) for k, v in results.items()}
+            results[name].append(on_outer_pty_cpu(argv, dict(env, TCG_HOME=tcg_home(env, name))))
+    return results
+
+
+def bulk_report(b: dict[str, list[tuple[float, float | None]]], mb: int) -> list[str]:
+    """Medians per arm, each session against ``script -qfc``: the ratio of the
+    medians, the median of the rounds' own ratios (an arm's runs are interleaved
+    with script's, so a round shares the machine's state of the moment), and the
+    machine's CPU per arm (on a busy machine throughput follows it)."""
+    base = "script -qfc"
+    report = [f"\nbulk output, {mb} MB of text on an outer PTY, median of {len(b[base])}:"]
+    for name, rounds in b.items():
+        t = statistics.median(w for w, _ in rounds)
+        cpus = [c for _, c in rounds if c is not None]
+        cpu = f"  machine CPU {statistics.median(cpus):5.2f} s" if len(cpus) == len(rounds) else ""
+        report.append(f"  {name:20s} {t:7.2f} s  {mb / t:7.1f} MB/s{cpu}")
+    script_t = statistics.median(w for w, _ in b[base])
+    for name, rounds in b.items():
+        if name == base:
+            continue
+        pairs = list(zip(b[base], rounds, strict=True))
+        paired = statistics.median(s[0] / r[0] for s, r in pairs)
+        line = (f"  {name} = {script_t / statistics.median(w for w, _ in rounds):.2f}x script's "
+                f"throughput (per round: {paired:.2f}x)")
+        cpu_pairs = [(s[1], r[1]) for s, r in pairs if s[1] and r[1] is not None]
+        if len(cpu_pairs) == len(pairs):
+            line += f", {statistics.median(r / s for s, r in cpu_pairs):.2f}x its machine CPU"
+        report.append(line)
+    return report
 
 
 def ms(values: list) -> float:
@@ -533,13 +564,7 @@ def main() -> int:
     if a.mb and "bulk" in parts:
         b = bulk(a.mb, a.bulk_runs, work, env)
         loads.append(os.getloadavg()[0])
-        size = a.mb * 1e6
-        report.append(f"\nbulk output, {a.mb} MB of text on an outer PTY, median of {a.bulk_runs}:")
-        for name, t in b.items():
-            report.append(f"  {name:20s} {t:7.2f} s  {size / t / 1e6:7.1f} MB/s")
-        for name in b:
-            if name != "script -qfc":
-                report.append(f"  {name} = {b['script -qfc'] / b[name]:.2f}x script's throughput")
+        report += bulk_report(b, a.mb)
     shutil.rmtree(work, ignore_errors=True)
     print(f"interactive latency: plain shell vs tcg session (load avg during the run: "
           f"{', '.join(f'{x:.1f}' for x in loads)} on {os.cpu_count()} CPUs)")

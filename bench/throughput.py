@@ -89,6 +89,27 @@ def on_outer_pty(argv: list[str], env: dict[str, str]) -> float:
     return elapsed
 
 
+def machine_cpu_seconds() -> float | None:
+    """CPU time the whole machine has spent busy (not idle, not waiting for I/O)
+    since boot, from /proc/stat; None where there is no /proc (macOS)."""
+    try:
+        with open("/proc/stat") as fh:
+            fields = [int(x) for x in fh.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+def on_outer_pty_cpu(argv: list[str], env: dict[str, str]) -> tuple[float, float | None]:
+    """``on_outer_pty`` and the CPU the machine spent meanwhile (this drain, the
+    command, the kernel's terminal work, and whatever else ran): on a machine whose
+    CPUs are all busy, throughput follows the CPU each arm needs."""
+    before = machine_cpu_seconds()
+    elapsed = on_outer_pty(argv, env)
+    after = machine_cpu_seconds()
+    return elapsed, None if before is None or after is None else after - before
+
+
 def piped(argv: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
     subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, check=True)
