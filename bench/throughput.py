@@ -90,14 +90,17 @@ def on_outer_pty(argv: list[str], env: dict[str, str]) -> float:
 
 
 def machine_cpu_seconds() -> float | None:
-    """CPU time the whole machine has spent busy (not idle, not waiting for I/O)
-    since boot, from /proc/stat; None where there is no /proc (macOS)."""
+    """CPU time the whole machine has spent busy since boot, from /proc/stat: user,
+    nice, system, irq and softirq (guest time is inside user). Idle, I/O wait and a
+    virtual machine's steal (time its host ran something else) are not this
+    machine's work. None where there is no /proc (macOS)."""
     try:
         with open("/proc/stat") as fh:
             fields = [int(x) for x in fh.readline().split()[1:]]
     except (OSError, ValueError):
         return None
-    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+    user, nice, system, _idle, _iowait, irq, softirq = fields[:7]
+    return (user + nice + system + irq + softirq) / os.sysconf("SC_CLK_TCK")
 
 
 def on_outer_pty_cpu(argv: list[str], env: dict[str, str]) -> tuple[float, float | None]:
